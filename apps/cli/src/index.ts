@@ -1,0 +1,7 @@
+/**
+ * @hermes/cli: the `hermes` command.
+ *
+ * @packageDocumentation
+ */
+export { createProgram } from './program.js';
+export { VERSION } from './version.js';
