@@ -3,4 +3,80 @@
  *
  * @packageDocumentation
  */
+
+export { EVENT_BUFFER_SIZE } from './agent/event-stream.js';
+export { type AgentHost, type AgentHostOptions, createAgent, createAgentHost, type HostEvent } from './agent/host.js';
+export type { HermesSettings as HermesConfig } from './agent/settings.js';
+export type { InterruptOptions, RunTurnOptions, SteerResult, TurnInput, TurnResult } from './agent/turn-types.js';
+export type {
+  Agent,
+  AgentStatus,
+  CompressionResult,
+  ModelSwitchResult,
+  ResumeOptions,
+  SessionOptions,
+  SubagentInfo,
+  TurnRun,
+  UsageSnapshot,
+} from './agent/types.js';
+export { detectDangerousCommand } from './approvals/detect.js';
+export { systemClock } from './clock.js';
+export { helpText, parseCommandLine } from './commands/registry.js';
+export type { CommandDef, CommandRegistry, CommandResult } from './commands/types.js';
+export {
+  appendCommandAllowlist,
+  defaultConfig,
+  ensureHomeDir,
+  hermesConfigSchema,
+  type LoadedConfig,
+  loadConfig,
+  resolveHomeDir,
+  setDefaultModel,
+  updateConfigFile,
+  writeDotenvValue,
+} from './config/index.js';
+export { HermesError, type HermesErrorCode } from './errors.js';
+export type {
+  AgentEvent,
+  AgentEventOf,
+  AgentEventPayloads,
+  AgentEventType,
+  AgentPhase,
+  EventBase,
+  FailoverReason,
+} from './events.js';
+export { createStderrLogger, redactSecrets, silentLogger } from './logger.js';
+export { mcpToolName } from './mcp/manager.js';
+export type { McpManager, McpServerConfig, McpServerStatus } from './mcp/types.js';
+export {
+  BUILTIN_PROVIDER_IDS,
+  formatUsd,
+  type ParsedModelSpec,
+  PROVIDER_ALIASES,
+  parseModelSpec,
+} from './providers/index.js';
+export type { ProviderAdapter, ResolvedRoute } from './providers/types.js';
+export { openSqliteStore, SqliteSessionStore, type SqliteStoreOptions, sanitizeFtsQuery } from './store/index.js';
+export type * from './store/types.js';
+export {
+  builtinTools,
+  capToolResult,
+  createLocalCommandRunner,
+  createLocalFileAccess,
+  filterSubprocessEnv,
+} from './tools/index.js';
+export type {
+  ApprovalOutcome,
+  ClarifyOutcome,
+  CommandRunner,
+  FileAccess,
+  ProcessInfo,
+  ProcessRegistry,
+  RunningCommand,
+  ToolContext,
+  ToolDefinition,
+  ToolRegistry,
+  ToolResult,
+} from './tools/types.js';
+export type * from './types.js';
 export { VERSION } from './version.js';

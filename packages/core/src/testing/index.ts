@@ -1,7 +1,9 @@
 /**
- * Test doubles for @hermes/core (spec/core.md §22): the scripted fake model and the scripted
- * OpenAI-compatible server. Never imported by the main entry.
+ * Test doubles for @hermes/core (spec/core.md §22): the scripted fake model, the scripted
+ * OpenAI-compatible server, the fake clock, scripted answers and the test host. Never imported by
+ * the main entry.
  *
  * @packageDocumentation
  */
-export { VERSION } from '../version.js';
+export * from './doubles.js';
+export { createTestHost, type TestHost, type TestHostOptions } from './test-host.js';

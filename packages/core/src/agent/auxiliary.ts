@@ -1,0 +1,77 @@
+import type { LanguageModelV3Prompt } from '@ai-sdk/provider';
+import type { ResolvedRoute } from '../providers/types.js';
+import { normalizeUsage } from '../usage.js';
+import type { AgentCore } from './agent.js';
+import { classifyProviderError } from './classify.js';
+
+/** The route of side tasks: `auxiliary.model`, or the session's route for `main` (spec/core.md §10.7). */
+export function auxiliaryRoute(agent: AgentCore): ResolvedRoute | null {
+  const spec = agent.host.settings().auxiliary.model;
+  if (spec && spec !== 'main') {
+    try {
+      return agent.host.resolveRoute(spec, agent.route?.provider ?? null);
+    } catch (error) {
+      agent.host.logger.warn('the auxiliary model could not be resolved; using the main model', {
+        error: String(error),
+      });
+    }
+  }
+  if (agent.route) return agent.route;
+  const fallback = agent.host.defaultModelSpec();
+  if (fallback === null) return null;
+  try {
+    return agent.host.resolveRoute(fallback);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * One auxiliary call (titles, compression summaries, smart approvals): one retry on a retryable
+ * error, no fallback, usage recorded with its task. Throws on failure; each caller has its own
+ * failure path and none fails a turn.
+ */
+export async function auxiliaryText(
+  agent: AgentCore,
+  task: 'title' | 'compression' | 'approval',
+  prompt: LanguageModelV3Prompt,
+  options: { signal?: AbortSignal; maxOutputTokens?: number } = {},
+): Promise<string> {
+  const route = auxiliaryRoute(agent);
+  if (!route) throw new Error('No model is configured for auxiliary tasks.');
+  const host = agent.host;
+  const model = host.createModel(route);
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      const callOptions: Parameters<typeof model.doGenerate>[0] = { prompt };
+      if (options.signal) callOptions.abortSignal = options.signal;
+      if (options.maxOutputTokens !== undefined) callOptions.maxOutputTokens = options.maxOutputTokens;
+      const result = await model.doGenerate(callOptions);
+      const text = result.content
+        .filter((part) => part.type === 'text')
+        .map((part) => (part as { text: string }).text)
+        .join('');
+      const usage = normalizeUsage(result.usage, {
+        promptChars: JSON.stringify(prompt).length,
+        outputChars: text.length,
+      });
+      const { costUsd, status } = host.cost(route, usage);
+      agent.noteUsage(route, usage, costUsd, status, task);
+      if (agent.persisted) {
+        await host.store.recordUsage(agent.sessionId, {
+          provider: route.provider,
+          model: route.model,
+          task,
+          usage,
+          costUsd,
+          costStatus: status,
+        });
+      }
+      return text;
+    } catch (error) {
+      if (options.signal?.aborted) throw error;
+      const classified = classifyProviderError(error, host.clock.now());
+      if (attempt >= 1 || !classified.retryable) throw error;
+    }
+  }
+}

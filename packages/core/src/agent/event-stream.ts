@@ -1,0 +1,111 @@
+import type { AgentEvent, AgentEventPayloads, AgentEventType } from '../events.js';
+import type { Clock, Logger } from '../types.js';
+
+/** How many past events an Agent keeps for `eventsSince` (spec/core.md §5.3). */
+export const EVENT_BUFFER_SIZE = 2000;
+
+/**
+ * The event log of one Agent: assigns `seq`, keeps the last {@link EVENT_BUFFER_SIZE} events for
+ * reconnecting clients, and fans every event out to subscribers. Listener errors are logged and
+ * ignored so one bad observer never breaks a turn.
+ */
+export class AgentEventLog {
+  private seq = 0;
+  private readonly buffer: AgentEvent[] = [];
+  private readonly listeners = new Set<(event: AgentEvent) => void>();
+
+  constructor(
+    private readonly sessionId: () => string,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+  ) {}
+
+  get lastSeq(): number {
+    return this.seq;
+  }
+
+  /** Creates, records and delivers one event. */
+  emit<T extends AgentEventType>(type: T, turnId: string | null, payload: AgentEventPayloads[T]): AgentEvent {
+    this.seq += 1;
+    const event = {
+      type,
+      sessionId: this.sessionId(),
+      turnId,
+      seq: this.seq,
+      ts: this.clock.now(),
+      ...payload,
+    } as AgentEvent;
+    this.buffer.push(event);
+    if (this.buffer.length > EVENT_BUFFER_SIZE) this.buffer.splice(0, this.buffer.length - EVENT_BUFFER_SIZE);
+    for (const listener of this.listeners) {
+      try {
+        listener(event);
+      } catch (error) {
+        this.logger.warn('event listener threw', { error: String(error) });
+      }
+    }
+    return event;
+  }
+
+  subscribe(listener: (event: AgentEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Buffered events with a larger `seq`. */
+  since(seq: number): AgentEvent[] {
+    return this.buffer.filter((event) => event.seq > seq);
+  }
+}
+
+/**
+ * The events of one turn as an async iterable with an unbounded buffer: the loop never waits for a
+ * consumer, and a turn nobody reads still completes (spec/core.md §5.4).
+ */
+export class TurnEventQueue implements AsyncIterable<AgentEvent> {
+  private readonly items: AgentEvent[] = [];
+  private waiting: ((result: IteratorResult<AgentEvent>) => void) | null = null;
+  private ended = false;
+  private iterated = false;
+
+  push(event: AgentEvent): void {
+    if (this.ended) return;
+    if (this.waiting) {
+      const resolve = this.waiting;
+      this.waiting = null;
+      resolve({ value: event, done: false });
+    } else {
+      this.items.push(event);
+    }
+    if (event.type === 'turn.end') this.end();
+  }
+
+  private end(): void {
+    this.ended = true;
+    if (this.waiting && this.items.length === 0) {
+      const resolve = this.waiting;
+      this.waiting = null;
+      resolve({ value: undefined, done: true });
+    }
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<AgentEvent> {
+    if (this.iterated) throw new Error('The events of a turn can be iterated once.');
+    this.iterated = true;
+    return {
+      next: () => {
+        const item = this.items.shift();
+        if (item !== undefined) return Promise.resolve({ value: item, done: false });
+        if (this.ended) return Promise.resolve({ value: undefined, done: true });
+        return new Promise((resolve) => {
+          this.waiting = resolve;
+        });
+      },
+      return: () => {
+        // Leaving the loop early does not cancel the turn; it only stops this reader.
+        this.items.length = 0;
+        return Promise.resolve({ value: undefined, done: true });
+      },
+    };
+  }
+}

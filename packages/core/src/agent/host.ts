@@ -1,0 +1,420 @@
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import type { SharedV3ProviderOptions } from '@ai-sdk/provider';
+import { systemClock } from '../clock.js';
+import { createCommandRegistry } from '../commands/registry.js';
+import type { CommandRegistry } from '../commands/types.js';
+import {
+  appendCommandAllowlist,
+  ensureHomeDir,
+  type LoadedConfig,
+  loadConfig,
+  resolveHomeDir,
+  secretValues,
+  setDefaultModel,
+  writeDotenvValue,
+} from '../config/index.js';
+import { HermesError } from '../errors.js';
+import { newId, newSessionId } from '../ids.js';
+import { createStderrLogger } from '../logger.js';
+import { createMcpManager, type McpManagerInternal } from '../mcp/manager.js';
+import type { McpManager } from '../mcp/types.js';
+import { costStatusFor, createProviderCatalog, type ProviderCatalog } from '../providers/index.js';
+import type { ProviderAdapter, ResolvedRoute } from '../providers/types.js';
+import { openSqliteStore } from '../store/index.js';
+import type { SessionStore } from '../store/types.js';
+import {
+  builtinTools,
+  createLocalCommandRunner,
+  createLocalFileAccess,
+  createProcessRegistry,
+  createToolRegistry,
+  filterSubprocessEnv,
+} from '../tools/index.js';
+import type { ProcessRegistry, ToolDefinition, ToolRegistry, ToolSettings } from '../tools/types.js';
+import type { Clock, CostStatus, DeepPartial, HostCallbacks, Logger, ModelOption, Usage } from '../types.js';
+import { AgentCore } from './agent.js';
+import type { HostContext } from './host-context.js';
+import type { HermesSettings } from './settings.js';
+import type { Agent, ResumeOptions, SessionOptions } from './types.js';
+
+/** Options of {@link createAgentHost} (spec/core.md §5.1). */
+export interface AgentHostOptions {
+  homeDir?: string;
+  /** Overrides config.yaml. */
+  config?: DeepPartial<HermesSettings>;
+  /** Replaces process.env as the environment source. */
+  env?: Record<string, string | undefined>;
+  /** File path or ':memory:'; default <home>/state.db. */
+  database?: string;
+  callbacks?: HostCallbacks;
+  /** Extra or replacement providers. */
+  providers?: ProviderAdapter[];
+  /** Extra tools. */
+  tools?: ToolDefinition[];
+  /** Passed to every AI SDK provider and to web_fetch. */
+  fetch?: typeof globalThis.fetch;
+  /** Default true. */
+  connectMcp?: boolean;
+  logger?: Logger;
+  clock?: Clock;
+  /** Lease holder identity; default host:pid:random. */
+  holderId?: string;
+}
+
+/** Host-level events. */
+export type HostEvent =
+  | { type: 'session.created'; sessionId: string }
+  | { type: 'session.updated'; sessionId: string; fields: string[] }
+  | { type: 'session.deleted'; sessionId: string };
+
+/** Owns configuration, the store, providers, tools, MCP, processes, commands and live agents (spec/core.md §5.1). */
+export interface AgentHost {
+  readonly homeDir: string;
+  readonly config: Readonly<HermesSettings>;
+  readonly store: SessionStore;
+  readonly tools: ToolRegistry;
+  readonly commands: CommandRegistry;
+  readonly mcp: McpManager;
+  readonly processes: ProcessRegistry;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  readonly holderId: string;
+  newSession(options?: SessionOptions): Promise<Agent>;
+  resumeSession(idOrTitle: string, options?: ResumeOptions): Promise<Agent>;
+  getAgent(sessionId: string): Agent | undefined;
+  liveAgents(): Agent[];
+  /** Throws invalid_model_spec / unknown_provider / missing_credentials. */
+  resolveModel(spec: string): import('../types.js').ModelRoute & { contextWindow: number };
+  listModels(): ModelOption[];
+  /** Raw value of a protocol-owned config section (display, tui_gateway, acp, api_server, server). */
+  configSection(name: string): unknown;
+  /** Looks a variable up in the environment, then HERMES_HOME/.env. */
+  lookupEnv(name: string): string | undefined;
+  subscribe(listener: (event: HostEvent) => void): () => void;
+  reloadConfig(): Promise<void>;
+  close(): Promise<void>;
+}
+
+class HostImpl implements HostContext {
+  readonly homeDir: string;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly store: SessionStore;
+  readonly tools: ToolRegistry;
+  readonly processes: ProcessRegistry;
+  readonly commands: CommandRegistry;
+  readonly holderId: string;
+  readonly fetch: typeof globalThis.fetch;
+  readonly callbacks: HostCallbacks;
+  readonly defaultFileAccess = createLocalFileAccess();
+  readonly defaultCommandRunner = createLocalCommandRunner();
+  private loaded: LoadedConfig;
+  private catalog: ProviderCatalog;
+  private readonly agents = new Map<string, AgentCore>();
+  private readonly listeners = new Set<(event: HostEvent) => void>();
+  private readonly options: AgentHostOptions;
+  private closed = false;
+  private stopRunHeartbeat: (() => void) | null = null;
+  mcpManager!: McpManagerInternal;
+
+  constructor(init: {
+    options: AgentHostOptions;
+    homeDir: string;
+    loaded: LoadedConfig;
+    logger: Logger;
+    clock: Clock;
+    store: SessionStore;
+  }) {
+    this.options = init.options;
+    this.homeDir = init.homeDir;
+    this.loaded = init.loaded;
+    this.logger = init.logger;
+    this.clock = init.clock;
+    this.store = init.store;
+    this.fetch = init.options.fetch ?? globalThis.fetch.bind(globalThis);
+    this.callbacks = init.options.callbacks ?? {};
+    this.holderId = init.options.holderId ?? `${hostname()}:${process.pid}:${newId('', 8)}`;
+    this.catalog = createProviderCatalog(this.loaded, { providers: init.options.providers ?? [], fetch: this.fetch });
+    this.tools = createToolRegistry();
+    for (const tool of builtinTools()) this.tools.register(tool);
+    for (const tool of init.options.tools ?? []) this.tools.register(tool);
+    this.processes = createProcessRegistry({ clock: this.clock });
+    this.commands = createCommandRegistry();
+  }
+
+  get config(): Readonly<HermesSettings> {
+    return this.loaded.config;
+  }
+
+  get mcp(): McpManager {
+    return this.mcpManager;
+  }
+
+  settings(): HermesSettings {
+    return this.loaded.config;
+  }
+
+  toolSettings(): ToolSettings {
+    const config = this.loaded.config;
+    return {
+      terminalTimeout: config.terminal.timeout,
+      terminalMaxTimeout: config.terminal.max_timeout,
+      writeDenylist: [...config.file.write_denylist],
+      webFetchTimeout: config.web.fetch_timeout,
+      webMaxBytes: config.web.max_bytes,
+      maxResultChars: config.tools.max_result_chars,
+      clarifyTimeout: config.agent.clarify_timeout,
+      maxConcurrentChildren: config.delegation.max_concurrent_children,
+      homeDir: this.loaded.env.HOME ?? process.env.HOME ?? '/',
+    };
+  }
+
+  resolveRoute(spec: string, currentProvider?: string | null): ResolvedRoute {
+    return this.catalog.resolve(spec, currentProvider ? { currentProvider } : {});
+  }
+
+  defaultModelSpec(): string | null {
+    return this.catalog.defaultSpec();
+  }
+
+  createModel(route: ResolvedRoute) {
+    return this.catalog.createModel(route, this.fetch);
+  }
+
+  providerAdapter(id: string): ProviderAdapter | undefined {
+    return this.catalog.adapter(id);
+  }
+
+  providerOptions(route: ResolvedRoute, reasoningEffort: string | null): SharedV3ProviderOptions | undefined {
+    return this.catalog.providerOptionsFor(
+      route,
+      (reasoningEffort ?? this.loaded.config.model.reasoning_effort ?? null) as never,
+    );
+  }
+
+  cost(route: ResolvedRoute, usage: Usage): { costUsd: number; status: CostStatus } {
+    return costStatusFor({
+      usage,
+      price: this.catalog.priceFor(route.spec),
+      local: this.catalog.isLocal(route.provider),
+    });
+  }
+
+  subprocessEnv(): Record<string, string> {
+    return filterSubprocessEnv(this.loaded.env, this.loaded.config.terminal.env_passthrough);
+  }
+
+  async persistAllowlist(keys: string[]): Promise<void> {
+    await appendCommandAllowlist(this.homeDir, keys);
+    const current = new Set(this.loaded.config.command_allowlist);
+    for (const key of keys) current.add(key);
+    this.loaded.config.command_allowlist = [...current];
+  }
+
+  async storeSecret(envVar: string, value: string): Promise<void> {
+    await writeDotenvValue(this.homeDir, envVar, value);
+    // lookup() reads this map, so the key works without a reload.
+    this.loaded.dotenv[envVar] = value;
+  }
+
+  configWritable(): boolean {
+    return this.loaded.writable;
+  }
+
+  async persistDefaultModel(route: ResolvedRoute): Promise<void> {
+    await setDefaultModel(this.homeDir, { provider: route.provider, model: route.model });
+  }
+
+  toolsForSession(sessionId: string): ToolDefinition[] {
+    return [...this.tools.list({ sessionId }), ...this.mcpManager.toolsFor(sessionId)];
+  }
+
+  emitHostEvent(event: {
+    type: 'session.created' | 'session.updated' | 'session.deleted';
+    sessionId: string;
+    fields?: string[];
+  }): void {
+    const hostEvent: HostEvent =
+      event.type === 'session.updated'
+        ? { type: event.type, sessionId: event.sessionId, fields: event.fields ?? [] }
+        : { type: event.type, sessionId: event.sessionId };
+    for (const listener of this.listeners) {
+      try {
+        listener(hostEvent);
+      } catch (error) {
+        this.logger.warn('host event listener threw', { error: String(error) });
+      }
+    }
+  }
+
+  forgetAgent(sessionId: string): void {
+    this.agents.delete(sessionId);
+    // Session-scoped MCP servers close when their last session closes (spec/core.md §15.2).
+    void this.mcpManager.attachSessionServers(sessionId, []).catch(() => {});
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new HermesError('session_closed', 'The host is closed.');
+  }
+
+  async newSession(options: SessionOptions = {}): Promise<Agent> {
+    const agent = this.createAgent(options);
+    // The session's own MCP servers are connected before its first turn builds the stored prompt.
+    if (options.mcpServers && options.mcpServers.length > 0)
+      await this.mcpManager.attachSessionServers(agent.sessionId, options.mcpServers);
+    return agent;
+  }
+
+  /** Creates an agent; also used for branches and children. */
+  createAgent(options: SessionOptions, extra: Partial<ConstructorParameters<typeof AgentCore>[0]> = {}): AgentCore {
+    this.assertOpen();
+    if (options.model !== undefined) this.resolveRoute(options.model);
+    const sessionId = newSessionId(this.clock.now());
+    const agent = new AgentCore({ host: this, sessionId, options, ...extra });
+    this.agents.set(sessionId, agent);
+    if (options.mcpServers && options.mcpServers.length > 0)
+      void this.mcpManager.attachSessionServers(sessionId, options.mcpServers);
+    return agent;
+  }
+
+  async resumeSession(idOrTitle: string, options: ResumeOptions = {}): Promise<Agent> {
+    this.assertOpen();
+    const row = await this.store.resolveSession(idOrTitle);
+    if (!row) throw new HermesError('session_not_found', `No session with id or title "${idOrTitle}".`);
+    const live = this.agents.get(row.id);
+    if (live && !live.isClosed) return live;
+    if (row.endedAt !== null) await this.store.reopenSession(row.id);
+    const rows = await this.store.loadConversation(row.id);
+    const sessionOptions: SessionOptions = {};
+    if (options.callbacks) sessionOptions.callbacks = options.callbacks;
+    if (options.cwd !== undefined) sessionOptions.cwd = options.cwd;
+    if (options.fileAccess) sessionOptions.fileAccess = options.fileAccess;
+    if (options.commandRunner) sessionOptions.commandRunner = options.commandRunner;
+    const agent = new AgentCore({
+      host: this,
+      sessionId: row.id,
+      options: sessionOptions,
+      row: { ...row, endedAt: null, endReason: null },
+      rows,
+    });
+    if (options.cwd !== undefined && options.cwd !== row.cwd)
+      await this.store.updateSession(row.id, { cwd: options.cwd });
+    this.agents.set(row.id, agent);
+    const usage = await this.store.usageByModel(row.id);
+    agent.restoreUsageByModel(usage);
+    return agent;
+  }
+
+  getAgent(sessionId: string): Agent | undefined {
+    return this.agents.get(sessionId);
+  }
+
+  liveAgents(): Agent[] {
+    return [...this.agents.values()];
+  }
+
+  resolveModel(spec: string) {
+    const route = this.resolveRoute(spec);
+    return {
+      spec: route.spec,
+      provider: route.provider,
+      model: route.model,
+      baseUrl: route.baseUrl,
+      contextWindow: route.contextWindow,
+    };
+  }
+
+  listModels(): ModelOption[] {
+    return this.catalog.listModels();
+  }
+
+  configSection(name: string): unknown {
+    return this.loaded.section(name);
+  }
+
+  lookupEnv(name: string): string | undefined {
+    return this.loaded.lookup(name);
+  }
+
+  subscribe(listener: (event: HostEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async reloadConfig(): Promise<void> {
+    this.loaded = await loadConfig({
+      homeDir: this.homeDir,
+      env: this.options.env ?? process.env,
+      overrides: this.options.config,
+      logger: this.logger,
+    });
+    this.catalog = createProviderCatalog(this.loaded, { providers: this.options.providers ?? [], fetch: this.fetch });
+  }
+
+  /** Starts background duties: orphaned runs and the runs heartbeat (spec/core.md §9.4.12). */
+  async start(): Promise<void> {
+    const ttl = this.loaded.config.session.lease_ttl * 1000;
+    await this.store.runs.markOrphaned(this.clock.now() - ttl);
+    const beat = () => {
+      this.stopRunHeartbeat = this.clock.setTimer(() => {
+        void this.store.runs.heartbeat(this.holderId).finally(() => {
+          if (!this.closed) beat();
+        });
+      }, 60_000);
+    };
+    beat();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.stopRunHeartbeat?.();
+    const agents = [...this.agents.values()];
+    for (const agent of agents) agent.interrupt({ issuer: 'shutdown', reason: 'the host is closing' });
+    await Promise.race([Promise.all(agents.map((agent) => agent.settle())), this.clock.sleep(5000).catch(() => {})]);
+    await Promise.all(
+      agents.map((agent) => agent.close({ endReason: 'shutdown', issuer: 'shutdown' }).catch(() => {})),
+    );
+    await this.processes.killAll();
+    await this.mcpManager.close();
+    await this.store.close();
+  }
+}
+
+/** Creates a host (spec/core.md §5.1). */
+export async function createAgentHost(options: AgentHostOptions = {}): Promise<AgentHost> {
+  const env = options.env ?? process.env;
+  const homeDir = resolveHomeDir({ homeDir: options.homeDir, env });
+  await ensureHomeDir(homeDir);
+  const bootstrapLogger = options.logger ?? createStderrLogger();
+  const loaded = await loadConfig({ homeDir, env, overrides: options.config, logger: bootstrapLogger });
+  const logger = options.logger ?? createStderrLogger({ secrets: () => secretValues(loaded) });
+  const clock = options.clock ?? systemClock;
+  const store = await openSqliteStore({
+    path: options.database ?? join(homeDir, 'state.db'),
+    clock,
+    journalMode: loaded.config.database.journal_mode,
+    logger,
+  });
+  const host = new HostImpl({ options, homeDir, loaded, logger, clock, store });
+  host.mcpManager = createMcpManager({
+    host,
+    connect: options.connectMcp ?? true,
+    servers: () => host.settings().mcp_servers,
+    logger,
+  });
+  await host.start();
+  await host.mcpManager.start();
+  return host;
+}
+
+/** One call for embedding: a private host and a new session on it (spec/core.md §5.1). */
+export async function createAgent(options: AgentHostOptions & SessionOptions = {}): Promise<Agent> {
+  const host = (await createAgentHost(options)) as HostImpl;
+  const agent = host.createAgent(options, { ownsHost: true });
+  return agent;
+}
+
+/** Internal: the implementation class, for delegation. */
+export type { HostImpl };

@@ -1,0 +1,1 @@
+export type { HermesConfig as HermesSettings } from '../config/index.js';

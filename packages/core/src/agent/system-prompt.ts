@@ -1,0 +1,152 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import os from 'node:os';
+import { dirname, join } from 'node:path';
+
+const CONTEXT_FILES = ['.hermes.md', 'HERMES.md', 'AGENTS.md', 'CLAUDE.md', '.cursorrules'];
+const LAYER_LIMIT = 20_000;
+
+const BUILTIN_IDENTITY = `You are Hermes, a capable AI agent. You help the user with software engineering and other tasks by
+reasoning carefully and using the tools available to you. Be direct and concise; prefer doing the work over
+describing it. When a task is done, say what you did and what, if anything, remains.`;
+
+const PLATFORM_HINTS: Record<string, string> = {
+  acp: 'You are running inside an editor through the Agent Client Protocol. The editor renders file diffs and terminal output for the user, so keep your own summaries of edits short.',
+  tui: 'You are running inside a terminal user interface. Format answers as Markdown suitable for a terminal.',
+  api_server:
+    'You are serving requests through an HTTP API. The client may not support interactive questions, so do not ask clarifying questions unless the clarify tool is available.',
+  subagent:
+    'You are a subagent working on one delegated task for a parent agent. Nobody will answer questions; work autonomously.',
+};
+const DEFAULT_PLATFORM_HINT = 'You are embedded in an application. Answer in Markdown.';
+
+/** What the system prompt is built from (spec/core.md §7.3). */
+export interface SystemPromptInput {
+  homeDir: string;
+  toolNames: string[];
+  configuredText: string | null;
+  cwd: string;
+  skipContextFiles: boolean;
+  createdAt: number;
+  model: { provider: string; model: string } | null;
+  source: string;
+  /** Replaces the configured text layer for subagents. */
+  focusInstruction?: string;
+}
+
+/** Fingerprint of what forces a rebuild: model spec, enabled tool names and cwd (spec/core.md §7.3). */
+export function promptFingerprint(modelSpec: string | null, toolNames: string[], cwd: string): string {
+  const hash = createHash('sha256');
+  hash.update(JSON.stringify([modelSpec, [...toolNames].sort(), cwd]));
+  return hash.digest('hex').slice(0, 16);
+}
+
+function capLayer(text: string): string {
+  if (text.length <= LAYER_LIMIT) return text;
+  const head = Math.floor(LAYER_LIMIT * 0.7);
+  const tail = Math.floor(LAYER_LIMIT * 0.2);
+  return `${text.slice(0, head)}\n\n[… ${text.length - head - tail} characters omitted …]\n\n${text.slice(text.length - tail)}`;
+}
+
+function readTextFile(path: string): string | null {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+/** The git root above `cwd`, or null outside a repository. */
+export function findGitRoot(cwd: string): string | null {
+  let current = cwd;
+  for (;;) {
+    if (existsSync(join(current, '.git'))) return current;
+    const parent = dirname(current);
+    if (parent === current) return null;
+    current = parent;
+  }
+}
+
+function gitBranch(root: string): string | null {
+  const head = readTextFile(join(root, '.git', 'HEAD'));
+  if (!head) return null;
+  const match = /^ref: refs\/heads\/(.+)$/m.exec(head.trim());
+  return match?.[1] ?? null;
+}
+
+function projectContextFile(cwd: string): { path: string; text: string } | null {
+  const stop = findGitRoot(cwd);
+  let current = cwd;
+  for (;;) {
+    for (const name of CONTEXT_FILES) {
+      const path = join(current, name);
+      try {
+        if (statSync(path).isFile()) {
+          const text = readTextFile(path);
+          if (text !== null && text.trim() !== '') return { path, text: capLayer(text.trim()) };
+        }
+      } catch {
+        // not there
+      }
+    }
+    if (stop !== null && current === stop) return null;
+    const parent = dirname(current);
+    if (parent === current) return null;
+    current = parent;
+  }
+}
+
+function toolGuidance(toolNames: string[]): string {
+  const has = (name: string) => toolNames.includes(name);
+  const rules: string[] = [];
+  if (has('read_file') && (has('patch') || has('write_file'))) rules.push('Read a file before you edit it.');
+  if (has('patch'))
+    rules.push('Prefer `patch` for edits to existing files; use `write_file` for new files or full rewrites.');
+  if (toolNames.length > 1)
+    rules.push(
+      'Read-only calls (reading, searching, fetching) may be issued together in one step; they run in parallel.',
+    );
+  if (has('clarify')) rules.push('Use `clarify` only when you are blocked on a decision only the user can make.');
+  if (has('todo')) rules.push('On multi-step tasks keep the `todo` list current: one item in progress at a time.');
+  if (has('terminal'))
+    rules.push(
+      'Each `terminal` call runs in a fresh shell: `cd` and exported variables do not persist between calls; use `workdir` instead.',
+    );
+  if (has('delegate_task')) rules.push('Use `delegate_task` for independent sub-tasks that can run in parallel.');
+  return rules.map((rule) => `- ${rule}`).join('\n');
+}
+
+/** Builds the stable system prompt (spec/core.md §7.3): each layer under its own heading, empty ones left out. */
+export function buildSystemPrompt(input: SystemPromptInput): string {
+  const layers: [string, string | null][] = [];
+  const soul = readTextFile(join(input.homeDir, 'SOUL.md'))?.trim();
+  layers.push(['Identity', soul ? soul.slice(0, LAYER_LIMIT) : BUILTIN_IDENTITY]);
+  layers.push(['Tool guidance', input.toolNames.length > 0 ? toolGuidance(input.toolNames) : null]);
+  layers.push(['Instructions', input.focusInstruction ?? input.configuredText]);
+  if (!input.skipContextFiles) {
+    const context = projectContextFile(input.cwd);
+    layers.push(['Project context', context ? `From ${context.path}:\n\n${context.text}` : null]);
+  }
+  const gitRoot = findGitRoot(input.cwd);
+  const environment = [
+    `Working directory: ${input.cwd}`,
+    `Operating system: ${os.type()} ${os.release()} (${process.platform})`,
+    `Shell: ${process.env.SHELL ?? (process.platform === 'win32' ? 'cmd.exe' : '/bin/sh')}`,
+    `Session date: ${new Date(input.createdAt).toISOString().slice(0, 10)}`,
+  ];
+  if (gitRoot) {
+    environment.push(`Git root: ${gitRoot}`);
+    const branch = gitBranch(gitRoot);
+    if (branch) environment.push(`Git branch: ${branch}`);
+  }
+  layers.push(['Environment', environment.join('\n')]);
+  layers.push([
+    'Model',
+    input.model ? `You are running as model ${input.model.model} from provider ${input.model.provider}.` : null,
+  ]);
+  layers.push(['Platform', PLATFORM_HINTS[input.source] ?? DEFAULT_PLATFORM_HINT]);
+  return layers
+    .filter((layer): layer is [string, string] => layer[1] !== null && layer[1].trim() !== '')
+    .map(([heading, text]) => `# ${heading}\n\n${text.trim()}`)
+    .join('\n\n');
+}

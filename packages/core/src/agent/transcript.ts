@@ -1,0 +1,42 @@
+import type { ContentPart, JsonObject, StoredToolCall } from '../types.js';
+
+/**
+ * A row of the in-memory transcript: what the store holds, plus rows of ephemeral sessions that
+ * have no id. The request builder reads these; the store writes them.
+ */
+export interface TranscriptRow {
+  rowId: number | null;
+  turnId: string | null;
+  role: 'user' | 'assistant' | 'tool';
+  content: string;
+  contentParts: ContentPart[] | null;
+  toolCalls: StoredToolCall[] | null;
+  toolCallId: string | null;
+  toolName: string | null;
+  reasoning: string | null;
+  providerMetadata: JsonObject | null;
+  finishReason: string | null;
+  displayKind: string | null;
+  displayMetadata: JsonObject | null;
+  timestamp: number;
+}
+
+/** Display kinds of user rows that did not start a turn (spec/core.md §9.4.4). */
+export const NON_TURN_USER_KINDS: ReadonlySet<string> = new Set([
+  'steer',
+  'redirect',
+  'model_switch',
+  'compaction_summary',
+]);
+
+/** True for a user row that started a turn. */
+export function startsTurn(row: Pick<TranscriptRow, 'role' | 'displayKind'>): boolean {
+  return row.role === 'user' && (row.displayKind === null || !NON_TURN_USER_KINDS.has(row.displayKind));
+}
+
+/** Characters of a row as counted for context estimates. */
+export function rowChars(row: TranscriptRow): number {
+  let chars = row.content.length + (row.reasoning?.length ?? 0);
+  for (const call of row.toolCalls ?? []) chars += call.name.length + call.arguments.length;
+  return chars;
+}

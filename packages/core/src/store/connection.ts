@@ -1,0 +1,123 @@
+import type Database from 'better-sqlite3';
+import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
+import { HermesError } from '../errors.js';
+import type { Clock, Logger } from '../types.js';
+import type * as schema from './schema.js';
+
+/** Which retry budget a write uses (spec/core.md §9.5). */
+export type WriteKind = 'transcript' | 'other';
+
+/** Retry budgets in milliseconds for writes that meet a locked database. */
+export interface RetryBudgets {
+  /** appendMessages, rewind, undo, compactInPlace. Default 60,000. */
+  transcript: number;
+  /** Every other write. Default 20,000. */
+  other: number;
+}
+
+/** The spec's budgets: 60 s for transcript writes, 20 s for the rest. */
+export const DEFAULT_RETRY_BUDGETS: RetryBudgets = { transcript: 60_000, other: 20_000 };
+
+const FIRST_DELAY_MS = 50;
+const LONGEST_DELAY_MS = 1_000;
+
+/**
+ * True for SQLITE_BUSY and SQLITE_LOCKED, including their extended codes (SQLITE_BUSY_SNAPSHOT,
+ * SQLITE_LOCKED_SHAREDCACHE, …). Recognized by result code, never by message text.
+ */
+export function isLockError(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code !== 'string') return false;
+  return (
+    code === 'SQLITE_BUSY' ||
+    code === 'SQLITE_LOCKED' ||
+    code.startsWith('SQLITE_BUSY_') ||
+    code.startsWith('SQLITE_LOCKED_')
+  );
+}
+
+/** Delay before retry number `attempt` (0-based): doubling from 50 ms up to 1 s, jittered to half–full. */
+export function retryDelay(attempt: number, random: () => number = Math.random): number {
+  const ceiling = Math.min(LONGEST_DELAY_MS, FIRST_DELAY_MS * 2 ** Math.min(attempt, 10));
+  return Math.round(ceiling / 2 + (random() * ceiling) / 2);
+}
+
+/** Drizzle database typed with the store's schema. */
+export type StoreDatabase = BetterSQLite3Database<typeof schema>;
+
+/**
+ * The single connection of one store: the raw better-sqlite3 handle, drizzle on top of it, and the
+ * transaction-with-retry discipline every operation goes through.
+ */
+export class StoreConnection {
+  private closed = false;
+
+  constructor(
+    readonly sqlite: Database.Database,
+    readonly db: StoreDatabase,
+    readonly clock: Clock,
+    readonly logger: Logger,
+    readonly path: string,
+    private readonly budgets: RetryBudgets,
+  ) {}
+
+  /** Fails once the store is closed, instead of surfacing the driver's TypeError. */
+  assertOpen(): void {
+    if (this.closed) throw new HermesError('store_closed', `The session store ${this.path} is closed`);
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Closes the database handle; later calls fail with `store_closed`. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.sqlite.close();
+  }
+
+  /**
+   * Runs `body` in a `BEGIN IMMEDIATE` transaction, retrying on lock errors with jittered delays
+   * until the budget of `kind` is spent (then `store_locked`). The body is synchronous, so it sees
+   * one consistent snapshot and nothing else in this process interleaves with it.
+   */
+  write<T>(kind: WriteKind, body: () => T): Promise<T> {
+    return this.withRetry(kind, () => this.sqlite.transaction(body).immediate());
+  }
+
+  /** Runs a read in a deferred transaction, so multi-query reads see one snapshot; retried like writes. */
+  read<T>(body: () => T): Promise<T> {
+    return this.withRetry('other', () => this.sqlite.transaction(body).deferred());
+  }
+
+  /** Retries `attempt` on lock errors within the budget of `kind`, sleeping on the injected clock. */
+  async withRetry<T>(kind: WriteKind, attempt: () => T): Promise<T> {
+    this.assertOpen();
+    const budget = this.budgets[kind];
+    const started = this.clock.now();
+    // Counting the slept time too keeps the budget finite under a clock whose `now` stands still.
+    let slept = 0;
+    for (let retry = 0; ; retry += 1) {
+      try {
+        return attempt();
+      } catch (error) {
+        if (!isLockError(error)) throw error;
+        const delay = retryDelay(retry);
+        const elapsed = Math.max(this.clock.now() - started, slept);
+        if (elapsed + delay > budget) {
+          throw new HermesError(
+            'store_locked',
+            `The session store ${this.path} stayed locked for ${elapsed} ms; gave up after ${retry + 1} attempts`,
+            { cause: error, details: { path: this.path, attempts: retry + 1, elapsedMs: elapsed } },
+          );
+        }
+        this.logger.debug('session store locked, retrying', { path: this.path, attempt: retry + 1, delayMs: delay });
+        await this.clock.sleep(delay);
+        slept += delay;
+        this.assertOpen();
+      }
+    }
+  }
+}

@@ -1,0 +1,12 @@
+/**
+ * The durable session store (spec/core.md §9): the {@link SessionStore} contract and its SQLite
+ * implementation.
+ */
+export { DEFAULT_RETRY_BUDGETS, isLockError, type RetryBudgets } from './connection.js';
+export { resolveMigrationsFolder } from './migrations.js';
+export { SqliteResponseStore } from './response-store.js';
+export { IDEMPOTENCY_WINDOW_MS, SqliteRunStore } from './run-store.js';
+export { sanitizeFtsQuery } from './search-query.js';
+export { openSqliteStore, SqliteSessionStore, type SqliteStoreOptions } from './sqlite-store.js';
+export { MAX_TITLE_LENGTH, normalizeTitle } from './titles.js';
+export type * from './types.js';

@@ -1,0 +1,72 @@
+import { desc, eq, lt, sql } from 'drizzle-orm';
+import { HermesError } from '../errors.js';
+import type { StoreConnection } from './connection.js';
+import { responses, sessions } from './schema.js';
+import type { ResponseRecord, ResponseStore } from './types.js';
+
+/**
+ * Stored objects of the HTTP Responses API (spec/core.md §9.2.4, §9.4.12), so that
+ * `previous_response_id` and named conversations survive restarts and work across processes.
+ */
+export class SqliteResponseStore implements ResponseStore {
+  constructor(private readonly connection: StoreConnection) {}
+
+  /** Inserts the record, or replaces the stored one with the same id. */
+  async put(record: ResponseRecord): Promise<void> {
+    const { id, ...rest } = record;
+    // drizzle writes a JS null as SQL NULL; a JSON null request is stored as the JSON text instead.
+    const fields = { ...rest, request: rest.request === null ? sql`'null'` : rest.request };
+    await this.connection.write('other', () => {
+      const session = this.connection.db
+        .select({ id: sessions.id })
+        .from(sessions)
+        .where(eq(sessions.id, record.sessionId))
+        .get();
+      if (!session) {
+        throw new HermesError('session_not_found', `No session ${record.sessionId}`, {
+          details: { sessionId: record.sessionId },
+        });
+      }
+      this.connection.db
+        .insert(responses)
+        .values({ id, ...fields })
+        .onConflictDoUpdate({ target: responses.id, set: fields })
+        .run();
+    });
+  }
+
+  async get(id: string): Promise<ResponseRecord | null> {
+    return this.connection.read(
+      () => this.connection.db.select().from(responses).where(eq(responses.id, id)).get() ?? null,
+    );
+  }
+
+  /** Deletes the record only; the session and its messages stay. */
+  async delete(id: string): Promise<boolean> {
+    return this.connection.write(
+      'other',
+      () => this.connection.db.delete(responses).where(eq(responses.id, id)).run().changes > 0,
+    );
+  }
+
+  async latestForConversation(name: string): Promise<ResponseRecord | null> {
+    return this.connection.read(
+      () =>
+        this.connection.db
+          .select()
+          .from(responses)
+          .where(eq(responses.conversation, name))
+          .orderBy(desc(responses.createdAt), desc(responses.id))
+          .limit(1)
+          .get() ?? null,
+    );
+  }
+
+  /** Deletes records created more than `olderThanMs` milliseconds ago; returns how many. */
+  async prune(olderThanMs: number): Promise<number> {
+    return this.connection.write('other', () => {
+      const cutoff = this.connection.clock.now() - olderThanMs;
+      return this.connection.db.delete(responses).where(lt(responses.createdAt, cutoff)).run().changes;
+    });
+  }
+}

@@ -1,0 +1,163 @@
+import { asc, sql } from 'drizzle-orm';
+import type { JsonObject } from '../types.js';
+import type { StoreDatabase } from './connection.js';
+import { messages, type sessions } from './schema.js';
+import type { NewMessage, SessionRow, StoredMessage } from './types.js';
+
+/** A `messages` row as drizzle reads it. */
+export type MessageRecord = typeof messages.$inferSelect;
+/** A `messages` row as drizzle inserts it. */
+export type MessageInsert = typeof messages.$inferInsert;
+/** A `sessions` row as drizzle reads it. */
+export type SessionRecord = typeof sessions.$inferSelect;
+
+/** Rows read per batch when copying a transcript (branch, spec/core.md §9.4.5). */
+export const COPY_BATCH_SIZE = 500;
+
+/** A stored message in the API's shape. */
+export function toStoredMessage(row: MessageRecord): StoredMessage {
+  return {
+    rowId: row.id,
+    sessionId: row.sessionId,
+    turnId: row.turnId,
+    role: row.role,
+    content: row.content,
+    contentParts: row.contentParts,
+    toolCalls: row.toolCalls,
+    toolCallId: row.toolCallId,
+    toolName: row.toolName,
+    reasoning: row.reasoning,
+    providerMetadata: row.providerMetadata,
+    timestamp: row.timestamp,
+    tokenCount: row.tokenCount,
+    finishReason: row.finishReason,
+    active: row.active,
+    compacted: row.compacted,
+    supersededBy: row.supersededBy,
+    displayKind: row.displayKind,
+    displayMetadata: row.displayMetadata,
+  };
+}
+
+/** A session row in the API's shape (a fresh object, so callers cannot alias stored state). */
+export function toSessionRow(row: SessionRecord): SessionRow {
+  return { ...row, modelConfig: { ...row.modelConfig } };
+}
+
+/** The insert values of a new message; `now` fills a missing timestamp. */
+export function newMessageValues(sessionId: string, message: NewMessage, now: number): MessageInsert {
+  return {
+    sessionId,
+    turnId: message.turnId ?? null,
+    role: message.role,
+    content: message.content,
+    contentParts: message.contentParts ?? null,
+    toolCalls: message.toolCalls ?? null,
+    toolCallId: message.toolCallId ?? null,
+    toolName: message.toolName ?? null,
+    reasoning: message.reasoning ?? null,
+    providerMetadata: message.providerMetadata ?? null,
+    timestamp: message.timestamp ?? now,
+    tokenCount: message.tokenCount ?? null,
+    finishReason: message.finishReason ?? null,
+    displayKind: message.displayKind ?? null,
+    displayMetadata: message.displayMetadata ?? null,
+  };
+}
+
+/**
+ * The insert values of a copy of `row` (rewind, compaction tail, branch): same content, tool,
+ * reasoning, timestamp and display fields, a new id, active and not superseded.
+ */
+export function copyValues(
+  row: MessageRecord,
+  sessionId: string,
+  displayMetadata: JsonObject | null = row.displayMetadata,
+): MessageInsert {
+  return {
+    sessionId,
+    turnId: row.turnId,
+    role: row.role,
+    content: row.content,
+    contentParts: row.contentParts,
+    toolCalls: row.toolCalls,
+    toolCallId: row.toolCallId,
+    toolName: row.toolName,
+    reasoning: row.reasoning,
+    providerMetadata: row.providerMetadata,
+    timestamp: row.timestamp,
+    tokenCount: row.tokenCount,
+    finishReason: row.finishReason,
+    displayKind: row.displayKind,
+    displayMetadata,
+  };
+}
+
+function jsonText(value: unknown): string | null {
+  return value === null || value === undefined ? null : JSON.stringify(value);
+}
+
+/** Inserts one message row and returns its id. */
+export type MessageInserter = (values: MessageInsert) => number;
+
+/**
+ * A prepared single-row INSERT … RETURNING id. Every transcript write goes through it: drizzle
+ * would otherwise build and compile the SQL on each call, which costs more than the insert itself.
+ * The placeholders are bare (inside `sql`), so JSON is serialized here and a null stays SQL NULL;
+ * drizzle's column encoder would store a JSON `null` text for it.
+ */
+export function prepareMessageInserter(db: StoreDatabase): MessageInserter {
+  const placeholder = (name: string) => sql`${sql.placeholder(name)}`;
+  const statement = db
+    .insert(messages)
+    .values({
+      sessionId: placeholder('sessionId'),
+      turnId: placeholder('turnId'),
+      role: placeholder('role'),
+      content: placeholder('content'),
+      contentParts: placeholder('contentParts'),
+      toolCalls: placeholder('toolCalls'),
+      toolCallId: placeholder('toolCallId'),
+      toolName: placeholder('toolName'),
+      reasoning: placeholder('reasoning'),
+      providerMetadata: placeholder('providerMetadata'),
+      timestamp: placeholder('timestamp'),
+      tokenCount: placeholder('tokenCount'),
+      finishReason: placeholder('finishReason'),
+      displayKind: placeholder('displayKind'),
+      displayMetadata: placeholder('displayMetadata'),
+    })
+    .returning({ id: messages.id })
+    .prepare();
+  return (values) => {
+    const row = statement.get({
+      sessionId: values.sessionId,
+      turnId: values.turnId ?? null,
+      role: values.role,
+      content: values.content ?? '',
+      contentParts: jsonText(values.contentParts),
+      toolCalls: jsonText(values.toolCalls),
+      toolCallId: values.toolCallId ?? null,
+      toolName: values.toolName ?? null,
+      reasoning: values.reasoning ?? null,
+      providerMetadata: jsonText(values.providerMetadata),
+      timestamp: values.timestamp,
+      tokenCount: values.tokenCount ?? null,
+      finishReason: values.finishReason ?? null,
+      displayKind: values.displayKind ?? null,
+      displayMetadata: jsonText(values.displayMetadata),
+    });
+    if (!row) throw new Error('INSERT … RETURNING returned no row');
+    return row.id;
+  };
+}
+
+/** Number of tool calls carried by the given rows. */
+export function countToolCalls(rows: readonly { toolCalls?: readonly unknown[] | null }[]): number {
+  let count = 0;
+  for (const row of rows) count += row.toolCalls?.length ?? 0;
+  return count;
+}
+
+/** Ascending id order, used by every transcript read. */
+export const byId = asc(messages.id);

@@ -1,0 +1,131 @@
+import { and, desc, eq, inArray, lt, type SQL, sql } from 'drizzle-orm';
+import { HermesError } from '../errors.js';
+import { newId } from '../ids.js';
+import type { JsonValue } from '../types.js';
+import type { StoreConnection } from './connection.js';
+import { runs, sessions } from './schema.js';
+import type { RunRecord, RunStatus, RunStore } from './types.js';
+
+/** How long an idempotency key returns the run it created (spec/core.md §9.4.12). */
+export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+const UNFINISHED: RunStatus[] = ['queued', 'running', 'stopping'];
+
+/** Durable run records of the runs API (spec/core.md §9.2.5, §9.4.12). */
+export class SqliteRunStore implements RunStore {
+  constructor(private readonly connection: StoreConnection) {}
+
+  /**
+   * Creates a queued run. A key used within the last 24 hours returns that run with
+   * `existing: true`; an older use of the key is released so it can name the new run.
+   */
+  async create(input: {
+    sessionId: string;
+    input: JsonValue;
+    idempotencyKey?: string | null;
+    holder: string;
+    id?: string;
+  }): Promise<RunRecord & { existing: boolean }> {
+    return this.connection.write('other', () => {
+      const { db, clock } = this.connection;
+      const now = clock.now();
+      const key = input.idempotencyKey ?? null;
+      if (key !== null) {
+        const previous = db.select().from(runs).where(eq(runs.idempotencyKey, key)).get();
+        if (previous && previous.createdAt >= now - IDEMPOTENCY_WINDOW_MS) return { ...previous, existing: true };
+        if (previous) db.update(runs).set({ idempotencyKey: null }).where(eq(runs.id, previous.id)).run();
+      }
+      const session = db.select({ id: sessions.id }).from(sessions).where(eq(sessions.id, input.sessionId)).get();
+      if (!session) {
+        throw new HermesError('session_not_found', `No session ${input.sessionId}`, {
+          details: { sessionId: input.sessionId },
+        });
+      }
+      const record: RunRecord = {
+        id: input.id ?? newId('run_', 24),
+        sessionId: input.sessionId,
+        turnId: null,
+        status: 'queued',
+        idempotencyKey: key,
+        holder: input.holder,
+        input: input.input,
+        result: null,
+        exitReason: null,
+        error: null,
+        createdAt: now,
+        startedAt: null,
+        endedAt: null,
+        updatedAt: now,
+      };
+      // drizzle writes a JS null as SQL NULL; a JSON null input is stored as the JSON text instead.
+      db.insert(runs)
+        .values({ ...record, input: record.input === null ? sql`'null'` : record.input })
+        .run();
+      return { ...record, existing: false };
+    });
+  }
+
+  async update(
+    id: string,
+    patch: Partial<Pick<RunRecord, 'turnId' | 'status' | 'result' | 'exitReason' | 'error' | 'startedAt' | 'endedAt'>>,
+  ): Promise<void> {
+    await this.connection.write('other', () => {
+      const changed = this.connection.db
+        .update(runs)
+        .set({ ...patch, updatedAt: this.connection.clock.now() })
+        .where(eq(runs.id, id))
+        .run();
+      if (changed.changes === 0) throw new HermesError('run_not_found', `No run ${id}`, { details: { runId: id } });
+    });
+  }
+
+  async get(id: string): Promise<RunRecord | null> {
+    return this.connection.read(() => this.connection.db.select().from(runs).where(eq(runs.id, id)).get() ?? null);
+  }
+
+  /** Newest first; at most `limit` (default 100). */
+  async list(query: { sessionId?: string; status?: RunStatus[]; limit?: number } = {}): Promise<RunRecord[]> {
+    const conditions: SQL[] = [];
+    if (query.sessionId !== undefined) conditions.push(eq(runs.sessionId, query.sessionId));
+    if (query.status !== undefined) {
+      if (query.status.length === 0) return [];
+      conditions.push(inArray(runs.status, query.status));
+    }
+    const limit = Math.max(1, Math.min(query.limit ?? 100, 1_000));
+    return this.connection.read(() =>
+      this.connection.db
+        .select()
+        .from(runs)
+        .where(and(...conditions))
+        .orderBy(desc(runs.createdAt), desc(runs.id))
+        .limit(limit)
+        .all(),
+    );
+  }
+
+  async heartbeat(holder: string): Promise<void> {
+    await this.connection.write('other', () => {
+      this.connection.db
+        .update(runs)
+        .set({ updatedAt: this.connection.clock.now() })
+        .where(and(eq(runs.holder, holder), inArray(runs.status, UNFINISHED)))
+        .run();
+    });
+  }
+
+  async markOrphaned(staleBefore: number): Promise<number> {
+    return this.connection.write('other', () => {
+      const now = this.connection.clock.now();
+      return this.connection.db
+        .update(runs)
+        .set({
+          status: 'failed',
+          error: { code: 'orphaned', message: 'The process running this run stopped before it finished' },
+          endedAt: now,
+          updatedAt: now,
+        })
+        .where(and(inArray(runs.status, UNFINISHED), lt(runs.updatedAt, staleBefore)))
+        .run().changes;
+    });
+  }
+}

@@ -1,0 +1,1041 @@
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { and, asc, desc, eq, gt, gte, inArray, isNull, lt, lte, notInArray, or, type SQL, sql } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/better-sqlite3';
+import { systemClock } from '../clock.js';
+import { HermesError } from '../errors.js';
+import { newSessionId } from '../ids.js';
+import { silentLogger } from '../logger.js';
+import { weakestCostStatus as weakerCostStatus } from '../providers/pricing.js';
+import type { Clock, CostStatus, JsonObject, Logger, TitleSource } from '../types.js';
+import { DEFAULT_RETRY_BUDGETS, type RetryBudgets, StoreConnection, type StoreDatabase } from './connection.js';
+import { applyMigrations, hasFts5, resolveMigrationsFolder } from './migrations.js';
+import { SqliteResponseStore } from './response-store.js';
+import {
+  byId,
+  COPY_BATCH_SIZE,
+  copyValues,
+  countToolCalls,
+  type MessageInsert,
+  type MessageInserter,
+  type MessageRecord,
+  newMessageValues,
+  prepareMessageInserter,
+  type SessionRecord,
+  toSessionRow,
+  toStoredMessage,
+} from './rows.js';
+import { SqliteRunStore } from './run-store.js';
+import * as schema from './schema.js';
+import { messages, sessions, usageByModel } from './schema.js';
+import { sanitizeFtsQuery } from './search-query.js';
+import { normalizeTitle, numberedTitle, titleBase } from './titles.js';
+import { acquireTurnLease } from './turn-lease.js';
+import type {
+  CompactionCommit,
+  CompactionPlan,
+  LeaseOptions,
+  ListQuery,
+  NewMessage,
+  NewSession,
+  Page,
+  RewindResult,
+  SearchHit,
+  SearchOptions,
+  SessionPatch,
+  SessionRow,
+  SessionStore,
+  SessionSummary,
+  StoredMessage,
+  TurnLease,
+  UsageByModelRow,
+  UsageEntry,
+} from './types.js';
+
+/** Options of {@link openSqliteStore}. */
+export interface SqliteStoreOptions {
+  /** Database file, or `':memory:'`. */
+  path: string;
+  /** Timestamps, retry waits and lease polling; default real time. */
+  clock?: Clock;
+  /** `database.journal_mode`; default `'wal'`. */
+  journalMode?: 'wal' | 'delete';
+  logger?: Logger;
+  /** Lock-retry budgets in ms; default 60,000 for transcript writes and 20,000 for the rest (§9.5). */
+  retryBudgetsMs?: Partial<RetryBudgets>;
+  /** SQLite `busy_timeout` in ms; default 1,000 (§9.1). */
+  busyTimeoutMs?: number;
+  /** Where the drizzle migrations are; default the `drizzle/` folder shipped with the package. */
+  migrationsFolder?: string;
+}
+
+/** `display_kind` values of user rows that did not start a turn (spec/core.md §9.4.4). */
+const NON_TURN_USER_KINDS = ['steer', 'redirect', 'model_switch', 'compaction_summary'];
+const PREVIEW_LENGTH = 120;
+const CONTEXT_LENGTH = 200;
+const DEFAULT_LIST_LIMIT = 50;
+const MAX_LIST_LIMIT = 500;
+const DEFAULT_SEARCH_LIMIT = 20;
+const MAX_SEARCH_LIMIT = 500;
+const SNIPPET_TOKENS = 24;
+
+function sessionNotFound(sessionId: string): HermesError {
+  return new HermesError('session_not_found', `No session ${sessionId}`, { details: { sessionId } });
+}
+
+function collapseWhitespace(text: string): string {
+  return text.replace(/\s+/gu, ' ').trim();
+}
+
+function cutCodePoints(text: string, length: number): string {
+  const codePoints = Array.from(text);
+  return codePoints.length > length ? codePoints.slice(0, length).join('') : text;
+}
+
+function encodeCursor(lastActivityAt: number, id: string): string {
+  return Buffer.from(JSON.stringify([lastActivityAt, id]), 'utf8').toString('base64url');
+}
+
+function decodeCursor(cursor: string): { lastActivityAt: number; id: string } {
+  try {
+    const decoded: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Array.isArray(decoded) && typeof decoded[0] === 'number' && typeof decoded[1] === 'string') {
+      return { lastActivityAt: decoded[0], id: decoded[1] };
+    }
+  } catch {
+    // Reported below.
+  }
+  throw new HermesError('invalid_input', 'Invalid session list cursor', { details: { cursor } });
+}
+
+function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/gu, (character) => `\\${character}`);
+}
+
+/** Creates the database file with mode 0600 before SQLite does (SQLite would honour the umask). */
+function prepareDatabaseFile(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  if (existsSync(path)) return;
+  try {
+    closeSync(openSync(path, 'wx', 0o600));
+    chmodSync(path, 0o600);
+  } catch (error) {
+    // Another process created it in between: it owns the mode.
+    if ((error as { code?: unknown }).code !== 'EEXIST') throw error;
+  }
+}
+
+/** The -wal and -shm sidecars hold the same data as the database, so they get its strict mode. */
+function restrictSidecarModes(path: string): void {
+  for (const sidecar of [`${path}-wal`, `${path}-shm`, `${path}-journal`]) {
+    try {
+      if (existsSync(sidecar)) chmodSync(sidecar, 0o600);
+    } catch {
+      // Owned by another user or gone already: nothing to tighten.
+    }
+  }
+}
+
+/**
+ * Opens (creating when needed) the SQLite session store (spec/core.md §9.1): sets the pragmas,
+ * checks FTS5, and applies the shipped migrations in a transaction.
+ *
+ * @throws HermesError `fts_unavailable` when the SQLite build lacks FTS5; `schema_too_new` when the
+ * file was migrated by a newer version of the package; `store_locked` when another process keeps
+ * the file locked through the retry budget.
+ */
+export async function openSqliteStore(options: SqliteStoreOptions): Promise<SqliteSessionStore> {
+  const clock = options.clock ?? systemClock;
+  const logger = options.logger ?? silentLogger;
+  const path = options.path;
+  const inMemory = path === ':memory:' || path === '';
+  const busyTimeoutMs = options.busyTimeoutMs ?? 1_000;
+  const migrationsFolder = options.migrationsFolder ?? resolveMigrationsFolder();
+  if (!inMemory) prepareDatabaseFile(path);
+  const sqlite = new Database(path, { timeout: busyTimeoutMs });
+  try {
+    if (!hasFts5(sqlite)) {
+      throw new HermesError('fts_unavailable', 'This SQLite build lacks FTS5, which session search needs', {
+        details: { path },
+      });
+    }
+    sqlite.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
+    const db = drizzle({ client: sqlite, schema });
+    const connection = new StoreConnection(sqlite, db, clock, logger, path, {
+      ...DEFAULT_RETRY_BUDGETS,
+      ...options.retryBudgetsMs,
+    });
+    // Switching to WAL needs a moment without other writers, so it retries like a write.
+    await connection.withRetry('other', () => {
+      sqlite.pragma(`journal_mode = ${options.journalMode === 'delete' ? 'DELETE' : 'WAL'}`);
+    });
+    sqlite.pragma('synchronous = NORMAL');
+    sqlite.pragma('foreign_keys = ON');
+    await connection.withRetry('other', () => applyMigrations(sqlite, db, { migrationsFolder, path }));
+    if (!inMemory) restrictSidecarModes(path);
+    return new SqliteSessionStore(connection);
+  } catch (error) {
+    sqlite.close();
+    throw error;
+  }
+}
+
+/**
+ * The SQLite implementation of {@link SessionStore} (drizzle-orm over better-sqlite3). Every write
+ * is one `BEGIN IMMEDIATE` transaction retried on lock errors (§9.5); multi-row changes (rewind,
+ * branch, compaction) either happen whole or not at all.
+ */
+export class SqliteSessionStore implements SessionStore {
+  /** Stored Responses API objects. */
+  readonly responses: SqliteResponseStore;
+  /** Durable runs of the runs API. */
+  readonly runs: SqliteRunStore;
+
+  /** @internal Use {@link openSqliteStore}. */
+  constructor(private readonly connection: StoreConnection) {
+    this.responses = new SqliteResponseStore(connection);
+    this.runs = new SqliteRunStore(connection);
+  }
+
+  /** The database file this store was opened on. */
+  get path(): string {
+    return this.connection.path;
+  }
+
+  private get db(): StoreDatabase {
+    return this.connection.db;
+  }
+
+  private get now(): number {
+    return this.connection.clock.now();
+  }
+
+  private inserter: MessageInserter | undefined;
+  private countAppend: { run(values: Record<string, unknown>): { changes: number } } | undefined;
+
+  /** Inserts rows in order and returns their ids in that order; the caller holds the write transaction. */
+  private insertMessages(values: MessageInsert[]): number[] {
+    if (values.length === 0) return [];
+    this.inserter ??= prepareMessageInserter(this.db);
+    return values.map(this.inserter);
+  }
+
+  // ---------------------------------------------------------------- sessions
+
+  async createSession(init: NewSession, seed: NewMessage[] = []): Promise<SessionRow> {
+    for (const message of seed) {
+      if (!['user', 'assistant', 'tool'].includes(message.role)) {
+        throw new HermesError('invalid_input', `A seed row cannot have role ${String(message.role)}`, {
+          details: { role: String(message.role) },
+        });
+      }
+    }
+    return this.connection.write('other', () => {
+      const now = this.now;
+      if (this.findSession(init.id)) {
+        throw new HermesError('session_exists', `Session ${init.id} already exists`, {
+          details: { sessionId: init.id },
+        });
+      }
+      let title = normalizeTitle(init.title);
+      // A pending title taken by another session in the meantime gets the suffix rule (§9.4.6).
+      if (title !== null && this.titleTakenBy(title) !== null) title = this.nextTitle(title);
+      this.db
+        .insert(sessions)
+        .values({
+          id: init.id,
+          source: init.source ?? 'library',
+          kind: init.kind ?? 'root',
+          title,
+          titleSource: title === null ? null : (init.titleSource ?? 'user'),
+          parentSessionId: init.parentSessionId ?? null,
+          model: init.model ?? null,
+          modelConfig: init.modelConfig ?? {},
+          systemPrompt: init.systemPrompt ?? null,
+          cwd: init.cwd ?? null,
+          startedAt: init.startedAt ?? now,
+          lastActivityAt: now,
+          hidden: init.hidden ?? false,
+          messageCount: seed.length,
+          toolCallCount: countToolCalls(seed),
+        })
+        .run();
+      this.insertMessages(seed.map((message) => newMessageValues(init.id, message, now)));
+      return toSessionRow(this.requireSession(init.id));
+    });
+  }
+
+  async getSession(id: string): Promise<SessionRow | null> {
+    return this.connection.read(() => {
+      const row = this.findSession(id);
+      return row ? toSessionRow(row) : null;
+    });
+  }
+
+  /** By id, else by title (case-insensitive, as titles are unique that way). */
+  async resolveSession(idOrTitle: string): Promise<SessionRow | null> {
+    return this.connection.read(() => {
+      const byIdRow = this.findSession(idOrTitle);
+      if (byIdRow) return toSessionRow(byIdRow);
+      const title = normalizeTitle(idOrTitle);
+      if (title === null) return null;
+      const byTitle = this.db.select().from(sessions).where(sql`${sessions.title} = ${title} COLLATE NOCASE`).get();
+      return byTitle ? toSessionRow(byTitle) : null;
+    });
+  }
+
+  async listSessions(query: ListQuery = {}): Promise<Page<SessionSummary>> {
+    const limit = Math.max(1, Math.min(Math.floor(query.limit ?? DEFAULT_LIST_LIMIT), MAX_LIST_LIMIT));
+    const conditions: SQL[] = [];
+    const kinds = query.kinds ?? ['root', 'branch'];
+    if (kinds.length === 0) return { items: [], nextCursor: null };
+    conditions.push(inArray(sessions.kind, kinds));
+    if (query.includeHidden !== true) conditions.push(eq(sessions.hidden, false));
+    if (query.sources !== undefined) {
+      if (query.sources.length === 0) return { items: [], nextCursor: null };
+      conditions.push(inArray(sessions.source, query.sources));
+    }
+    if (query.excludeSources !== undefined && query.excludeSources.length > 0) {
+      conditions.push(notInArray(sessions.source, query.excludeSources));
+    }
+    if (query.titlePrefix !== undefined && query.titlePrefix !== '') {
+      conditions.push(sql`${sessions.title} LIKE ${`${escapeLike(query.titlePrefix)}%`} ESCAPE '\\'`);
+    }
+    if (query.cwd !== undefined) conditions.push(eq(sessions.cwd, query.cwd));
+    if (query.cursor !== undefined) {
+      const cursor = decodeCursor(query.cursor);
+      conditions.push(
+        or(
+          lt(sessions.lastActivityAt, cursor.lastActivityAt),
+          and(eq(sessions.lastActivityAt, cursor.lastActivityAt), lt(sessions.id, cursor.id)),
+        ) as SQL,
+      );
+    }
+    const rows = await this.connection.read(() =>
+      this.db
+        .select({
+          id: sessions.id,
+          title: sessions.title,
+          source: sessions.source,
+          kind: sessions.kind,
+          parentSessionId: sessions.parentSessionId,
+          model: sessions.model,
+          cwd: sessions.cwd,
+          startedAt: sessions.startedAt,
+          lastActivityAt: sessions.lastActivityAt,
+          endedAt: sessions.endedAt,
+          endReason: sessions.endReason,
+          messageCount: sessions.messageCount,
+          costUsd: sessions.estimatedCostUsd,
+          hidden: sessions.hidden,
+          // Written out with aliases: drizzle leaves columns unqualified in a single-table select, which would
+          // make the correlated reference resolve to the subquery's own table.
+          firstUserText: sql<string | null>`(
+            SELECT first_user.content FROM messages AS first_user
+            WHERE first_user.session_id = sessions.id AND first_user.active = 1 AND first_user.role = 'user'
+            ORDER BY first_user.id LIMIT 1
+          )`,
+        })
+        .from(sessions)
+        .where(and(...conditions))
+        .orderBy(desc(sessions.lastActivityAt), desc(sessions.id))
+        .limit(limit + 1)
+        .all(),
+    );
+    const items: SessionSummary[] = rows.slice(0, limit).map(({ firstUserText, ...row }) => ({
+      ...row,
+      preview: cutCodePoints(collapseWhitespace(firstUserText ?? ''), PREVIEW_LENGTH),
+    }));
+    const last = items[items.length - 1];
+    const nextCursor = rows.length > limit && last ? encodeCursor(last.lastActivityAt, last.id) : null;
+    return { items, nextCursor };
+  }
+
+  /** Changes model, model config, system prompt, cwd, hidden and title fields; titles follow {@link setTitle}'s rules. */
+  async updateSession(id: string, patch: SessionPatch): Promise<void> {
+    await this.connection.write('other', () => {
+      const session = this.requireSession(id);
+      const fields: Partial<SessionRecord> = {};
+      if (patch.model !== undefined) fields.model = patch.model;
+      if (patch.modelConfig !== undefined) fields.modelConfig = patch.modelConfig;
+      if (patch.systemPrompt !== undefined) fields.systemPrompt = patch.systemPrompt;
+      if (patch.cwd !== undefined) fields.cwd = patch.cwd;
+      if (patch.hidden !== undefined) fields.hidden = patch.hidden;
+      if (patch.title !== undefined) {
+        this.applyTitle(session, patch.title, patch.titleSource ?? 'user');
+      } else if (patch.titleSource !== undefined) {
+        fields.titleSource = session.title === null ? null : patch.titleSource;
+      }
+      this.db
+        .update(sessions)
+        .set({ ...fields, lastActivityAt: this.now })
+        .where(eq(sessions.id, id))
+        .run();
+    });
+  }
+
+  async endSession(id: string, endReason: string): Promise<void> {
+    await this.updateExisting(id, () => ({ endedAt: this.now, endReason }));
+  }
+
+  async reopenSession(id: string): Promise<void> {
+    await this.updateExisting(id, () => ({ endedAt: null, endReason: null }));
+  }
+
+  /** Deletes the session; messages, leases, responses, runs and usage go with it (foreign-key cascade). */
+  async deleteSession(id: string): Promise<void> {
+    await this.connection.write('other', () => {
+      const deleted = this.db.delete(sessions).where(eq(sessions.id, id)).run();
+      if (deleted.changes === 0) throw sessionNotFound(id);
+    });
+  }
+
+  async setHidden(id: string, hidden: boolean): Promise<void> {
+    await this.updateExisting(id, () => ({ hidden }));
+  }
+
+  async touchSession(id: string): Promise<void> {
+    await this.connection.write('other', () => {
+      this.requireSession(id);
+      this.refreshCounters(id);
+    });
+  }
+
+  // -------------------------------------------------------------- transcript
+
+  async appendMessages(sessionId: string, rows: NewMessage[]): Promise<number[]> {
+    return this.connection.write('transcript', () => {
+      const now = this.now;
+      // Prepared once: appends are the hottest write, and compiling the UPDATE costs more than running it.
+      this.countAppend ??= this.db
+        .update(sessions)
+        .set({
+          messageCount: sql`${sessions.messageCount} + ${sql.placeholder('rows')}`,
+          toolCallCount: sql`${sessions.toolCallCount} + ${sql.placeholder('toolCalls')}`,
+          lastActivityAt: sql`${sql.placeholder('now')}`,
+        })
+        .where(eq(sessions.id, sql.placeholder('sessionId')))
+        .prepare();
+      const updated = this.countAppend.run({ rows: rows.length, toolCalls: countToolCalls(rows), now, sessionId });
+      if (updated.changes === 0) throw sessionNotFound(sessionId);
+      return this.insertMessages(rows.map((row) => newMessageValues(sessionId, row, now)));
+    });
+  }
+
+  async updateMessageDisplay(rowId: number, displayMetadata: JsonObject | null): Promise<void> {
+    await this.connection.write('other', () => {
+      const row = this.db
+        .update(messages)
+        .set({ displayMetadata })
+        .where(eq(messages.id, rowId))
+        .returning({ sessionId: messages.sessionId })
+        .get();
+      if (!row) throw new HermesError('invalid_input', `No message row ${rowId}`, { details: { rowId } });
+      this.db.update(sessions).set({ lastActivityAt: this.now }).where(eq(sessions.id, row.sessionId)).run();
+    });
+  }
+
+  async loadConversation(sessionId: string, options: { includeInactive?: boolean } = {}): Promise<StoredMessage[]> {
+    return this.connection.read(() => {
+      this.requireSession(sessionId);
+      const condition =
+        options.includeInactive === true
+          ? eq(messages.sessionId, sessionId)
+          : and(eq(messages.sessionId, sessionId), eq(messages.active, true));
+      return this.db.select().from(messages).where(condition).orderBy(byId).all().map(toStoredMessage);
+    });
+  }
+
+  async generation(sessionId: string): Promise<{ lastRowId: number; rewindCount: number } | null> {
+    return this.connection.read(() => {
+      const session = this.findSession(sessionId);
+      if (!session) return null;
+      const last = this.db
+        .select({ id: messages.id })
+        .from(messages)
+        .where(and(eq(messages.sessionId, sessionId), eq(messages.active, true)))
+        .orderBy(desc(messages.id))
+        .limit(1)
+        .get();
+      return { lastRowId: last?.id ?? 0, rewindCount: session.rewindCount };
+    });
+  }
+
+  async rewind(sessionId: string, options: { beforeRowId: number }): Promise<RewindResult> {
+    return this.connection.write('transcript', () => {
+      this.requireSession(sessionId);
+      return this.rewindInTransaction(sessionId, options.beforeRowId);
+    });
+  }
+
+  async undo(sessionId: string): Promise<RewindResult> {
+    return this.connection.write('transcript', () => {
+      const session = this.requireSession(sessionId);
+      const lastTurnStart = this.db
+        .select({ id: messages.id })
+        .from(messages)
+        .where(
+          and(
+            eq(messages.sessionId, sessionId),
+            eq(messages.active, true),
+            eq(messages.role, 'user'),
+            or(isNull(messages.displayKind), notInArray(messages.displayKind, NON_TURN_USER_KINDS)),
+          ),
+        )
+        .orderBy(desc(messages.id))
+        .limit(1)
+        .get();
+      if (!lastTurnStart) return { removed: [], removedUserText: null, idMap: {}, rewindCount: session.rewindCount };
+      return this.rewindInTransaction(sessionId, lastTurnStart.id);
+    });
+  }
+
+  async branch(
+    sessionId: string,
+    options: { id?: string; title?: string; upToRowId?: number; source?: string } = {},
+  ): Promise<SessionRow> {
+    return this.connection.write('other', () => {
+      const now = this.now;
+      const parent = this.requireSession(sessionId);
+      const branchId = options.id ?? newSessionId(now);
+      if (this.findSession(branchId)) {
+        throw new HermesError('session_exists', `Session ${branchId} already exists`, {
+          details: { sessionId: branchId },
+        });
+      }
+      if (options.upToRowId !== undefined) this.requireActiveRow(sessionId, options.upToRowId);
+      const givenTitle = normalizeTitle(options.title);
+      if (givenTitle !== null && this.titleTakenBy(givenTitle) !== null) {
+        throw new HermesError('title_taken', `The title "${givenTitle}" is already used by another session`, {
+          details: { title: givenTitle },
+        });
+      }
+      const title = givenTitle ?? this.nextTitle(parent.title ?? 'Untitled');
+      this.db
+        .insert(sessions)
+        .values({
+          id: branchId,
+          source: options.source ?? parent.source,
+          kind: 'branch',
+          title,
+          titleSource: givenTitle !== null ? 'user' : 'branch',
+          parentSessionId: parent.id,
+          model: parent.model,
+          modelConfig: { ...parent.modelConfig, branched_from: parent.id },
+          systemPrompt: parent.systemPrompt,
+          cwd: parent.cwd,
+          startedAt: now,
+          lastActivityAt: now,
+        })
+        .run();
+      // Copy in batches of 500 so a long transcript never sits in memory whole.
+      let copied = 0;
+      let toolCalls = 0;
+      let afterId = 0;
+      for (;;) {
+        const conditions = [eq(messages.sessionId, sessionId), eq(messages.active, true), gt(messages.id, afterId)];
+        if (options.upToRowId !== undefined) conditions.push(lte(messages.id, options.upToRowId));
+        const batch = this.db
+          .select()
+          .from(messages)
+          .where(and(...conditions))
+          .orderBy(byId)
+          .limit(COPY_BATCH_SIZE)
+          .all();
+        if (batch.length === 0) break;
+        this.insertMessages(batch.map((row) => copyValues(row, branchId)));
+        copied += batch.length;
+        toolCalls += countToolCalls(batch);
+        afterId = batch[batch.length - 1]?.id ?? afterId;
+        if (batch.length < COPY_BATCH_SIZE) break;
+      }
+      this.db
+        .update(sessions)
+        .set({ messageCount: copied, toolCallCount: toolCalls })
+        .where(eq(sessions.id, branchId))
+        .run();
+      return toSessionRow(this.requireSession(branchId));
+    });
+  }
+
+  async compactInPlace(sessionId: string, plan: CompactionPlan): Promise<CompactionCommit> {
+    return this.connection.write('transcript', () => {
+      const now = this.now;
+      this.requireSession(sessionId);
+      const middleIds = [...new Set(plan.middleRowIds)].sort((a, b) => a - b);
+      const tailIds = [...new Set(plan.tailRowIds)].sort((a, b) => a - b);
+      const firstMiddle = middleIds[0];
+      if (firstMiddle === undefined) {
+        throw new HermesError('invalid_input', 'A compaction plan needs at least one middle row');
+      }
+      const planned = new Set([...middleIds, ...tailIds]);
+      if (planned.size !== middleIds.length + tailIds.length) {
+        throw new HermesError('invalid_input', 'A row cannot be both in the middle and in the tail of a compaction');
+      }
+      // Every active row from the first middle row on must be summarized or carried over, or id order would stop
+      // matching conversation order.
+      const affected = this.db
+        .select()
+        .from(messages)
+        .where(and(eq(messages.sessionId, sessionId), eq(messages.active, true), gte(messages.id, firstMiddle)))
+        .orderBy(byId)
+        .all();
+      const affectedIds = new Set(affected.map((row) => row.id));
+      for (const id of planned) {
+        if (!affectedIds.has(id)) {
+          throw new HermesError(
+            'invalid_input',
+            `Row ${id} is not an active row of session ${sessionId} after the head`,
+            {
+              details: { sessionId, rowId: id },
+            },
+          );
+        }
+      }
+      const uncovered = affected.find((row) => !planned.has(row.id));
+      if (uncovered) {
+        throw new HermesError('invalid_input', `Active row ${uncovered.id} is neither in the middle nor in the tail`, {
+          details: { sessionId, rowId: uncovered.id },
+        });
+      }
+      if (tailIds.length > 0 && middleIds[middleIds.length - 1]! > tailIds[0]!) {
+        throw new HermesError('invalid_input', 'Every tail row must come after every middle row');
+      }
+      // Chunked to stay well within SQLite's bound-parameter limit.
+      for (let start = 0; start < middleIds.length; start += COPY_BATCH_SIZE) {
+        this.db
+          .update(messages)
+          .set({ active: false, compacted: true })
+          .where(inArray(messages.id, middleIds.slice(start, start + COPY_BATCH_SIZE)))
+          .run();
+      }
+      const [summaryRowId] = this.insertMessages([
+        newMessageValues(
+          sessionId,
+          { ...plan.summary, displayKind: plan.summary.displayKind ?? 'compaction_summary' },
+          now,
+        ),
+      ]);
+      const tailSet = new Set(tailIds);
+      const tailRows = affected.filter((row) => tailSet.has(row.id));
+      const idMap = this.supersedeWithCopies(sessionId, tailRows, (row) => row.displayMetadata);
+      this.refreshCounters(sessionId);
+      return { summaryRowId: summaryRowId as number, archivedRows: middleIds.length, idMap };
+    });
+  }
+
+  // ------------------------------------------------------------------ titles
+
+  async setTitle(id: string, title: string | null, source: TitleSource): Promise<string | null> {
+    return this.connection.write('other', () => {
+      const session = this.requireSession(id);
+      const stored = this.applyTitle(session, title, source);
+      this.db.update(sessions).set({ lastActivityAt: this.now }).where(eq(sessions.id, id)).run();
+      return stored;
+    });
+  }
+
+  async nextAvailableTitle(base: string): Promise<string> {
+    return this.connection.read(() => this.nextTitle(base));
+  }
+
+  async isTitleTaken(title: string, exceptSessionId?: string): Promise<boolean> {
+    const normalized = normalizeTitle(title);
+    if (normalized === null) return false;
+    return this.connection.read(() => this.titleTakenBy(normalized, exceptSessionId) !== null);
+  }
+
+  // ------------------------------------------------------------------ search
+
+  async search(query: string, options: SearchOptions = {}): Promise<SearchHit[]> {
+    const match = sanitizeFtsQuery(query);
+    if (match === null) return [];
+    const limit = Math.max(1, Math.min(Math.floor(options.limit ?? DEFAULT_SEARCH_LIMIT), MAX_SEARCH_LIMIT));
+    const conditions: SQL[] = [sql`messages_fts MATCH ${match}`, sql`m.superseded_by IS NULL`];
+    const namesSubagent = options.sources?.includes('subagent') === true;
+    const isSubagent = sql`(s.kind = 'subagent' OR s.source = 'subagent')`;
+    if (options.sources !== undefined) {
+      if (options.sources.length === 0) return [];
+      conditions.push(
+        sql`s.source IN (${sql.join(
+          options.sources.map((source) => sql`${source}`),
+          sql`, `,
+        )})`,
+      );
+    }
+    if (!namesSubagent) conditions.push(sql`NOT ${isSubagent}`);
+    if (options.excludeSources !== undefined && options.excludeSources.length > 0) {
+      conditions.push(
+        sql`s.source NOT IN (${sql.join(
+          options.excludeSources.map((source) => sql`${source}`),
+          sql`, `,
+        )})`,
+      );
+    }
+    if (options.roles !== undefined) {
+      if (options.roles.length === 0) return [];
+      conditions.push(
+        sql`m.role IN (${sql.join(
+          options.roles.map((role) => sql`${role}`),
+          sql`, `,
+        )})`,
+      );
+    }
+    if (options.sessionId !== undefined) conditions.push(sql`m.session_id = ${options.sessionId}`);
+    if (options.includeArchived === false) conditions.push(sql`m.active = 1`);
+    // Subagent sessions are hidden by construction; naming them in `sources` is what brings them back.
+    if (options.includeHidden !== true) {
+      conditions.push(namesSubagent ? sql`(s.hidden = 0 OR ${isSubagent})` : sql`s.hidden = 0`);
+    }
+    return this.connection.read(() => {
+      const hits = this.db.all<{
+        rowId: number;
+        sessionId: string;
+        role: string;
+        snippet: string;
+        timestamp: number;
+        active: number;
+        compacted: number;
+        title: string | null;
+        source: string;
+        startedAt: number;
+      }>(sql`
+        SELECT m.id AS rowId, m.session_id AS sessionId, m.role AS role,
+          snippet(messages_fts, -1, '>>>', '<<<', '…', ${SNIPPET_TOKENS}) AS snippet,
+          m.timestamp AS timestamp, m.active AS active, m.compacted AS compacted,
+          s.title AS title, s.source AS source, s.started_at AS startedAt
+        FROM messages_fts
+        JOIN messages m ON m.id = messages_fts.rowid
+        JOIN sessions s ON s.id = m.session_id
+        WHERE ${sql.join(conditions, sql` AND `)}
+        ORDER BY bm25(messages_fts), m.timestamp DESC, m.id DESC
+        LIMIT ${limit}
+      `);
+      return hits.map((hit) => {
+        const active = hit.active === 1;
+        const context: SearchHit['context'] = {};
+        const before = this.neighbour(hit.sessionId, hit.rowId, active, 'before');
+        const after = this.neighbour(hit.sessionId, hit.rowId, active, 'after');
+        if (before) context.before = before;
+        if (after) context.after = after;
+        return {
+          sessionId: hit.sessionId,
+          rowId: hit.rowId,
+          role: hit.role,
+          snippet: hit.snippet,
+          timestamp: hit.timestamp,
+          active,
+          compacted: hit.compacted === 1,
+          session: { title: hit.title, source: hit.source, startedAt: hit.startedAt },
+          context,
+        };
+      });
+    });
+  }
+
+  // ------------------------------------------------------------------- usage
+
+  /**
+   * Adds one model call's usage to its `usage_by_model` row and, except for task `subagent` (already
+   * counted on the child sessions), to the session counters. A cost status is the weakest of its calls.
+   */
+  async recordUsage(sessionId: string, entry: UsageEntry): Promise<void> {
+    await this.connection.write('other', () => {
+      const now = this.now;
+      this.requireSession(sessionId);
+      const key = and(
+        eq(usageByModel.sessionId, sessionId),
+        eq(usageByModel.provider, entry.provider),
+        eq(usageByModel.model, entry.model),
+        eq(usageByModel.task, entry.task),
+      );
+      const current = this.db.select().from(usageByModel).where(key).get();
+      const { usage } = entry;
+      if (current) {
+        this.db
+          .update(usageByModel)
+          .set({
+            apiCalls: current.apiCalls + usage.apiCalls,
+            inputTokens: current.inputTokens + usage.inputTokens,
+            outputTokens: current.outputTokens + usage.outputTokens,
+            cacheReadTokens: current.cacheReadTokens + usage.cacheReadTokens,
+            cacheWriteTokens: current.cacheWriteTokens + usage.cacheWriteTokens,
+            reasoningTokens: current.reasoningTokens + usage.reasoningTokens,
+            costUsd: current.costUsd + entry.costUsd,
+            costStatus: weakerCostStatus(current.costStatus, entry.costStatus),
+            updatedAt: now,
+          })
+          .where(key)
+          .run();
+      } else {
+        this.db
+          .insert(usageByModel)
+          .values({
+            sessionId,
+            provider: entry.provider,
+            model: entry.model,
+            task: entry.task,
+            apiCalls: usage.apiCalls,
+            inputTokens: usage.inputTokens,
+            outputTokens: usage.outputTokens,
+            cacheReadTokens: usage.cacheReadTokens,
+            cacheWriteTokens: usage.cacheWriteTokens,
+            reasoningTokens: usage.reasoningTokens,
+            costUsd: entry.costUsd,
+            costStatus: entry.costStatus,
+            updatedAt: now,
+          })
+          .run();
+      }
+      if (entry.task === 'subagent') {
+        this.db.update(sessions).set({ lastActivityAt: now }).where(eq(sessions.id, sessionId)).run();
+        return;
+      }
+      const statuses = this.db
+        .select({ costStatus: usageByModel.costStatus })
+        .from(usageByModel)
+        .where(and(eq(usageByModel.sessionId, sessionId), sql`${usageByModel.task} <> 'subagent'`))
+        .all();
+      let costStatus: CostStatus = entry.costStatus;
+      for (const row of statuses) costStatus = weakerCostStatus(costStatus, row.costStatus);
+      this.db
+        .update(sessions)
+        .set({
+          apiCallCount: sql`${sessions.apiCallCount} + ${usage.apiCalls}`,
+          inputTokens: sql`${sessions.inputTokens} + ${usage.inputTokens}`,
+          outputTokens: sql`${sessions.outputTokens} + ${usage.outputTokens}`,
+          cacheReadTokens: sql`${sessions.cacheReadTokens} + ${usage.cacheReadTokens}`,
+          cacheWriteTokens: sql`${sessions.cacheWriteTokens} + ${usage.cacheWriteTokens}`,
+          reasoningTokens: sql`${sessions.reasoningTokens} + ${usage.reasoningTokens}`,
+          estimatedCostUsd: sql`${sessions.estimatedCostUsd} + ${entry.costUsd}`,
+          costStatus,
+          lastActivityAt: now,
+        })
+        .where(eq(sessions.id, sessionId))
+        .run();
+    });
+  }
+
+  async usageByModel(sessionId: string): Promise<UsageByModelRow[]> {
+    return this.connection.read(() =>
+      this.db
+        .select()
+        .from(usageByModel)
+        .where(eq(usageByModel.sessionId, sessionId))
+        .orderBy(asc(usageByModel.task), asc(usageByModel.provider), asc(usageByModel.model))
+        .all()
+        .map((row) => ({
+          sessionId: row.sessionId,
+          provider: row.provider,
+          model: row.model,
+          task: row.task,
+          usage: {
+            inputTokens: row.inputTokens,
+            outputTokens: row.outputTokens,
+            cacheReadTokens: row.cacheReadTokens,
+            cacheWriteTokens: row.cacheWriteTokens,
+            reasoningTokens: row.reasoningTokens,
+            totalTokens: row.inputTokens + row.outputTokens,
+            apiCalls: row.apiCalls,
+          },
+          costUsd: row.costUsd,
+          costStatus: row.costStatus,
+          updatedAt: row.updatedAt,
+        })),
+    );
+  }
+
+  // ------------------------------------------------------------------- lease
+
+  async acquireTurnLease(sessionId: string, options: LeaseOptions): Promise<TurnLease> {
+    return acquireTurnLease(this.connection, sessionId, options);
+  }
+
+  /** Closes the database. Later calls fail with `store_closed`; closing twice is harmless. */
+  async close(): Promise<void> {
+    this.connection.close();
+  }
+
+  // --------------------------------------------------------- inside transactions
+
+  private findSession(id: string): SessionRecord | undefined {
+    return this.db.select().from(sessions).where(eq(sessions.id, id)).get();
+  }
+
+  private requireSession(id: string): SessionRecord {
+    const session = this.findSession(id);
+    if (!session) throw sessionNotFound(id);
+    return session;
+  }
+
+  private requireActiveRow(sessionId: string, rowId: number): MessageRecord {
+    const row = this.db
+      .select()
+      .from(messages)
+      .where(and(eq(messages.id, rowId), eq(messages.sessionId, sessionId), eq(messages.active, true)))
+      .get();
+    if (!row) {
+      throw new HermesError('invalid_input', `Row ${rowId} is not an active row of session ${sessionId}`, {
+        details: { sessionId, rowId },
+      });
+    }
+    return row;
+  }
+
+  private updateExisting(id: string, fields: () => Partial<SessionRecord>): Promise<void> {
+    return this.connection.write('other', () => {
+      const updated = this.db
+        .update(sessions)
+        .set({ ...fields(), lastActivityAt: this.now })
+        .where(eq(sessions.id, id))
+        .run();
+      if (updated.changes === 0) throw sessionNotFound(id);
+    });
+  }
+
+  /** Recomputes the counters that describe the active transcript, and touches `last_activity_at`. */
+  private refreshCounters(sessionId: string): void {
+    this.db
+      .update(sessions)
+      .set({
+        messageCount: sql`(SELECT count(*) FROM messages AS counted WHERE counted.session_id = ${sessionId} AND counted.active = 1)`,
+        toolCallCount: sql`(SELECT coalesce(sum(json_array_length(counted.tool_calls)), 0) FROM messages AS counted
+          WHERE counted.session_id = ${sessionId} AND counted.active = 1 AND json_valid(counted.tool_calls))`,
+        lastActivityAt: this.now,
+      })
+      .where(eq(sessions.id, sessionId))
+      .run();
+  }
+
+  /**
+   * Re-inserts `rows` as copies after every existing row, in their order, and marks each original
+   * inactive and superseded by its copy. Returns original id → copy id.
+   */
+  private supersedeWithCopies(
+    sessionId: string,
+    rows: MessageRecord[],
+    displayMetadata: (row: MessageRecord) => JsonObject | null,
+  ): Record<number, number> {
+    const copyIds = this.insertMessages(rows.map((row) => copyValues(row, sessionId, displayMetadata(row))));
+    const supersede = this.db
+      .update(messages)
+      .set({ active: false, supersededBy: sql`${sql.placeholder('copyId')}` })
+      .where(eq(messages.id, sql.placeholder('originalId')))
+      .prepare();
+    const idMap: Record<number, number> = {};
+    rows.forEach((row, index) => {
+      const copyId = copyIds[index] as number;
+      supersede.run({ copyId, originalId: row.id });
+      idMap[row.id] = copyId;
+    });
+    return idMap;
+  }
+
+  /** The rewind of §9.4.4; the caller holds the write transaction. */
+  private rewindInTransaction(sessionId: string, beforeRowId: number): RewindResult {
+    const target = this.requireActiveRow(sessionId, beforeRowId);
+    const activeOfSession = and(eq(messages.sessionId, sessionId), eq(messages.active, true));
+    const removedRows = this.db
+      .select()
+      .from(messages)
+      .where(and(activeOfSession, gte(messages.id, beforeRowId)))
+      .orderBy(byId)
+      .all();
+    this.db
+      .update(messages)
+      .set({ active: false })
+      .where(and(activeOfSession, gte(messages.id, beforeRowId)))
+      .run();
+    const survivors = this.db.select().from(messages).where(activeOfSession).orderBy(byId).all();
+    const idMap = this.supersedeWithCopies(sessionId, survivors, (row) => ({
+      ...row.displayMetadata,
+      rewound_from: row.id,
+    }));
+    this.db
+      .update(sessions)
+      .set({ rewindCount: sql`${sessions.rewindCount} + 1` })
+      .where(eq(sessions.id, sessionId))
+      .run();
+    this.refreshCounters(sessionId);
+    const { rewindCount } = this.requireSession(sessionId);
+    return {
+      removed: removedRows.map((row) => toStoredMessage({ ...row, active: false })),
+      removedUserText: target.role === 'user' ? target.content : null,
+      idMap,
+      rewindCount,
+    };
+  }
+
+  /** The session (other than `exceptSessionId`) using `title`, compared case-insensitively. */
+  private titleTakenBy(title: string, exceptSessionId?: string): string | null {
+    const conditions = [sql`${sessions.title} = ${title} COLLATE NOCASE`];
+    if (exceptSessionId !== undefined) conditions.push(sql`${sessions.id} <> ${exceptSessionId}`);
+    const row = this.db
+      .select({ id: sessions.id })
+      .from(sessions)
+      .where(and(...conditions))
+      .get();
+    return row?.id ?? null;
+  }
+
+  /** `base` when free, else the first free "`<base> #n`" from 2 on (an existing "#n" suffix is replaced). */
+  private nextTitle(base: string, exceptSessionId?: string): string {
+    const normalized = normalizeTitle(base) ?? 'Untitled';
+    if (this.titleTakenBy(normalized, exceptSessionId) === null) return normalized;
+    const stem = titleBase(normalized);
+    for (let number = 2; ; number += 1) {
+      const candidate = numberedTitle(stem, number);
+      if (this.titleTakenBy(candidate, exceptSessionId) === null) return candidate;
+    }
+  }
+
+  /** The title rules of §9.4.6 on one session; returns the stored title. */
+  private applyTitle(session: SessionRecord, title: string | null, source: TitleSource): string | null {
+    // A title the user chose is never replaced by a generated one.
+    if (session.titleSource === 'user' && source !== 'user') return session.title;
+    const normalized = normalizeTitle(title);
+    let stored = normalized;
+    if (normalized !== null && this.titleTakenBy(normalized, session.id) !== null) {
+      if (source === 'user') {
+        throw new HermesError('title_taken', `The title "${normalized}" is already used by another session`, {
+          details: { title: normalized, sessionId: session.id },
+        });
+      }
+      stored = this.nextTitle(normalized, session.id);
+    }
+    this.db
+      .update(sessions)
+      .set({ title: stored, titleSource: stored === null ? null : source })
+      .where(eq(sessions.id, session.id))
+      .run();
+    return stored;
+  }
+
+  /**
+   * The row next to a search hit. A live hit's neighbours are the live rows around it; an archived
+   * hit's are the rows stored next to it, which is the conversation it was part of.
+   */
+  private neighbour(
+    sessionId: string,
+    rowId: number,
+    active: boolean,
+    side: 'before' | 'after',
+  ): { role: string; text: string } | undefined {
+    const conditions = [
+      eq(messages.sessionId, sessionId),
+      side === 'before' ? lt(messages.id, rowId) : gt(messages.id, rowId),
+    ];
+    if (active) conditions.push(eq(messages.active, true));
+    const row = this.db
+      .select({ role: messages.role, content: messages.content, toolCalls: messages.toolCalls })
+      .from(messages)
+      .where(and(...conditions))
+      .orderBy(side === 'before' ? desc(messages.id) : asc(messages.id))
+      .limit(1)
+      .get();
+    if (!row) return undefined;
+    const text = row.content !== '' ? row.content : (row.toolCalls ?? []).map((call) => call.name).join(', ');
+    return { role: row.role, text: cutCodePoints(text, CONTEXT_LENGTH) };
+  }
+}

@@ -1,0 +1,360 @@
+import type { ContentPart, CostStatus, JsonObject, JsonValue, StoredToolCall, TitleSource, Usage } from '../types.js';
+
+/** Kinds of session rows. */
+export type SessionKind = 'root' | 'branch' | 'subagent';
+
+/** `sessions.model_config` (spec/core.md §9.2.1). Never holds API keys. */
+export interface SessionModelConfig {
+  base_url?: string | null;
+  reasoning_effort?: 'none' | 'low' | 'medium' | 'high' | null;
+  max_tokens?: number | null;
+  toolsets?: string[];
+  disabled_tools?: string[];
+  yolo?: boolean;
+  prompt_fingerprint?: string;
+  branched_from?: string;
+  delegate_from?: string;
+  compression_cooldown_until?: number;
+  compression_failures?: number;
+  [key: string]: JsonValue | undefined;
+}
+
+/** A `sessions` row in camelCase. */
+export interface SessionRow {
+  id: string;
+  source: string;
+  kind: SessionKind;
+  title: string | null;
+  titleSource: TitleSource | null;
+  parentSessionId: string | null;
+  model: string | null;
+  modelConfig: SessionModelConfig;
+  systemPrompt: string | null;
+  cwd: string | null;
+  startedAt: number;
+  lastActivityAt: number;
+  endedAt: number | null;
+  endReason: string | null;
+  messageCount: number;
+  toolCallCount: number;
+  apiCallCount: number;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  reasoningTokens: number;
+  estimatedCostUsd: number;
+  costStatus: CostStatus;
+  rewindCount: number;
+  hidden: boolean;
+}
+
+/** Input of `createSession`. */
+export interface NewSession {
+  id: string;
+  source?: string;
+  kind?: SessionKind;
+  title?: string | null;
+  titleSource?: TitleSource | null;
+  parentSessionId?: string | null;
+  model?: string | null;
+  modelConfig?: SessionModelConfig;
+  systemPrompt?: string | null;
+  cwd?: string | null;
+  hidden?: boolean;
+  /** Defaults to the store clock's now. */
+  startedAt?: number;
+}
+
+/** Fields `updateSession` may change. */
+export interface SessionPatch {
+  model?: string | null;
+  modelConfig?: SessionModelConfig;
+  systemPrompt?: string | null;
+  cwd?: string | null;
+  title?: string | null;
+  titleSource?: TitleSource | null;
+  hidden?: boolean;
+}
+
+/** A message row to insert. */
+export interface NewMessage {
+  turnId?: string | null;
+  role: 'user' | 'assistant' | 'tool';
+  content: string;
+  contentParts?: ContentPart[] | null;
+  toolCalls?: StoredToolCall[] | null;
+  toolCallId?: string | null;
+  toolName?: string | null;
+  reasoning?: string | null;
+  providerMetadata?: JsonObject | null;
+  /** Defaults to the store clock's now. */
+  timestamp?: number;
+  tokenCount?: number | null;
+  finishReason?: string | null;
+  displayKind?: string | null;
+  displayMetadata?: JsonObject | null;
+}
+
+/** A stored message row (spec/core.md §9.3). */
+export interface StoredMessage {
+  rowId: number;
+  sessionId: string;
+  turnId: string | null;
+  role: 'user' | 'assistant' | 'tool';
+  content: string;
+  contentParts: ContentPart[] | null;
+  toolCalls: StoredToolCall[] | null;
+  toolCallId: string | null;
+  toolName: string | null;
+  reasoning: string | null;
+  providerMetadata: JsonObject | null;
+  timestamp: number;
+  tokenCount: number | null;
+  finishReason: string | null;
+  active: boolean;
+  compacted: boolean;
+  supersededBy: number | null;
+  displayKind: string | null;
+  displayMetadata: JsonObject | null;
+}
+
+/** Result of a rewind or undo. */
+export interface RewindResult {
+  removed: StoredMessage[];
+  removedUserText: string | null;
+  /** Old survivor id → new copy id. */
+  idMap: Record<number, number>;
+  rewindCount: number;
+}
+
+/** A held turn lease (spec/core.md §9.4.9). */
+export interface TurnLease {
+  /** Aborts when a refresh finds another holder. */
+  readonly lost: AbortSignal;
+  refresh(): Promise<boolean>;
+  release(): Promise<void>;
+}
+
+/** Options of `acquireTurnLease`. */
+export interface LeaseOptions {
+  holder: string;
+  turnId: string;
+  ttlMs: number;
+  waitMs: number;
+  signal?: AbortSignal;
+  /** Called when the lease is held by someone else and the caller starts or keeps waiting. */
+  onWait?: (info: { holder: string; waitedMs: number }) => void;
+}
+
+/** Session listing query (spec/core.md §9.4.7, §24.5). */
+export interface ListQuery {
+  sources?: string[];
+  excludeSources?: string[];
+  kinds?: SessionKind[];
+  includeHidden?: boolean;
+  titlePrefix?: string;
+  cwd?: string;
+  limit?: number;
+  cursor?: string;
+}
+
+/** One page of results with an opaque cursor for the next. */
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+/** A session in listings. */
+export interface SessionSummary {
+  id: string;
+  title: string | null;
+  source: string;
+  kind: string;
+  parentSessionId: string | null;
+  model: string | null;
+  cwd: string | null;
+  startedAt: number;
+  lastActivityAt: number;
+  endedAt: number | null;
+  endReason: string | null;
+  messageCount: number;
+  preview: string;
+  costUsd: number;
+  hidden: boolean;
+}
+
+/** Search options (spec/core.md §9.4.8). */
+export interface SearchOptions {
+  sources?: string[];
+  excludeSources?: string[];
+  roles?: ('user' | 'assistant' | 'tool')[];
+  sessionId?: string;
+  includeArchived?: boolean;
+  includeHidden?: boolean;
+  limit?: number;
+}
+
+/** One search hit. */
+export interface SearchHit {
+  sessionId: string;
+  rowId: number;
+  role: string;
+  snippet: string;
+  timestamp: number;
+  active: boolean;
+  compacted: boolean;
+  session: { title: string | null; source: string; startedAt: number };
+  context: { before?: { role: string; text: string }; after?: { role: string; text: string } };
+}
+
+/** A compression result to commit (spec/core.md §9.4.10). */
+export interface CompactionPlan {
+  /** Ids of the middle rows to archive as compacted. */
+  middleRowIds: number[];
+  /** Ids of the tail rows to re-insert after the summary. */
+  tailRowIds: number[];
+  summary: NewMessage;
+}
+
+/** What `compactInPlace` did. */
+export interface CompactionCommit {
+  summaryRowId: number;
+  archivedRows: number;
+  /** Old tail id → new copy id. */
+  idMap: Record<number, number>;
+}
+
+/** Usage of one model call, recorded per task. */
+export interface UsageEntry {
+  provider: string;
+  model: string;
+  task: 'main' | 'title' | 'compression' | 'approval' | 'subagent';
+  usage: Usage;
+  costUsd: number;
+  costStatus: CostStatus;
+}
+
+/** A `usage_by_model` row. */
+export interface UsageByModelRow {
+  sessionId: string;
+  provider: string;
+  model: string;
+  task: string;
+  usage: Usage;
+  costUsd: number;
+  costStatus: CostStatus;
+  updatedAt: number;
+}
+
+/** A stored Responses API object (spec/core.md §9.2.4). */
+export interface ResponseRecord {
+  id: string;
+  sessionId: string;
+  previousResponseId: string | null;
+  conversation: string | null;
+  model: string;
+  status: 'in_progress' | 'completed' | 'incomplete' | 'failed' | 'cancelled';
+  request: JsonValue;
+  output: JsonValue | null;
+  usage: JsonValue | null;
+  error: JsonValue | null;
+  firstRowId: number | null;
+  lastRowId: number | null;
+  createdAt: number;
+  completedAt: number | null;
+}
+
+/** Stored Responses API objects. */
+export interface ResponseStore {
+  put(record: ResponseRecord): Promise<void>;
+  get(id: string): Promise<ResponseRecord | null>;
+  delete(id: string): Promise<boolean>;
+  latestForConversation(name: string): Promise<ResponseRecord | null>;
+  prune(olderThanMs: number): Promise<number>;
+}
+
+/** Status of a run. */
+export type RunStatus = 'queued' | 'running' | 'stopping' | 'completed' | 'cancelled' | 'failed';
+
+/** A `runs` row (spec/core.md §9.2.5). */
+export interface RunRecord {
+  id: string;
+  sessionId: string;
+  turnId: string | null;
+  status: RunStatus;
+  idempotencyKey: string | null;
+  holder: string;
+  input: JsonValue;
+  result: JsonValue | null;
+  exitReason: string | null;
+  error: JsonValue | null;
+  createdAt: number;
+  startedAt: number | null;
+  endedAt: number | null;
+  updatedAt: number;
+}
+
+/** Durable run records. */
+export interface RunStore {
+  create(input: {
+    sessionId: string;
+    input: JsonValue;
+    idempotencyKey?: string | null;
+    holder: string;
+    id?: string;
+  }): Promise<RunRecord & { existing: boolean }>;
+  update(
+    id: string,
+    patch: Partial<Pick<RunRecord, 'turnId' | 'status' | 'result' | 'exitReason' | 'error' | 'startedAt' | 'endedAt'>>,
+  ): Promise<void>;
+  get(id: string): Promise<RunRecord | null>;
+  list(query?: { sessionId?: string; status?: RunStatus[]; limit?: number }): Promise<RunRecord[]>;
+  /** Touches `updated_at` of this holder's unfinished runs. */
+  heartbeat(holder: string): Promise<void>;
+  /** Marks unfinished runs not updated since `staleBefore` as failed with error code `orphaned`. */
+  markOrphaned(staleBefore: number): Promise<number>;
+}
+
+/** The durable session store (spec/core.md §9.3). */
+export interface SessionStore {
+  createSession(init: NewSession, seed?: NewMessage[]): Promise<SessionRow>;
+  getSession(id: string): Promise<SessionRow | null>;
+  resolveSession(idOrTitle: string): Promise<SessionRow | null>;
+  listSessions(query?: ListQuery): Promise<Page<SessionSummary>>;
+  updateSession(id: string, patch: SessionPatch): Promise<void>;
+  endSession(id: string, endReason: string): Promise<void>;
+  reopenSession(id: string): Promise<void>;
+  deleteSession(id: string): Promise<void>;
+  setHidden(id: string, hidden: boolean): Promise<void>;
+
+  appendMessages(sessionId: string, rows: NewMessage[]): Promise<number[]>;
+  /** Changes the display fields of a stored row (tool status and diffs, todos). */
+  updateMessageDisplay(rowId: number, displayMetadata: JsonObject | null): Promise<void>;
+  loadConversation(sessionId: string, options?: { includeInactive?: boolean }): Promise<StoredMessage[]>;
+  /** Highest active row id and rewind count, to detect changes made by another process. */
+  generation(sessionId: string): Promise<{ lastRowId: number; rewindCount: number } | null>;
+  rewind(sessionId: string, options: { beforeRowId: number }): Promise<RewindResult>;
+  /** Rewinds before the last active user row that started a turn; an empty result when there is none. */
+  undo(sessionId: string): Promise<RewindResult>;
+  branch(
+    sessionId: string,
+    options?: { id?: string; title?: string; upToRowId?: number; source?: string },
+  ): Promise<SessionRow>;
+  compactInPlace(sessionId: string, plan: CompactionPlan): Promise<CompactionCommit>;
+
+  setTitle(id: string, title: string | null, source: TitleSource): Promise<string | null>;
+  nextAvailableTitle(base: string): Promise<string>;
+  /** True when a non-null title is used by another session (case-insensitive). */
+  isTitleTaken(title: string, exceptSessionId?: string): Promise<boolean>;
+  search(query: string, options?: SearchOptions): Promise<SearchHit[]>;
+  recordUsage(sessionId: string, entry: UsageEntry): Promise<void>;
+  usageByModel(sessionId: string): Promise<UsageByModelRow[]>;
+  /** Adds to message/tool-call counters and touches `last_activity_at` (epilogue, §7.12). */
+  touchSession(id: string): Promise<void>;
+  acquireTurnLease(sessionId: string, options: LeaseOptions): Promise<TurnLease>;
+
+  readonly responses: ResponseStore;
+  readonly runs: RunStore;
+  close(): Promise<void>;
+}

@@ -1,0 +1,214 @@
+import type { JSONSchema7 } from '@ai-sdk/provider';
+import type { ZodType } from 'zod';
+import type {
+  ApprovalChoice,
+  ClarifyAnswer,
+  ClarifyQuestion,
+  FileDiff,
+  JsonValue,
+  ToolKind,
+  ToolLocation,
+} from '../types.js';
+
+/** What a tool returns (spec/core.md §11.1). */
+export interface ToolResult {
+  /** What the model sees. */
+  content: string;
+  isError?: boolean;
+  /** Overrides the status derived from `isError` (`denied` for refused commands, `cancelled` on interrupt). */
+  status?: 'completed' | 'failed' | 'denied' | 'cancelled';
+  structured?: JsonValue;
+  diffs?: FileDiff[];
+  locations?: ToolLocation[];
+  /** Extra display data stored on the tool row (todos, process ids). */
+  displayMetadata?: Record<string, JsonValue>;
+}
+
+/** Outcome of an approval check made by a tool. */
+export interface ApprovalOutcome {
+  approved: boolean;
+  choice: ApprovalChoice | null;
+  source: string;
+  cancelled: boolean;
+  /** Why the command was not run, for the result text. */
+  reason?: string;
+}
+
+/** Outcome of a clarify question. */
+export interface ClarifyOutcome {
+  answer: ClarifyAnswer;
+  timedOut: boolean;
+  cancelled: boolean;
+  /** For a batch: the answers by question id. */
+  answers?: Record<string, ClarifyAnswer>;
+}
+
+/**
+ * Per-session file access seam (spec/core.md §24.1). The default reads and writes the local
+ * file system; an IDE client can supply its own (ACP `fs/*`). Paths are absolute. `readText`
+ * with `line` (1-based) and/or `limit` returns only that range of lines; a missing file rejects
+ * with an error whose `code` is `'ENOENT'`. The tools create missing parent directories on the
+ * local file system before `writeText`.
+ */
+export interface FileAccess {
+  readText(input: { sessionId: string; callId: string; path: string; line?: number; limit?: number }): Promise<string>;
+  writeText(input: { sessionId: string; callId: string; path: string; content: string }): Promise<void>;
+}
+
+/** A command started through a {@link CommandRunner}. */
+export interface RunningCommand {
+  readonly pid: number | null;
+  /** Resolves when the command exits, is killed, or the timeout passes (then it is killed). */
+  wait(options: { timeoutMs: number; signal: AbortSignal }): Promise<{
+    exitCode: number | null;
+    signal: string | null;
+    timedOut: boolean;
+    cancelled: boolean;
+  }>;
+  /** Output so far (merged stdout and stderr, in arrival order, capped). */
+  output(): { text: string; truncated: boolean };
+  kill(): Promise<void>;
+  release(): Promise<void>;
+}
+
+/**
+ * Per-session command runner seam for foreground `terminal` commands (spec/core.md §24.2). The
+ * default runs locally in a new process group; an IDE client can supply its own (ACP `terminal/*`).
+ */
+export interface CommandRunner {
+  start(input: {
+    sessionId: string;
+    callId: string;
+    command: string;
+    cwd: string;
+    env: Readonly<Record<string, string>>;
+    outputByteLimit: number;
+    onOutput?: (chunk: string) => void;
+    /** Text written to stdin then closed (sudo -S). */
+    stdin?: string;
+  }): Promise<RunningCommand>;
+}
+
+/** What a tool's `execute` receives. */
+export interface ToolContext {
+  sessionId: string;
+  turnId: string;
+  callId: string;
+  cwd: string;
+  signal: AbortSignal;
+  /** Filtered environment for subprocesses (spec/core.md §20). */
+  env: Readonly<Record<string, string>>;
+  /** Resolved settings the tools read. */
+  settings: ToolSettings;
+  files: FileAccess;
+  commands: CommandRunner;
+  processes: ProcessRegistry;
+  progress(update: { output?: string; message?: string }): void;
+  requestApproval(input: { command: string; cwd: string }): Promise<ApprovalOutcome>;
+  clarify(input: {
+    question: string;
+    choices?: string[];
+    multiSelect?: boolean;
+    questions?: ClarifyQuestion[];
+  }): Promise<ClarifyOutcome>;
+  /** Asks for the sudo password when a command starts with sudo; null when declined or no callback. */
+  sudoPassword(command: string): Promise<string | null>;
+  /** Services provided by the agent for tools that need more than the above (todo, delegate_task). */
+  services: ToolServices;
+}
+
+/** Agent-provided services for the tools that need them. */
+export interface ToolServices {
+  todos: { get(): import('../types.js').TodoItem[]; set(todos: import('../types.js').TodoItem[]): void };
+  /** Runs delegated child tasks (spec/core.md §14); absent for subagents. */
+  delegate?: (
+    tasks: { goal: string; context?: string }[],
+    signal: AbortSignal,
+  ) => Promise<{ results: JsonValue[]; error?: string }>;
+  fetch: typeof globalThis.fetch;
+}
+
+/** Settings of §4.3 that tools read. */
+export interface ToolSettings {
+  terminalTimeout: number;
+  terminalMaxTimeout: number;
+  writeDenylist: string[];
+  webFetchTimeout: number;
+  webMaxBytes: number;
+  maxResultChars: number;
+  clarifyTimeout: number;
+  maxConcurrentChildren: number;
+  homeDir: string;
+}
+
+/** A tool (spec/core.md §11.1). */
+// biome-ignore lint/suspicious/noExplicitAny: a registry holds tools of every argument type
+export interface ToolDefinition<A = any> {
+  /** `^[A-Za-z0-9_-]{1,64}$` */
+  name: string;
+  description: string;
+  inputSchema: ZodType<A> | JSONSchema7;
+  toolset: string;
+  kind: ToolKind | ((args: A) => ToolKind);
+  readOnly: boolean | ((args: A) => boolean);
+  /** Never runs in parallel (clarify). */
+  interactive?: boolean;
+  maxResultChars?: number;
+  display?: (args: A, ctx: { cwd: string; homeDir?: string }) => { title: string; locations?: ToolLocation[] };
+  available?: (ctx: { sessionId: string; source: string; hasClarify: boolean; isSubagent: boolean }) => boolean;
+  execute(args: A, ctx: ToolContext): Promise<ToolResult>;
+}
+
+/** The host's tool registry. */
+export interface ToolRegistry {
+  /** Throws on a duplicate name. */
+  register(definition: ToolDefinition): void;
+  unregister(name: string): void;
+  get(name: string): ToolDefinition | undefined;
+  list(filter?: { sessionId?: string }): ToolDefinition[];
+}
+
+/** A background process entry (spec/core.md §11.7). */
+export interface ProcessInfo {
+  id: string;
+  sessionId: string;
+  pid: number | null;
+  command: string;
+  cwd: string;
+  status: 'running' | 'exited' | 'killed';
+  exitCode: number | null;
+  startedAt: number;
+  endedAt: number | null;
+}
+
+/** Background processes, owned by the host; each belongs to one session. */
+export interface ProcessRegistry {
+  start(input: {
+    sessionId: string;
+    command: string;
+    cwd: string;
+    env: Readonly<Record<string, string>>;
+  }): Promise<ProcessInfo>;
+  list(sessionId: string): ProcessInfo[];
+  get(sessionId: string, id: string): ProcessInfo | undefined;
+  /** Output produced since this session's previous poll of the process. */
+  poll(sessionId: string, id: string): { info: ProcessInfo; output: string } | undefined;
+  /** A window of lines of the buffer; negative offset counts from the end. */
+  log(
+    sessionId: string,
+    id: string,
+    offset: number,
+    lines: number,
+  ): { info: ProcessInfo; text: string; totalLines: number } | undefined;
+  wait(
+    sessionId: string,
+    id: string,
+    timeoutMs: number,
+    signal: AbortSignal,
+  ): Promise<{ info: ProcessInfo; tail: string; timedOut: boolean } | undefined>;
+  write(sessionId: string, id: string, data: string): boolean;
+  kill(sessionId: string, id: string): Promise<boolean>;
+  killSession(sessionId: string): Promise<void>;
+  killAll(): Promise<void>;
+  runningCount(sessionId: string): number;
+}

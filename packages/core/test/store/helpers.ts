@@ -1,0 +1,90 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach } from 'vitest';
+import { openSqliteStore, type SqliteSessionStore, type SqliteStoreOptions } from '../../src/store/index.js';
+import type { NewMessage } from '../../src/store/types.js';
+import type { Clock } from '../../src/types.js';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** Registers work to undo after the current test. */
+export function onCleanup(cleanup: () => Promise<void> | void): void {
+  cleanups.push(cleanup);
+}
+
+/** A fresh temporary directory, removed after the test. */
+export function temporaryDirectory(): string {
+  const directory = mkdtempSync(join(tmpdir(), 'hermes-store-'));
+  onCleanup(() => rmSync(directory, { recursive: true, force: true }));
+  return directory;
+}
+
+/** Where a test's database lives: a real file in a temp dir, or memory. */
+export type StoreLocation = 'file' | 'memory';
+
+/** Opens a store that is closed after the test. */
+export async function openTestStore(
+  location: StoreLocation | string = 'file',
+  options: Partial<SqliteStoreOptions> = {},
+): Promise<SqliteSessionStore> {
+  const path =
+    location === 'memory' ? ':memory:' : location === 'file' ? join(temporaryDirectory(), 'state.db') : location;
+  const store = await openSqliteStore({ path, ...options });
+  onCleanup(() => store.close());
+  return store;
+}
+
+/**
+ * A clock whose time only moves when told; `sleep` advances it at once, so waits that go through
+ * the clock cost no real time. Every sleep is recorded.
+ */
+export function steppingClock(start = 1_700_000_000_000): Clock & { sleeps: number[]; advance(ms: number): void } {
+  let now = start;
+  const sleeps: number[] = [];
+  return {
+    sleeps,
+    now: () => now,
+    advance(ms) {
+      now += ms;
+    },
+    async sleep(ms, signal) {
+      signal?.throwIfAborted();
+      sleeps.push(ms);
+      now += ms;
+      await Promise.resolve();
+      signal?.throwIfAborted();
+    },
+    setTimer(fn, ms) {
+      const timer = setTimeout(fn, ms);
+      return () => clearTimeout(timer);
+    },
+  };
+}
+
+/** A user row. */
+export function user(content: string, extra: Partial<NewMessage> = {}): NewMessage {
+  return { role: 'user', content, ...extra };
+}
+
+/** An assistant row. */
+export function assistant(content: string, extra: Partial<NewMessage> = {}): NewMessage {
+  return { role: 'assistant', content, ...extra };
+}
+
+/** A tool row answering `toolCallId`. */
+export function tool(toolCallId: string, toolName: string, content: string): NewMessage {
+  return { role: 'tool', content, toolCallId, toolName };
+}
+
+let sessionCounter = 0;
+
+/** A unique session id in the spec's shape. */
+export function sessionId(): string {
+  sessionCounter += 1;
+  return `20260101_000000_${sessionCounter.toString(16).padStart(6, '0')}`;
+}

@@ -1,0 +1,102 @@
+import { existsSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { HermesError } from '../../src/errors.js';
+import { openSqliteStore, resolveMigrationsFolder } from '../../src/store/index.js';
+import { openTestStore, sessionId, temporaryDirectory, user } from './helpers.js';
+
+const packageRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+describe('opening the store', () => {
+  it('creates the database file with mode 0600, in a directory created when missing', async () => {
+    const path = join(temporaryDirectory(), 'nested', 'home', 'state.db');
+    const store = await openTestStore(path);
+    await store.createSession({ id: sessionId() }); // a write, so the WAL sidecars exist
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    for (const sidecar of [`${path}-wal`, `${path}-shm`]) {
+      expect(existsSync(sidecar)).toBe(true);
+      expect(statSync(sidecar).mode & 0o777).toBe(0o600);
+    }
+  });
+
+  it('sets the pragmas of §9.1 and records the applied migrations once', async () => {
+    const path = join(temporaryDirectory(), 'state.db');
+    const store = await openTestStore(path);
+    await store.close();
+    const reopened = await openTestStore(path);
+    const id = sessionId();
+    await reopened.createSession({ id });
+    const raw = new Database(path, { readonly: true });
+    expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
+    const applied = raw.prepare('SELECT hash FROM __drizzle_migrations').all();
+    expect(applied.length).toBe(2);
+    const tables = raw.prepare("SELECT name FROM sqlite_master WHERE type IN ('table') ORDER BY name").all();
+    expect(tables.map((row) => (row as { name: string }).name)).toEqual(
+      expect.arrayContaining([
+        'messages',
+        'messages_fts',
+        'responses',
+        'runs',
+        'sessions',
+        'turn_leases',
+        'usage_by_model',
+      ]),
+    );
+    raw.close();
+  });
+
+  it('enforces foreign keys on its connection', async () => {
+    const store = await openTestStore('memory');
+    const error = await store
+      .createSession({ id: sessionId(), parentSessionId: 'no-such-parent' })
+      .catch((caught: unknown) => caught);
+    expect((error as { code?: string }).code).toBe('SQLITE_CONSTRAINT_FOREIGNKEY');
+  });
+
+  it('uses DELETE journaling when asked', async () => {
+    const path = join(temporaryDirectory(), 'state.db');
+    const store = await openTestStore(path, { journalMode: 'delete' });
+    await store.createSession({ id: sessionId() });
+    const raw = new Database(path, { readonly: true });
+    expect(raw.pragma('journal_mode', { simple: true })).toBe('delete');
+    raw.close();
+  });
+
+  it('refuses a database migrated by a newer version with schema_too_new naming the file', async () => {
+    const path = join(temporaryDirectory(), 'state.db');
+    const store = await openSqliteStore({ path });
+    const id = sessionId();
+    await store.createSession({ id });
+    await store.appendMessages(id, [user('keep me')]);
+    await store.close();
+    const raw = new Database(path);
+    raw
+      .prepare('INSERT INTO __drizzle_migrations (hash, created_at) VALUES (?, ?)')
+      .run('from-the-future', 99_999_999_999_999);
+    raw.close();
+
+    const error = await openSqliteStore({ path }).catch((caught: unknown) => caught);
+    expect(HermesError.isInstance(error) && error.code).toBe('schema_too_new');
+    expect((error as Error).message).toContain(path);
+
+    const check = new Database(path, { readonly: true });
+    expect(check.prepare('SELECT content FROM messages').all()).toEqual([{ content: 'keep me' }]);
+    check.close();
+  });
+
+  it('finds the shipped migrations folder from the package root', () => {
+    const folder = resolveMigrationsFolder();
+    expect(folder).toBe(join(packageRoot, 'drizzle'));
+    expect(existsSync(join(folder, 'meta', '_journal.json'))).toBe(true);
+  });
+
+  it('reports a missing migrations folder instead of opening an empty schema', async () => {
+    const path = join(temporaryDirectory(), 'state.db');
+    const error = await openSqliteStore({ path, migrationsFolder: join(temporaryDirectory(), 'nothing') }).catch(
+      (caught: unknown) => caught,
+    );
+    expect((error as Error).message).toContain('_journal.json');
+  });
+});

@@ -1,0 +1,493 @@
+import { describe, expect, it } from 'vitest';
+import { HermesError } from '../../src/errors.js';
+import type { Usage } from '../../src/types.js';
+import { assistant, openTestStore, type StoreLocation, sessionId, steppingClock, tool, user } from './helpers.js';
+
+function usage(partial: Partial<Usage>): Usage {
+  return {
+    inputTokens: 0,
+    outputTokens: 0,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    reasoningTokens: 0,
+    totalTokens: (partial.inputTokens ?? 0) + (partial.outputTokens ?? 0),
+    apiCalls: 1,
+    ...partial,
+  };
+}
+
+async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  return HermesError.isInstance(error) ? error.code : undefined;
+}
+
+describe.each<StoreLocation>(['file', 'memory'])('sessions (%s)', (location) => {
+  it('createSession writes the row and its seed rows in one go, and fails when the id exists', async () => {
+    const clock = steppingClock();
+    const store = await openTestStore(location, { clock });
+    const id = sessionId();
+    const row = await store.createSession(
+      {
+        id,
+        source: 'acp',
+        model: 'anthropic:claude',
+        modelConfig: { base_url: 'http://localhost:1234', yolo: true },
+        systemPrompt: 'prompt',
+        cwd: '/tmp/x',
+        hidden: false,
+      },
+      [
+        user('seeded question'),
+        assistant('', { toolCalls: [{ id: 'c', name: 'todo', arguments: '{}' }] }),
+        tool('c', 'todo', 'ok'),
+      ],
+    );
+    expect(row).toMatchObject({
+      id,
+      source: 'acp',
+      kind: 'root',
+      title: null,
+      titleSource: null,
+      model: 'anthropic:claude',
+      modelConfig: { base_url: 'http://localhost:1234', yolo: true },
+      systemPrompt: 'prompt',
+      cwd: '/tmp/x',
+      startedAt: clock.now(),
+      lastActivityAt: clock.now(),
+      endedAt: null,
+      messageCount: 3,
+      toolCallCount: 1,
+      costStatus: 'unknown',
+      rewindCount: 0,
+      hidden: false,
+    });
+    const rows = await store.loadConversation(id);
+    expect(rows.map((message) => [message.role, message.turnId, message.timestamp])).toEqual([
+      ['user', null, clock.now()],
+      ['assistant', null, clock.now()],
+      ['tool', null, clock.now()],
+    ]);
+    expect(await codeOf(store.createSession({ id }))).toBe('session_exists');
+    expect(await store.getSession('missing')).toBeNull();
+  });
+
+  it('appendMessages returns increasing ids in order and updates counters and last activity in the same write', async () => {
+    const clock = steppingClock();
+    const store = await openTestStore(location, { clock });
+    const id = sessionId();
+    await store.createSession({ id });
+    clock.advance(5_000);
+    const ids = await store.appendMessages(id, [
+      user('q'),
+      assistant('', {
+        toolCalls: [
+          { id: 'a', name: 'read_file', arguments: '{}' },
+          { id: 'b', name: 'read_file', arguments: '{}' },
+        ],
+      }),
+      tool('a', 'read_file', 'A'),
+      tool('b', 'read_file', 'B'),
+    ]);
+    expect(ids).toHaveLength(4);
+    expect([...ids].sort((a, b) => a - b)).toEqual(ids);
+    expect(new Set(ids).size).toBe(4);
+    const session = await store.getSession(id);
+    expect(session).toMatchObject({ messageCount: 4, toolCallCount: 2, lastActivityAt: clock.now() });
+    expect(await store.generation(id)).toEqual({ lastRowId: ids[3], rewindCount: 0 });
+    expect(await store.appendMessages(id, [])).toEqual([]);
+    expect(await codeOf(store.appendMessages('missing', [user('x')]))).toBe('session_not_found');
+    expect(await codeOf(store.loadConversation('missing'))).toBe('session_not_found');
+    expect(await store.generation('missing')).toBeNull();
+  });
+
+  it('stored rows round-trip every field, including the display projection (§24.4)', async () => {
+    const store = await openTestStore(location);
+    const id = sessionId();
+    await store.createSession({ id });
+    const diffs = [{ path: '/a.ts', oldText: 'x', newText: 'y' }];
+    const [assistantId, toolId] = await store.appendMessages(id, [
+      {
+        role: 'assistant',
+        content: 'thinking done',
+        turnId: 'turn_9',
+        toolCalls: [{ id: 'call_7', name: 'patch', arguments: '{"path":"/a.ts"}' }],
+        reasoning: 'because',
+        providerMetadata: { anthropic: { signature: 'sig' } },
+        timestamp: 42,
+        tokenCount: 17,
+        finishReason: 'tool_calls',
+        displayKind: 'custom_kind',
+        displayMetadata: { todos: [{ id: '1', content: 'x', status: 'pending' }] },
+      },
+      {
+        role: 'tool',
+        content: '--- a\n+++ b',
+        turnId: 'turn_9',
+        toolCallId: 'call_7',
+        toolName: 'patch',
+        displayMetadata: { status: 'running' },
+      },
+      {
+        role: 'user',
+        content: 'look at this',
+        contentParts: [
+          { type: 'text', text: 'look at this' },
+          { type: 'image', mediaType: 'image/png', data: 'iVBORw0KGgo=' },
+        ],
+      },
+    ]);
+    await store.updateMessageDisplay(toolId as number, { status: 'completed', diffs });
+    const [first, second, third] = await store.loadConversation(id);
+    expect(first).toEqual({
+      rowId: assistantId,
+      sessionId: id,
+      turnId: 'turn_9',
+      role: 'assistant',
+      content: 'thinking done',
+      contentParts: null,
+      toolCalls: [{ id: 'call_7', name: 'patch', arguments: '{"path":"/a.ts"}' }],
+      toolCallId: null,
+      toolName: null,
+      reasoning: 'because',
+      providerMetadata: { anthropic: { signature: 'sig' } },
+      timestamp: 42,
+      tokenCount: 17,
+      finishReason: 'tool_calls',
+      active: true,
+      compacted: false,
+      supersededBy: null,
+      displayKind: 'custom_kind',
+      displayMetadata: { todos: [{ id: '1', content: 'x', status: 'pending' }] },
+    });
+    expect(second).toMatchObject({
+      toolCallId: 'call_7',
+      toolName: 'patch',
+      displayMetadata: { status: 'completed', diffs },
+    });
+    expect(third?.contentParts).toEqual([
+      { type: 'text', text: 'look at this' },
+      { type: 'image', mediaType: 'image/png', data: 'iVBORw0KGgo=' },
+    ]);
+    expect(await codeOf(store.updateMessageDisplay(987_654, null))).toBe('invalid_input');
+  });
+
+  it('titles: trimmed, cut to 100 characters, empty is null, unique case-insensitively', async () => {
+    const store = await openTestStore(location);
+    const a = sessionId();
+    const b = sessionId();
+    await store.createSession({ id: a });
+    await store.createSession({ id: b });
+    expect(await store.setTitle(a, '   Trip planning  ', 'user')).toBe('Trip planning');
+    expect(await store.setTitle(a, `${'x'.repeat(150)}`, 'user')).toBe('x'.repeat(100));
+    expect(await store.setTitle(a, '   ', 'user')).toBeNull();
+    expect((await store.getSession(a))?.titleSource).toBeNull();
+    expect(await store.setTitle(a, 'Trip planning', 'user')).toBe('Trip planning');
+
+    expect(await codeOf(store.setTitle(b, 'TRIP PLANNING', 'user'))).toBe('title_taken');
+    expect(await store.isTitleTaken('trip planning')).toBe(true);
+    expect(await store.isTitleTaken('trip planning', a)).toBe(false);
+    expect(await store.isTitleTaken('   ')).toBe(false);
+    expect(await store.setTitle(b, 'trip PLANNING', 'llm')).toBe('trip PLANNING #2');
+    expect(await store.nextAvailableTitle('Trip Planning')).toBe('Trip Planning #3');
+    expect(await store.nextAvailableTitle('Fresh idea')).toBe('Fresh idea');
+    // Renaming one's own title with a different case is not a conflict.
+    expect(await store.setTitle(a, 'TRIP planning', 'user')).toBe('TRIP planning');
+    expect((await store.resolveSession('trip planning'))?.id).toBe(a);
+    expect((await store.resolveSession(b))?.id).toBe(b);
+    expect(await store.resolveSession('nothing like it')).toBeNull();
+  });
+
+  it('a user title is never replaced by an llm, derived or branch title', async () => {
+    const store = await openTestStore(location);
+    const id = sessionId();
+    await store.createSession({ id, title: 'Mine' });
+    expect((await store.getSession(id))?.titleSource).toBe('user');
+    for (const source of ['llm', 'derived', 'branch'] as const) {
+      expect(await store.setTitle(id, `Generated by ${source}`, source)).toBe('Mine');
+    }
+    expect((await store.getSession(id))?.title).toBe('Mine');
+    const other = sessionId();
+    await store.createSession({ id: other });
+    expect(await store.setTitle(other, 'Generated', 'llm')).toBe('Generated');
+    expect(await store.setTitle(other, 'Chosen', 'user')).toBe('Chosen');
+  });
+
+  it('a pending title taken in the meantime gets the suffix rule at creation', async () => {
+    const store = await openTestStore(location);
+    await store.createSession({ id: sessionId(), title: 'Report' });
+    const row = await store.createSession({ id: sessionId(), title: 'report', titleSource: 'user' });
+    expect(row.title).toBe('report #2');
+  });
+
+  it('51. listSessions leaves out hidden and subagent sessions, orders by last activity and previews the first user message', async () => {
+    const clock = steppingClock();
+    const store = await openTestStore(location, { clock });
+    const old = sessionId();
+    const recent = sessionId();
+    const hidden = sessionId();
+    const child = sessionId();
+    const branchParent = sessionId();
+    await store.createSession({ id: old, source: 'cli', cwd: '/repo/a' }, [
+      assistant('seeded greeting'),
+      user('  first\n\n  question\twith   spaces  '),
+      user('second question'),
+    ]);
+    clock.advance(10);
+    await store.createSession({ id: recent, source: 'tui', cwd: '/repo/b', title: 'Recent work' });
+    await store.appendMessages(recent, [user(`long ${'word '.repeat(60)}`)]);
+    clock.advance(10);
+    await store.createSession({ id: hidden, hidden: true });
+    clock.advance(10);
+    await store.createSession({ id: child, kind: 'subagent', source: 'subagent', hidden: true, parentSessionId: old });
+    clock.advance(10);
+    await store.createSession({ id: branchParent, source: 'cli' });
+    clock.advance(10);
+    const branch = await store.branch(branchParent, { id: sessionId() });
+    clock.advance(10);
+    await store.appendMessages(old, [assistant('touch old last')]);
+
+    const page = await store.listSessions();
+    expect(page.items.map((item) => item.id)).toEqual([old, branch.id, branchParent, recent]);
+    expect(page.nextCursor).toBeNull();
+    const first = page.items[0];
+    expect(first?.preview).toBe('first question with spaces');
+    expect(first?.cwd).toBe('/repo/a');
+    expect(first?.messageCount).toBe(4);
+    const recentItem = page.items.find((item) => item.id === recent);
+    expect(recentItem?.preview).toHaveLength(120);
+    expect(recentItem?.title).toBe('Recent work');
+    expect(page.items.find((item) => item.id === branchParent)?.preview).toBe('');
+
+    const withHidden = await store.listSessions({ includeHidden: true });
+    expect(withHidden.items.map((item) => item.id)).toContain(hidden);
+    expect(withHidden.items.map((item) => item.id)).not.toContain(child);
+    const subagents = await store.listSessions({ kinds: ['subagent'], includeHidden: true });
+    expect(subagents.items.map((item) => item.id)).toEqual([child]);
+    expect((await store.listSessions({ kinds: ['subagent'] })).items).toEqual([]);
+
+    expect((await store.listSessions({ sources: ['tui'] })).items.map((item) => item.id)).toEqual([recent]);
+    expect((await store.listSessions({ excludeSources: ['cli'] })).items.map((item) => item.id)).toEqual([recent]);
+    expect((await store.listSessions({ cwd: '/repo/b' })).items.map((item) => item.id)).toEqual([recent]);
+    expect((await store.listSessions({ cwd: '/repo' })).items).toEqual([]);
+    expect((await store.listSessions({ titlePrefix: 'recent' })).items.map((item) => item.id)).toEqual([recent]);
+    expect((await store.listSessions({ titlePrefix: '%' })).items).toEqual([]);
+  });
+
+  it('listSessions pages with an opaque cursor over last activity desc, id desc, ties included', async () => {
+    const clock = steppingClock();
+    const store = await openTestStore(location, { clock });
+    const ids: string[] = [];
+    for (let index = 0; index < 7; index += 1) {
+      const id = sessionId();
+      ids.push(id);
+      await store.createSession({ id });
+      if (index % 2 === 1) clock.advance(1); // pairs share a timestamp
+    }
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = await store.listSessions({ limit: 3, ...(cursor === undefined ? {} : { cursor }) });
+      seen.push(...page.items.map((item) => item.id));
+      cursor = page.nextCursor ?? undefined;
+      pages += 1;
+    } while (cursor !== undefined);
+    expect(pages).toBe(3);
+    const expected = [...ids].sort((left, right) => {
+      const activity = (id: string) => Math.floor(ids.indexOf(id) / 2);
+      return activity(right) - activity(left) || (right < left ? -1 : 1);
+    });
+    expect(seen).toEqual(expected);
+    expect(await codeOf(store.listSessions({ cursor: 'not-a-cursor' }))).toBe('invalid_input');
+  });
+
+  it('updateSession, end, reopen and hide change only their fields and touch last activity', async () => {
+    const clock = steppingClock();
+    const store = await openTestStore(location, { clock });
+    const id = sessionId();
+    await store.createSession({ id, model: 'a:b' });
+    clock.advance(100);
+    await store.updateSession(id, {
+      model: 'c:d',
+      modelConfig: { reasoning_effort: 'low', compression_cooldown_until: 5 },
+      systemPrompt: 'new prompt',
+      cwd: '/elsewhere',
+      title: 'Named',
+    });
+    expect(await store.getSession(id)).toMatchObject({
+      model: 'c:d',
+      modelConfig: { reasoning_effort: 'low', compression_cooldown_until: 5 },
+      systemPrompt: 'new prompt',
+      cwd: '/elsewhere',
+      title: 'Named',
+      titleSource: 'user',
+      lastActivityAt: clock.now(),
+    });
+    await store.endSession(id, 'closed');
+    expect(await store.getSession(id)).toMatchObject({ endedAt: clock.now(), endReason: 'closed' });
+    await store.reopenSession(id);
+    expect(await store.getSession(id)).toMatchObject({ endedAt: null, endReason: null });
+    await store.setHidden(id, true);
+    expect((await store.getSession(id))?.hidden).toBe(true);
+    for (const call of [
+      store.endSession('missing', 'x'),
+      store.reopenSession('missing'),
+      store.setHidden('missing', true),
+      store.updateSession('missing', { model: null }),
+      store.deleteSession('missing'),
+      store.setTitle('missing', 'x', 'user'),
+      store.touchSession('missing'),
+    ]) {
+      expect(await codeOf(call)).toBe('session_not_found');
+    }
+  });
+
+  it('deleteSession removes messages, leases, responses, runs and usage, and orphans children', async () => {
+    const store = await openTestStore(location);
+    const id = sessionId();
+    const child = sessionId();
+    await store.createSession({ id });
+    await store.createSession({ id: child, kind: 'branch', parentSessionId: id });
+    await store.appendMessages(id, [user('bye')]);
+    await store.acquireTurnLease(id, { holder: 'h', turnId: 't', ttlMs: 1_000, waitMs: 0 });
+    await store.responses.put({
+      id: 'resp_1',
+      sessionId: id,
+      previousResponseId: null,
+      conversation: 'c',
+      model: 'm',
+      status: 'completed',
+      request: {},
+      output: null,
+      usage: null,
+      error: null,
+      firstRowId: null,
+      lastRowId: null,
+      createdAt: 1,
+      completedAt: 2,
+    });
+    const run = await store.runs.create({ sessionId: id, input: 'x', holder: 'h' });
+    await store.recordUsage(id, {
+      provider: 'p',
+      model: 'm',
+      task: 'main',
+      usage: usage({}),
+      costUsd: 0,
+      costStatus: 'unknown',
+    });
+
+    await store.deleteSession(id);
+
+    expect(await store.getSession(id)).toBeNull();
+    expect(await store.responses.get('resp_1')).toBeNull();
+    expect(await store.runs.get(run.id)).toBeNull();
+    expect(await store.usageByModel(id)).toEqual([]);
+    expect(await store.search('bye')).toEqual([]);
+    expect((await store.getSession(child))?.parentSessionId).toBeNull();
+    // The lease went with the session: a new session with the same id can be leased at once.
+    await store.createSession({ id });
+    await expect(
+      store.acquireTurnLease(id, { holder: 'other', turnId: 't2', ttlMs: 1_000, waitMs: 0 }),
+    ).resolves.toBeDefined();
+  });
+
+  it('recordUsage adds to usage_by_model and session counters, leaves subagent usage out of the counters, and keeps the weakest cost status', async () => {
+    const store = await openTestStore(location);
+    const id = sessionId();
+    await store.createSession({ id });
+    await store.recordUsage(id, {
+      provider: 'anthropic',
+      model: 'claude',
+      task: 'main',
+      usage: usage({ inputTokens: 100, outputTokens: 20, cacheReadTokens: 40, reasoningTokens: 5 }),
+      costUsd: 0.5,
+      costStatus: 'actual',
+    });
+    expect((await store.getSession(id))?.costStatus).toBe('actual');
+    await store.recordUsage(id, {
+      provider: 'anthropic',
+      model: 'claude',
+      task: 'main',
+      usage: usage({ inputTokens: 50, outputTokens: 10, cacheWriteTokens: 7 }),
+      costUsd: 0.25,
+      costStatus: 'estimated',
+    });
+    await store.recordUsage(id, {
+      provider: 'local',
+      model: 'llama',
+      task: 'title',
+      usage: usage({ inputTokens: 5, outputTokens: 1 }),
+      costUsd: 0,
+      costStatus: 'included',
+    });
+    await store.recordUsage(id, {
+      provider: 'anthropic',
+      model: 'claude',
+      task: 'subagent',
+      usage: usage({ inputTokens: 1_000, outputTokens: 1_000, apiCalls: 3 }),
+      costUsd: 9,
+      costStatus: 'unknown',
+    });
+    const session = await store.getSession(id);
+    expect(session).toMatchObject({
+      apiCallCount: 3,
+      inputTokens: 155,
+      outputTokens: 31,
+      cacheReadTokens: 40,
+      cacheWriteTokens: 7,
+      reasoningTokens: 5,
+      costStatus: 'estimated',
+    });
+    expect(session?.estimatedCostUsd).toBeCloseTo(0.75, 10);
+    const rows = await store.usageByModel(id);
+    expect(
+      rows.map((row) => [row.task, row.provider, row.usage.apiCalls, row.usage.inputTokens, row.costStatus]),
+    ).toEqual([
+      ['main', 'anthropic', 2, 150, 'estimated'],
+      ['subagent', 'anthropic', 3, 1_000, 'unknown'],
+      ['title', 'local', 1, 5, 'included'],
+    ]);
+    expect(rows[0]?.usage.totalTokens).toBe(180);
+    expect(
+      await codeOf(
+        store.recordUsage('missing', {
+          provider: 'p',
+          model: 'm',
+          task: 'main',
+          usage: usage({}),
+          costUsd: 0,
+          costStatus: 'unknown',
+        }),
+      ),
+    ).toBe('session_not_found');
+  });
+
+  it('touchSession recomputes the active counters and touches last activity', async () => {
+    const clock = steppingClock();
+    const store = await openTestStore(location, { clock });
+    const id = sessionId();
+    await store.createSession({ id });
+    await store.appendMessages(id, [
+      user('a'),
+      assistant('', { toolCalls: [{ id: 'x', name: 't', arguments: '{}' }] }),
+    ]);
+    clock.advance(1_000);
+    await store.touchSession(id);
+    expect(await store.getSession(id)).toMatchObject({
+      messageCount: 2,
+      toolCallCount: 1,
+      lastActivityAt: clock.now(),
+    });
+  });
+
+  it('operations after close fail with store_closed; closing twice is harmless', async () => {
+    const store = await openTestStore(location);
+    await store.close();
+    await store.close();
+    expect(await codeOf(store.getSession('x'))).toBe('store_closed');
+    expect(await codeOf(store.appendMessages('x', [user('y')]))).toBe('store_closed');
+  });
+});
