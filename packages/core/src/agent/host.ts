@@ -372,7 +372,13 @@ class HostImpl implements HostContext {
     this.stopRunHeartbeat?.();
     const agents = [...this.agents.values()];
     for (const agent of agents) agent.interrupt({ issuer: 'shutdown', reason: 'the host is closing' });
-    await Promise.race([Promise.all(agents.map((agent) => agent.settle())), this.clock.sleep(5000).catch(() => {})]);
+    // Wait up to 5 s for the turns to end; the timer is cancelled at once so it never holds the process open.
+    const grace = new AbortController();
+    await Promise.race([
+      Promise.all(agents.map((agent) => agent.settle())),
+      this.clock.sleep(5000, grace.signal).catch(() => {}),
+    ]);
+    grace.abort();
     await Promise.all(
       agents.map((agent) => agent.close({ endReason: 'shutdown', issuer: 'shutdown' }).catch(() => {})),
     );
