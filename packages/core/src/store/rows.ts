@@ -39,6 +39,39 @@ export function toStoredMessage(row: MessageRecord): StoredMessage {
   };
 }
 
+/** Columns of {@link storedMessageFromColumns}, in order. */
+export const LOAD_MESSAGES_SQL =
+  'SELECT id, session_id, turn_id, role, content, content_parts, tool_calls, tool_call_id, tool_name, reasoning, provider_metadata, timestamp, token_count, finish_reason, active, compacted, superseded_by, display_kind, display_metadata FROM messages WHERE session_id = ?';
+
+function parseJsonColumn<T>(value: unknown): T | null {
+  return typeof value === 'string' ? (JSON.parse(value) as T) : null;
+}
+
+/** A stored message from a raw row of {@link LOAD_MESSAGES_SQL}. */
+export function storedMessageFromColumns(columns: unknown[]): StoredMessage {
+  return {
+    rowId: columns[0] as number,
+    sessionId: columns[1] as string,
+    turnId: columns[2] as string | null,
+    role: columns[3] as StoredMessage['role'],
+    content: columns[4] as string,
+    contentParts: parseJsonColumn(columns[5]),
+    toolCalls: parseJsonColumn(columns[6]),
+    toolCallId: columns[7] as string | null,
+    toolName: columns[8] as string | null,
+    reasoning: columns[9] as string | null,
+    providerMetadata: parseJsonColumn(columns[10]),
+    timestamp: columns[11] as number,
+    tokenCount: columns[12] as number | null,
+    finishReason: columns[13] as string | null,
+    active: columns[14] === 1,
+    compacted: columns[15] === 1,
+    supersededBy: columns[16] as number | null,
+    displayKind: columns[17] as string | null,
+    displayMetadata: parseJsonColumn(columns[18]),
+  };
+}
+
 /** A session row in the API's shape (a fresh object, so callers cannot alias stored state). */
 export function toSessionRow(row: SessionRecord): SessionRow {
   return { ...row, modelConfig: { ...row.modelConfig } };
