@@ -65,22 +65,15 @@ export interface AgentInit {
 }
 
 function toTranscriptRow(row: StoredMessage): TranscriptRow {
-  return {
-    rowId: row.rowId,
-    turnId: row.turnId,
-    role: row.role,
-    content: row.content,
-    contentParts: row.contentParts,
-    toolCalls: row.toolCalls,
-    toolCallId: row.toolCallId,
-    toolName: row.toolName,
-    reasoning: row.reasoning,
-    providerMetadata: row.providerMetadata,
-    finishReason: row.finishReason,
-    displayKind: row.displayKind,
-    displayMetadata: row.displayMetadata,
-    timestamp: row.timestamp,
-  };
+  const {
+    sessionId: _sessionId,
+    tokenCount: _tokenCount,
+    active: _active,
+    compacted: _compacted,
+    supersededBy: _supersededBy,
+    ...transcriptRow
+  } = row;
+  return transcriptRow;
 }
 
 function usageFromRow(row: SessionRow): Usage {

@@ -9,6 +9,7 @@ import { capToolResult } from '../tools/index.js';
 import type { ToolContext, ToolDefinition, ToolResult } from '../tools/types.js';
 import type { FinishReason, JsonObject, JsonValue, StoredToolCall, Usage } from '../types.js';
 import { addUsage, estimateTokens, normalizeUsage, zeroUsage } from '../usage.js';
+import { untilAborted } from '../util/abort.js';
 import type { AgentCore } from './agent.js';
 import {
   type ClassifiedError,
@@ -585,7 +586,7 @@ export class TurnRunner {
       const reader = stream.getReader();
       try {
         for (;;) {
-          const next = await raceAbort(reader.read(), callSignal);
+          const next = await untilAborted(reader.read(), callSignal);
           if (next.done) break;
           armIdle();
           const part: LanguageModelV3StreamPart = next.value;
@@ -1140,23 +1141,5 @@ export function toFunctionTool(tool: ToolDefinition): LanguageModelV3FunctionToo
 }
 
 const declaredTools = new WeakMap<ToolDefinition, LanguageModelV3FunctionTool>();
-
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
-}
 
 export type { FailoverReason };

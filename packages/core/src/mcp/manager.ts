@@ -7,6 +7,7 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { writeDotenvValue } from '../config/index.js';
 import type { ToolContext, ToolDefinition, ToolResult } from '../tools/types.js';
 import type { HostCallbacks, JsonValue, Logger } from '../types.js';
+import { untilAborted } from '../util/abort.js';
 import { VERSION } from '../version.js';
 import type { McpManager, McpServerConfig, McpServerStatus } from './types.js';
 
@@ -237,25 +238,6 @@ function unavailable(server: string, detail?: string): ToolResult {
     isError: true,
     status: 'failed',
   };
-}
-
-/** Resolves with the promise's outcome, or rejects with the signal's reason as soon as it aborts. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
 }
 
 /**

@@ -440,17 +440,22 @@ export class SqliteSessionStore implements SessionStore {
     });
   }
 
+  /** The transcript query, prepared once per variant. */
+  private loadStatement(includeInactive: boolean): Statement {
+    if (includeInactive) {
+      this.loadAll ??= this.connection.sqlite.prepare(`${LOAD_MESSAGES_SQL} ORDER BY id`).raw(true);
+      return this.loadAll;
+    }
+    this.loadActive ??= this.connection.sqlite.prepare(`${LOAD_MESSAGES_SQL} AND active = 1 ORDER BY id`).raw(true);
+    return this.loadActive;
+  }
+
   async loadConversation(sessionId: string, options: { includeInactive?: boolean } = {}): Promise<StoredMessage[]> {
     return this.connection.read(() => {
       this.requireSession(sessionId);
       // Loading a long session is on every resume's path: a statement prepared once per variant,
       // rows read as arrays and mapped by hand cost a third of drizzle's generic row mapping.
-      const statement =
-        options.includeInactive === true
-          ? (this.loadAll ??= this.connection.sqlite.prepare(`${LOAD_MESSAGES_SQL} ORDER BY id`).raw(true))
-          : (this.loadActive ??= this.connection.sqlite
-              .prepare(`${LOAD_MESSAGES_SQL} AND active = 1 ORDER BY id`)
-              .raw(true));
+      const statement = this.loadStatement(options.includeInactive === true);
       return (statement.all(sessionId) as unknown[][]).map(storedMessageFromColumns);
     });
   }
