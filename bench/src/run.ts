@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runStoreBenchmarks } from './store.js';
+import { runStreamBenchmarks } from './stream.js';
 
 interface BenchResult {
   name: string;
@@ -40,6 +41,19 @@ function coldStart(name: string, args: string[], runs: number, target: string): 
 }
 
 const results: BenchResult[] = [coldStart('cold start: hermes --version', ['--version'], quick ? 3 : 10, 'reported')];
+const streams = await runStreamBenchmarks({ quick });
+const providerFloor = streams.find((entry) => entry.name.includes('doStream'))?.wallMs ?? Number.NaN;
+for (const entry of streams) {
+  const ratio = entry.wallMs / providerFloor;
+  results.push({
+    name: entry.name,
+    unit: 'ms',
+    value: entry.wallMs,
+    target: entry.name.includes('floor')
+      ? `cpu ${entry.cpuMs.toFixed(0)} ms, first delta ${entry.firstDeltaMs.toFixed(1)} ms`
+      : `≤ 1.3× provider floor (now ${ratio.toFixed(2)}×, cpu ${entry.cpuMs.toFixed(0)} ms)`,
+  });
+}
 results.push(...(await runStoreBenchmarks({ quick })));
 
 const format = (value: number) => (value >= 100 ? Math.round(value).toLocaleString('en-US') : value.toFixed(1));
