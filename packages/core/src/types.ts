@@ -160,7 +160,8 @@ export interface SecretRequest {
 
 /** Injected callbacks that route questions to the protocol's client (spec/core.md §5.6). */
 export interface HostCallbacks {
-  approve?: (request: ApprovalRequest, signal: AbortSignal) => Promise<ApprovalDecision>;
+  /** `null` (per turn or per session) removes an inherited callback: dangerous commands are then denied (`no_callback`). */
+  approve?: ((request: ApprovalRequest, signal: AbortSignal) => Promise<ApprovalDecision>) | null;
   clarify?: (
     request: ClarifyRequest,
     signal: AbortSignal,

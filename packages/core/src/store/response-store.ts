@@ -1,4 +1,4 @@
-import { desc, eq, lt, sql } from 'drizzle-orm';
+import { count, desc, eq, lt, sql } from 'drizzle-orm';
 import { HermesError } from '../errors.js';
 import type { StoreConnection } from './connection.js';
 import { responses, sessions } from './schema.js';
@@ -39,6 +39,10 @@ export class SqliteResponseStore implements ResponseStore {
     return this.connection.read(
       () => this.connection.db.select().from(responses).where(eq(responses.id, id)).get() ?? null,
     );
+  }
+
+  async count(): Promise<number> {
+    return this.connection.read(() => this.connection.db.select({ value: count() }).from(responses).get()?.value ?? 0);
   }
 
   /** Deletes the record only; the session and its messages stay. */

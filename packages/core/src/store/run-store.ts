@@ -19,6 +19,14 @@ export class SqliteRunStore implements RunStore {
    * Creates a queued run. A key used within the last 24 hours returns that run with
    * `existing: true`; an older use of the key is released so it can name the new run.
    */
+  async findByIdempotencyKey(key: string, withinMs: number = IDEMPOTENCY_WINDOW_MS): Promise<RunRecord | null> {
+    return this.connection.read(() => {
+      const found = this.connection.db.select().from(runs).where(eq(runs.idempotencyKey, key)).get();
+      if (!found || found.createdAt < this.connection.clock.now() - withinMs) return null;
+      return found as RunRecord;
+    });
+  }
+
   async create(input: {
     sessionId: string;
     input: JsonValue;

@@ -272,6 +272,8 @@ export interface ResponseStore {
   delete(id: string): Promise<boolean>;
   latestForConversation(name: string): Promise<ResponseRecord | null>;
   prune(olderThanMs: number): Promise<number>;
+  /** How many records are stored. */
+  count(): Promise<number>;
 }
 
 /** Status of a run. */
@@ -310,6 +312,8 @@ export interface RunStore {
   ): Promise<void>;
   get(id: string): Promise<RunRecord | null>;
   list(query?: { sessionId?: string; status?: RunStatus[]; limit?: number }): Promise<RunRecord[]>;
+  /** The run that used this idempotency key within `withinMs` (default 24 h), without creating one. */
+  findByIdempotencyKey(key: string, withinMs?: number): Promise<RunRecord | null>;
   /** Touches `updated_at` of this holder's unfinished runs. */
   heartbeat(holder: string): Promise<void>;
   /** Marks unfinished runs not updated since `staleBefore` as failed with error code `orphaned`. */

@@ -200,3 +200,18 @@ describe('background processes and the environment', () => {
     expect(() => process.kill(pid, 0)).toThrow();
   });
 });
+
+describe('per-turn callbacks', () => {
+  it('approve: null for one turn removes the host callback, so a dangerous command is denied with no_callback', async () => {
+    const cwd = withBuild();
+    const host = await testHost({
+      script: [step(toolCall('terminal', { command: 'rm -rf build' })), step(text('not allowed'))],
+    });
+    host.approvals.answer('once');
+    const agent = await host.newSession({ cwd });
+    const { events } = await collectTurn(agent.runTurn({ text: 'x' }, { callbacks: { approve: null } }));
+    expect(host.approvals.requests).toHaveLength(0);
+    expect(resolved(events)[0]).toMatchObject({ source: 'no_callback' });
+    expect(existsSync(join(cwd, 'build'))).toBe(true);
+  });
+});

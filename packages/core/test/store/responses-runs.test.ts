@@ -150,3 +150,22 @@ describe.each<StoreLocation>(['file', 'memory'])('responses and runs (%s)', (loc
     expect(HermesError.isInstance(error) && error.code).toBe('run_not_found');
   });
 });
+
+describe('lookups without side effects', () => {
+  it('findByIdempotencyKey finds a recent run without creating one, and responses.count counts records', async () => {
+    const { openSqliteStore } = await import('../../src/store/index.js');
+    const store = await openSqliteStore({ path: ':memory:' });
+    await store.createSession({ id: 'session_lookup' });
+    expect(await store.runs.findByIdempotencyKey('key-1')).toBeNull();
+    const created = await store.runs.create({
+      sessionId: 'session_lookup',
+      input: 'hi',
+      idempotencyKey: 'key-1',
+      holder: 'test',
+    });
+    expect((await store.runs.findByIdempotencyKey('key-1'))?.id).toBe(created.id);
+    expect(await store.runs.list({ sessionId: 'session_lookup' })).toHaveLength(1);
+    expect(await store.responses.count()).toBe(0);
+    await store.close();
+  });
+});
