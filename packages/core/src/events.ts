@@ -169,7 +169,7 @@ export interface AgentEventPayloads {
   };
   'subagent.progress': { childId: string; kind: 'tool' | 'text' | 'status'; name?: string; text: string };
   'subagent.end': { childId: string; status: string; summary: string; exitReason: string; usage: Usage };
-  notice: { level: 'info' | 'warning' | 'error'; key: string; text: string };
+  notice: { level: 'info' | 'warning' | 'error'; key: string; text: string; data?: Record<string, JsonValue> };
   'turn.end': { result: TurnResult };
 }
 

@@ -31,6 +31,9 @@ export interface ChatMessage {
   toolCallId?: string;
   toolName?: string;
   reasoning?: string;
+  /** UI hint stored with a seed row (for example `hidden` for scaffolding that is never painted). */
+  displayKind?: string;
+  displayMetadata?: JsonObject;
 }
 
 /** Token usage, normalized across providers (spec/core.md §17.1). */

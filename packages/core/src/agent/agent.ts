@@ -216,8 +216,8 @@ export class AgentCore implements Agent {
           reasoning: message.reasoning ?? null,
           providerMetadata: null,
           finishReason: null,
-          displayKind: null,
-          displayMetadata: null,
+          displayKind: message.displayKind ?? null,
+          displayMetadata: message.displayMetadata ?? null,
           timestamp: host.clock.now(),
         });
         for (const call of message.toolCalls ?? []) this.usedCallIds.add(call.id);
@@ -537,8 +537,16 @@ export class AgentCore implements Agent {
     this.lastPromptTokens = 0;
   }
 
-  /** Creates the session row with its seed rows (lazy creation, spec/core.md §9.4.1). */
   async persist(): Promise<void> {
+    this.assertOpen();
+    if (this.persisted) return;
+    if (this.ephemeral) throw new HermesError('not_supported', 'An ephemeral session is never stored.');
+    await this.ensureSystemPrompt(this.route);
+    await this.createRow();
+  }
+
+  /** Creates the session row with its seed rows (lazy creation, spec/core.md §9.4.1). */
+  async createRow(): Promise<void> {
     if (this.persisted || this.ephemeral) return;
     const seed = this.transcript.filter((row) => row.rowId === null);
     let title = this.pendingTitle;
@@ -578,6 +586,8 @@ export class AgentCore implements Agent {
         toolName: row.toolName,
         reasoning: row.reasoning,
         timestamp: row.timestamp,
+        displayKind: row.displayKind,
+        displayMetadata: row.displayMetadata,
       })),
     );
     this.persisted = true;
@@ -986,23 +996,34 @@ export class AgentCore implements Agent {
 
   async rewind(options: { beforeRowId: number }): Promise<RewindResult> {
     this.assertIdle('rewind');
-    if (!this.persisted) throw new HermesError('not_supported', 'Rewind needs a stored session.');
+    if (!this.persisted) return this.rewindInMemory(options.beforeRowId);
     const result = await this.host.store.rewind(this.sessionId, options);
     await this.reload();
     return result;
   }
 
+  /**
+   * Cuts the transcript of a session without a stored row. Its rows have the negative ids that
+   * `history()` gives them (row n is -(n + 1)); nothing is archived because nothing is stored.
+   */
+  private rewindInMemory(beforeRowId: number): RewindResult {
+    const index = -beforeRowId - 1;
+    if (!Number.isInteger(index) || index < 0 || index >= this.transcript.length) {
+      throw new HermesError('invalid_input', `No row ${beforeRowId} in this unsaved session.`);
+    }
+    const removedRows = this.transcript.slice(index);
+    const firstUser = removedRows.find(startsTurn);
+    this.transcript = this.transcript.slice(0, index);
+    this.resetContextEstimate();
+    return { removed: [], removedUserText: firstUser?.content ?? null, idMap: {}, rewindCount: 0 };
+  }
+
   async undo(): Promise<RewindResult> {
     this.assertIdle('undo');
     if (!this.persisted) {
-      if (this.ephemeral) {
-        const index = this.transcript.map(startsTurn).lastIndexOf(true);
-        if (index < 0) return { removed: [], removedUserText: null, idMap: {}, rewindCount: 0 };
-        const removedText = this.transcript[index]?.content ?? null;
-        this.transcript = this.transcript.slice(0, index);
-        return { removed: [], removedUserText: removedText, idMap: {}, rewindCount: 0 };
-      }
-      return { removed: [], removedUserText: null, idMap: {}, rewindCount: 0 };
+      const index = this.transcript.map(startsTurn).lastIndexOf(true);
+      if (index < 0) return { removed: [], removedUserText: null, idMap: {}, rewindCount: 0 };
+      return this.rewindInMemory(-(index + 1));
     }
     const result = await this.host.store.undo(this.sessionId);
     await this.reload();
@@ -1014,7 +1035,7 @@ export class AgentCore implements Agent {
     if (this.ephemeral) throw new HermesError('not_supported', 'An ephemeral session cannot be branched.');
     if (!this.persisted) {
       await this.ensureSystemPrompt(this.route);
-      await this.persist();
+      await this.createRow();
     }
     const branchOptions: { title?: string; upToRowId?: number; source?: string } = { source: this.source };
     if (options.title !== undefined) branchOptions.title = options.title;

@@ -251,7 +251,7 @@ export class TurnRunner {
       }
       await agent.ensureSystemPrompt(this.route);
       if (!agent.persisted) {
-        await agent.persist();
+        await agent.createRow();
         await this.acquireLease();
         if (this.finished) return;
       }

@@ -157,6 +157,8 @@ export interface Agent {
   rewind(options: { beforeRowId: number }): Promise<RewindResult>;
   undo(): Promise<RewindResult>;
   retry(options?: RunTurnOptions): Promise<TurnRun>;
+  /** Creates the stored row now instead of at the first prompt (no-op when it exists; not for ephemeral sessions). */
+  persist(): Promise<void>;
 
   title(): string | null;
   setTitle(title: string | null): Promise<string | null>;

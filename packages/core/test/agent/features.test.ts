@@ -410,3 +410,37 @@ describe('secrets', () => {
     expect(result.error?.message).toContain('OPENROUTER_API_KEY');
   });
 });
+
+describe('sessions without a stored row', () => {
+  it('persist() creates the row at once with the seed rows and their display kinds', async () => {
+    const host = await testHost({ config: noTitles });
+    const agent = await host.newSession({
+      seed: [
+        { role: 'user', content: 'scaffold', displayKind: 'hidden' },
+        { role: 'assistant', content: 'ok' },
+      ],
+    });
+    expect(await host.store.getSession(agent.sessionId)).toBeNull();
+    await agent.persist();
+    const row = await host.store.getSession(agent.sessionId);
+    expect(row?.systemPrompt?.length).toBeGreaterThan(0);
+    const rows = await host.store.loadConversation(agent.sessionId);
+    expect(rows.map((stored) => stored.displayKind)).toEqual(['hidden', null]);
+  });
+
+  it('an ephemeral session rewinds and undoes in memory by the negative ids of history()', async () => {
+    const host = await testHost({ config: noTitles, script: [step(text('one')), step(text('two'))] });
+    const agent = await host.newSession({ ephemeral: true });
+    await collectTurn(agent.runTurn({ text: 'first' }));
+    await collectTurn(agent.runTurn({ text: 'second' }));
+    const history = await agent.history();
+    expect(history.map((row) => row.rowId)).toEqual([-1, -2, -3, -4]);
+    const undone = await agent.undo();
+    expect(undone.removedUserText).toBe('second');
+    expect((await agent.history()).map((row) => row.content)).toEqual(['first', 'one']);
+    const rewound = await agent.rewind({ beforeRowId: -1 });
+    expect(rewound.removedUserText).toBe('first');
+    expect(await agent.history()).toEqual([]);
+    await expect(agent.rewind({ beforeRowId: -5 })).rejects.toMatchObject({ code: 'invalid_input' });
+  });
+});
