@@ -3,5 +3,15 @@
  *
  * @packageDocumentation
  */
+export { createGateway, type Gateway, type GatewayOptions } from './gateway.js';
+export { type ServeStdioOptions, serveStdio } from './stdio.js';
 export { VERSION } from './version.js';
-export { GATEWAY_PROTOCOL_VERSION } from './wire/index.js';
+export {
+  admit,
+  attachGatewayWebSocket,
+  type GatewayWebSocketOptions,
+  generateGatewayToken,
+  isLoopbackHost,
+  tokensEqual,
+} from './websocket-endpoint.js';
+export { ErrorCode, GATEWAY_PROTOCOL_VERSION, RpcError, type Transport } from './wire/index.js';

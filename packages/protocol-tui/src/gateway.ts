@@ -1,0 +1,36 @@
+import { GatewayCore, type GatewayOptions } from './gateway-core.js';
+import type { Transport } from './wire/index.js';
+
+export type { GatewayOptions } from './gateway-core.js';
+
+/** A running gateway: serve connections over any transport, and shut down per §1.6. */
+export interface Gateway {
+  /** 16 lowercase hex, random per process start (§1.5). */
+  readonly replayEpoch: string;
+  /** True once the shutdown sequence started. */
+  readonly retiring: boolean;
+  /** Serves one connection; sends `gateway.ready` first. */
+  connect(transport: Transport): void;
+  /** Live runtime ids, in creation order (diagnostics and tests). */
+  liveSessionIds(): string[];
+  /** Shutdown steps 1–5 (§1.6); the caller exits the process afterwards. */
+  shutdown(): Promise<void>;
+}
+
+/** Creates a gateway on an agent host (spec tui-gateway.md). */
+export function createGateway(options: GatewayOptions): Gateway {
+  const core = new GatewayCore(options);
+  return {
+    get replayEpoch() {
+      return core.replayEpoch;
+    },
+    get retiring() {
+      return core.retiring;
+    },
+    connect(transport) {
+      core.connect(transport);
+    },
+    liveSessionIds: () => [...core.sessions.keys()],
+    shutdown: () => core.shutdown(),
+  };
+}

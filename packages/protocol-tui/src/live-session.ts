@@ -1,0 +1,581 @@
+import type {
+  Agent,
+  AgentEvent,
+  ApprovalRequest,
+  ClarifyRequest,
+  SecretRequest,
+  SudoRequest,
+  TurnResult,
+} from '@hermes/core';
+import type { GatewayConnection } from './connection.js';
+import type { GatewayCore } from './gateway-core.js';
+import type { OpenServerRequest } from './server-requests.js';
+import { emptyUsage, usageOf } from './usage.js';
+
+/** One queued input (§8.3). */
+export interface PendingEnvelope {
+  text: string;
+  hidden: boolean;
+  images: string[];
+  connection: GatewayConnection | null;
+  submissions: number;
+}
+
+/** The in-flight view of a running or failed turn (§9.2). */
+export interface Inflight {
+  user: string;
+  assistant: string;
+  streaming: boolean;
+  user_originated: boolean;
+  corrections: string[];
+  correction_offsets: number[];
+  status?: 'error';
+  error?: string;
+  recoverable?: true;
+  error_surface?: Record<string, unknown>;
+}
+
+/** Build states of a session's agent (§3.2). */
+export type BuildState = 'none' | 'building' | 'ready' | 'failed';
+
+/**
+ * One live session of the gateway (§3.2): the core agent plus everything the wire adds: runtime
+ * id, attached set, build state, turn state, pending input, open server requests and the replay seq.
+ */
+export class LiveSession {
+  readonly runtimeId: string;
+  readonly agent: Agent;
+  readonly gateway: GatewayCore;
+  readonly attached = new Set<GatewayConnection>();
+  readonly openRequests = new Map<string, OpenServerRequest>();
+  readonly startedAt: number;
+  closeOnDisconnect: boolean;
+  cols = 80;
+  modelPin: string | null;
+  buildState: BuildState = 'none';
+  buildFailure = '';
+  private buildPromise: Promise<void> | null = null;
+  running = false;
+  compressing = false;
+  turnStartedAt: number | null = null;
+  inflight: Inflight | null = null;
+  queue: PendingEnvelope[] = [];
+  heldSteers: string[] = [];
+  images: string[] = [];
+  todos: { todos: unknown[]; revision: number } | null = null;
+  lastActive: number;
+  lastActivity: number;
+  parked = false;
+  settling = false;
+  reaping = false;
+  finalized = false;
+  reapTimer: ReturnType<typeof setTimeout> | null = null;
+  deferredModel: string | null = null;
+  private turnAbort: AbortController | null = null;
+  private turnDone: Promise<void> = Promise.resolve();
+  private segmentText = '';
+  private lastToolName: string | null = null;
+  private readonly shownCalls = new Set<string>();
+  private lastUsageJson = '';
+  private lastUsageAt = 0;
+
+  constructor(init: {
+    gateway: GatewayCore;
+    agent: Agent;
+    runtimeId: string;
+    closeOnDisconnect: boolean;
+    modelPin: string | null;
+  }) {
+    this.gateway = init.gateway;
+    this.agent = init.agent;
+    this.runtimeId = init.runtimeId;
+    this.closeOnDisconnect = init.closeOnDisconnect;
+    this.modelPin = init.modelPin;
+    this.startedAt = Date.now() / 1000;
+    this.lastActive = Date.now();
+    this.lastActivity = Date.now();
+    // Out-of-turn events (automatic titles, notices raised while persisting) reach only subscribers.
+    this.unsubscribe = init.agent.subscribe((event) => {
+      if (event.turnId === null && !this.finalized) this.translateOutOfTurn(event);
+    });
+  }
+
+  /** Stops listening to the agent (finalization). */
+  readonly unsubscribe: () => void;
+
+  private translateOutOfTurn(event: AgentEvent): void {
+    if (event.type === 'title' && (event.source === 'llm' || event.source === 'derived')) {
+      this.emit('session.title', { session_id: this.storedId, title: event.title });
+      this.emit('session.info', this.gateway.info(this));
+    } else if (event.type === 'notice') {
+      const taken = /^The title "(.*)" was taken meanwhile; using "(.*)"\.$/.exec(event.text);
+      this.emit('notice', { message: taken ? `title changed to ${taken[2]}: ${taken[1]} is taken` : event.text });
+    }
+  }
+
+  /** The stored id (§3.1): the core's session id, reserved before any row exists. */
+  get storedId(): string {
+    return this.agent.sessionId;
+  }
+
+  /** Busy: a turn running or a compression in progress (§8.1). */
+  get busy(): boolean {
+    return this.running || this.compressing;
+  }
+
+  /** Emits a session event to the attached set and the replay ring. */
+  emit(type: string, payload: Record<string, unknown>, delta = false): void {
+    this.lastActive = Date.now();
+    this.gateway.emitSessionEvent(this, type, payload, delta);
+  }
+
+  /** Records agent activity (§3.5). */
+  noteActivity(): void {
+    this.lastActivity = Date.now();
+  }
+
+  /** Starts the agent build if it has not started (§3.3). */
+  startBuild(): Promise<void> {
+    if (this.buildState === 'ready') return Promise.resolve();
+    if (this.buildPromise) return this.buildPromise;
+    this.buildState = 'building';
+    this.buildPromise = (async () => {
+      try {
+        await this.gateway.buildAgent(this);
+        this.buildState = 'ready';
+        this.buildPromise = null;
+        if (this.finalized) return;
+        for (const text of this.heldSteers.splice(0)) this.agent.steer(text);
+        this.emit('session.info', this.gateway.info(this));
+      } catch (error) {
+        this.buildState = 'failed';
+        this.buildFailure = error instanceof Error ? error.message : String(error);
+        this.buildPromise = null;
+        if (!this.finalized) this.emit('error', { message: `agent init failed: ${this.buildFailure}` });
+      }
+    })();
+    return this.buildPromise;
+  }
+
+  /** Waits for the agent (§3.3): 'ready', 'failed' or 'timeout'. */
+  async waitForAgent(timeoutMs: number, signal?: AbortSignal): Promise<'ready' | 'failed' | 'timeout' | 'aborted'> {
+    if (this.buildState === 'ready') return 'ready';
+    if (this.buildState === 'none' || (this.buildState === 'failed' && !this.buildPromise)) void this.startBuild();
+    const build = this.buildPromise ?? Promise.resolve();
+    let timer: ReturnType<typeof setTimeout> | null = null;
+    const outcome = await Promise.race([
+      build.then((): 'ready' | 'failed' => (this.buildState === 'ready' ? 'ready' : 'failed')),
+      new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), timeoutMs);
+      }),
+      new Promise<'aborted'>((resolve) => {
+        if (signal?.aborted) resolve('aborted');
+        signal?.addEventListener('abort', () => resolve('aborted'), { once: true });
+      }),
+    ]);
+    if (timer) clearTimeout(timer);
+    return outcome;
+  }
+
+  /** Starts a turn from an input envelope (§4.4 step 10, §8.4). Events follow asynchronously. */
+  startTurn(envelope: { text: string; hidden: boolean; images: string[]; displayText?: string }): void {
+    this.running = true;
+    this.turnStartedAt = Date.now() / 1000;
+    const shown = envelope.displayText ?? envelope.text;
+    this.inflight = {
+      user: envelope.hidden ? '' : shown,
+      assistant: '',
+      streaming: true,
+      user_originated: !envelope.hidden,
+      corrections: [],
+      correction_offsets: [],
+    };
+    this.segmentText = '';
+    this.lastToolName = null;
+    this.lastUsageJson = '';
+    this.lastUsageAt = 0;
+    const abort = new AbortController();
+    this.turnAbort = abort;
+    this.turnDone = this.runTurn(envelope, abort).catch((error) => {
+      this.gateway.logger.error('turn failed outside the core', { error: String(error) });
+    });
+  }
+
+  /** Resolves when the current turn (if any) has delivered its `message.complete`. */
+  whenTurnEnds(): Promise<void> {
+    return this.turnDone;
+  }
+
+  /** Interrupts the running turn (§4.4 `session.interrupt`); before the build, cancels it. */
+  interruptTurn(hard: boolean): void {
+    if (!this.running) return;
+    if (this.buildState !== 'ready') {
+      this.turnAbort?.abort(new Error('interrupted'));
+      return;
+    }
+    this.agent.interrupt({ issuer: 'user', hard });
+    this.turnAbort?.abort(new Error('interrupted'));
+  }
+
+  /** Records an accepted steer or redirect text (§9.2). */
+  recordCorrection(text: string): void {
+    if (!this.inflight) return;
+    this.inflight.corrections.push(text);
+    this.inflight.correction_offsets.push([...this.inflight.assistant].length);
+  }
+
+  private async runTurn(
+    envelope: { text: string; hidden: boolean; images: string[]; displayText?: string },
+    abort: AbortController,
+  ): Promise<void> {
+    this.emit('message.start', {
+      input: envelope.hidden ? null : { role: 'user', text: envelope.displayText ?? envelope.text },
+    });
+    const agentState = await this.waitForAgent(this.gateway.options.turnBuildWaitMs, abort.signal);
+    if (agentState !== 'ready') {
+      if (agentState === 'aborted') {
+        this.complete({ text: '', usage: this.usage(), status: 'interrupted' });
+      } else {
+        const message =
+          agentState === 'timeout' ? 'agent initialization timed out' : `agent init failed: ${this.buildFailure}`;
+        this.failTurn(message, { layer: 'gateway', code: 'agent_init_failed', retryable: true });
+      }
+      return;
+    }
+    if (this.deferredModel) {
+      const spec = this.deferredModel;
+      this.deferredModel = null;
+      const switched = await this.agent.switchModel(spec).catch((error: unknown) => ({
+        ok: false,
+        error: { code: 'error', message: error instanceof Error ? error.message : String(error) },
+      }));
+      if (!switched.ok) this.emit('error', { message: `model switch failed: ${switched.error?.message ?? 'unknown'}` });
+      else this.emit('session.info', this.gateway.info(this));
+    }
+    const input: Parameters<Agent['runTurn']>[0] = { text: envelope.text };
+    if (envelope.hidden) input.persistAs = { text: envelope.text, displayKind: 'hidden' };
+    else if (envelope.displayText !== undefined && envelope.displayText !== envelope.text)
+      input.persistAs = { text: envelope.text, displayMetadata: { display_text: envelope.displayText } };
+    let result: TurnResult;
+    try {
+      const run = this.agent.runTurn(input, { signal: abort.signal });
+      for await (const event of run) this.translate(event);
+      result = await run.result;
+    } catch (error) {
+      this.failTurn(error instanceof Error ? error.message : String(error), {
+        layer: 'gateway',
+        code: 'turn_failed',
+        retryable: true,
+      });
+      return;
+    }
+    this.finishTurn(result);
+  }
+
+  private usage() {
+    return this.buildState === 'ready' ? usageOf(this.agent, true) : emptyUsage();
+  }
+
+  private failTurn(message: string, surface: Record<string, unknown>): void {
+    const text = this.inflight?.assistant ?? '';
+    this.complete({
+      text,
+      usage: this.usage(),
+      status: 'error',
+      error: message,
+      recoverable: true,
+      error_surface: surface,
+      ...(text ? { partial: true } : {}),
+    });
+  }
+
+  private finishTurn(result: TurnResult): void {
+    const status =
+      result.outcome === 'completed' ? 'complete' : result.outcome === 'cancelled' ? 'interrupted' : 'error';
+    const text = result.finalText;
+    const payload: Record<string, unknown> = { text, usage: this.usage(), status };
+    if (result.lastReasoning) payload.reasoning = result.lastReasoning;
+    if (status === 'error') {
+      payload.error = result.error?.message ?? result.exitReason;
+      payload.recoverable = true;
+      payload.error_surface = {
+        layer: result.error?.provider ? 'provider' : 'agent',
+        code: result.error?.code ?? result.exitReason,
+        retryable: result.error?.retryable ?? false,
+        ...(result.error?.provider ? { provider: result.error.provider } : {}),
+        ...(result.route?.model ? { model: result.route.model } : {}),
+      };
+    }
+    if (status !== 'complete' && text.length > 0) payload.partial = true;
+    if (result.rowIds.length > 0 || result.userRowId !== null) {
+      const persisted: Record<string, unknown> = { row_ids: result.rowIds, complete: status === 'complete' };
+      if (result.userRowId !== null) persisted.user_row_id = result.userRowId;
+      const last = result.rowIds[result.rowIds.length - 1];
+      if (last !== undefined && status === 'complete') persisted.final_assistant_row_id = last;
+      payload.persisted_turn = persisted;
+    }
+    if (result.pendingSteer)
+      this.queue.unshift({ text: result.pendingSteer, hidden: false, images: [], connection: null, submissions: 1 });
+    this.complete(payload);
+  }
+
+  private complete(payload: Record<string, unknown>): void {
+    const failed = payload.status === 'error';
+    const inflight = this.inflight;
+    this.emit('message.complete', payload);
+    this.running = false;
+    this.turnStartedAt = null;
+    this.turnAbort = null;
+    this.inflight =
+      failed && inflight
+        ? {
+            ...inflight,
+            streaming: false,
+            status: 'error',
+            error: String(payload.error ?? ''),
+            recoverable: true,
+            error_surface: payload.error_surface as Record<string, unknown>,
+          }
+        : null;
+    this.gateway.afterTurn(this);
+  }
+
+  /** Translates one core event to wire events (§5). */
+  private translate(event: AgentEvent): void {
+    this.noteActivity();
+    const mode = this.gateway.toolProgressMode();
+    switch (event.type) {
+      case 'message.start':
+        this.segmentText = '';
+        break;
+      case 'message.delta':
+        if (this.inflight) this.inflight.assistant += event.text;
+        this.segmentText += event.text;
+        this.emit('message.delta', { text: event.text }, true);
+        break;
+      case 'reasoning.delta':
+        this.emit('reasoning.delta', { text: event.text }, true);
+        break;
+      case 'message.end':
+        if (event.hasToolCalls && event.text.length > 0)
+          this.emit('message.interim', { text: event.text, already_streamed: true });
+        else if (event.interrupted && event.discarded && this.segmentText.length > 0)
+          this.emit('message.interim', { text: this.segmentText, already_streamed: true });
+        this.segmentText = '';
+        break;
+      case 'tool.generating':
+        if (mode === 'all' || mode === 'verbose' || event.name === 'clarify')
+          this.emit('tool.generating', { name: event.name });
+        break;
+      case 'tool.start': {
+        const show = this.showTool(mode, event.name);
+        this.lastToolName = event.name;
+        if (!show) break;
+        this.shownCalls.add(event.callId);
+        const payload: Record<string, unknown> = { tool_id: event.callId, name: event.name, context: event.title };
+        if (typeof event.args === 'object' && event.args !== null) payload.args = event.args;
+        else payload.args_text = String(event.args ?? '');
+        this.emit('tool.start', payload);
+        break;
+      }
+      case 'tool.end': {
+        // A call's completion is shown exactly when its start was (§5.4, `new` mode included).
+        if (!this.shownCalls.delete(event.callId)) break;
+        const payload: Record<string, unknown> = {
+          tool_id: event.callId,
+          name: event.name,
+          duration_s: event.durationMs / 1000,
+          summary: event.status,
+        };
+        try {
+          payload.result = JSON.parse(event.result) as unknown;
+        } catch {
+          payload.result_text = event.result;
+        }
+        const diff = event.diffs?.[0];
+        if (diff) payload.inline_diff = diff.unified;
+        this.emit('tool.complete', payload);
+        break;
+      }
+      case 'todo.updated': {
+        const revision = (this.todos?.revision ?? 0) + 1;
+        this.todos = { todos: event.todos, revision };
+        this.emit('todo.updated', { todos: event.todos, revision });
+        break;
+      }
+      case 'usage': {
+        const usage = this.usage();
+        const json = JSON.stringify(usage);
+        const now = Date.now();
+        if (json !== this.lastUsageJson && now - this.lastUsageAt >= 1000) {
+          this.lastUsageJson = json;
+          this.lastUsageAt = now;
+          this.emit('session.usage', { usage });
+        }
+        break;
+      }
+      case 'retry':
+        this.emit('status.update', { kind: 'status', text: event.message });
+        break;
+      case 'compaction.start':
+        this.emit('status.update', { kind: 'compacting', text: 'compacting messages…' });
+        break;
+      case 'compaction.end':
+        this.emit('status.update', { kind: 'ready', text: '' });
+        break;
+      case 'notice':
+        this.emit('notice', { message: event.text });
+        break;
+      case 'steer.delivered':
+        break;
+      case 'subagent.start':
+        this.emit('subagent.start', {
+          goal: event.goal,
+          task_count: 1,
+          task_index: event.taskIndex,
+          subagent_id: event.childId,
+          child_session_id: event.childSessionId,
+          status: 'running',
+          ...(event.model ? { model: event.model.model } : {}),
+        });
+        break;
+      case 'subagent.progress':
+        this.emit(event.kind === 'tool' ? 'subagent.tool' : 'subagent.progress', {
+          goal: '',
+          task_count: 1,
+          task_index: 0,
+          subagent_id: event.childId,
+          text: event.text,
+          ...(event.name ? { tool_name: event.name } : {}),
+        });
+        break;
+      case 'subagent.end':
+        this.emit('subagent.complete', {
+          goal: '',
+          task_count: 1,
+          task_index: 0,
+          subagent_id: event.childId,
+          status: event.status,
+          summary: event.summary,
+        });
+        break;
+      default:
+        break;
+    }
+  }
+
+  private showTool(mode: string, name: string): boolean {
+    if (name === 'clarify') return true;
+    if (mode === 'off') return false;
+    if (mode === 'new') return name !== this.lastToolName;
+    return true;
+  }
+
+  /** Host callbacks of this session: human prompts become server requests (§6). */
+  callbacks() {
+    const registry = this.gateway.serverRequests;
+    return {
+      approve: async (request: ApprovalRequest, signal: AbortSignal) => {
+        const choices = request.choices;
+        const fields: Record<string, unknown> = {
+          request_id: request.requestId,
+          command: this.gateway.redact(request.command),
+          description: request.descriptions.join('; '),
+          choices,
+          allow_permanent: choices.includes('always'),
+          allow_session: choices.includes('session'),
+          tool_name: request.toolName,
+          pattern_keys: request.patternKeys,
+        };
+        if (request.patternKeys[0]) fields.pattern_key = request.patternKeys[0];
+        if (request.subagent) fields.subagent = { child_id: request.subagent.childId, goal: request.subagent.goal };
+        const outcome = await registry.raise(this, 'approval', fields, { signal });
+        if (outcome.kind === 'declined') throw new Error('no attached client can answer approval requests');
+        if (outcome.kind === 'withdrawn') return 'deny' as const;
+        const choice = outcome.result.choice;
+        const picked =
+          typeof choice === 'string' && (choices as string[]).includes(choice)
+            ? (choice as ApprovalRequest['choices'][number])
+            : 'deny';
+        if (outcome.result.all === true) {
+          for (const other of [...this.openRequests.values()]) {
+            if (other.method === 'approval') other.settle({ kind: 'result', result: { choice: picked } });
+          }
+        }
+        return picked;
+      },
+      clarify: async (request: ClarifyRequest, signal: AbortSignal) => {
+        const batch = request.questions && request.questions.length >= 2 ? request.questions : null;
+        const fields: Record<string, unknown> = batch
+          ? {
+              questions: batch.map((question) => ({
+                qid: question.id,
+                question: question.question,
+                choices: question.choices && question.choices.length > 0 ? question.choices : null,
+                multi_select: question.multiSelect ?? false,
+              })),
+            }
+          : {
+              question: request.question,
+              choices: request.choices.length > 0 ? request.choices : null,
+              ...(request.multiSelect ? { multi_select: true } : {}),
+            };
+        const outcome = await registry.raise(this, 'clarify', fields, {
+          signal,
+          ...(batch ? { batchQuestionIds: batch.map((question) => question.id) } : {}),
+        });
+        if (batch) {
+          const answers: Record<string, string | string[] | null> = {};
+          for (const question of batch) answers[question.id] = null;
+          if (outcome.kind === 'result') {
+            const locks = outcome.result.__locks as Record<string, string | null> | undefined;
+            if (locks) Object.assign(answers, locks);
+            const given = outcome.result.answers;
+            if (typeof given === 'object' && given !== null) {
+              for (const [qid, value] of Object.entries(given as Record<string, unknown>))
+                answers[qid] = clarifyValue(value);
+            }
+          }
+          return { answers };
+        }
+        if (outcome.kind !== 'result') return null;
+        return clarifyValue(outcome.result.answer);
+      },
+      sudo: async (request: SudoRequest, signal: AbortSignal) => {
+        const outcome = await registry.raise(
+          this,
+          'sudo',
+          { command: this.gateway.redact(request.command) },
+          {
+            signal,
+            timeoutMs: this.gateway.options.secretTimeoutMs,
+          },
+        );
+        const value = outcome.kind === 'result' ? outcome.result.value : undefined;
+        if (typeof value !== 'string' || value === '') throw new Error('declined');
+        return { value };
+      },
+      secret: async (request: SecretRequest, signal: AbortSignal) => {
+        const outcome = await registry.raise(
+          this,
+          'secret',
+          { env_var: request.envVar, prompt: request.prompt },
+          {
+            signal,
+            timeoutMs: this.gateway.options.secretTimeoutMs,
+          },
+        );
+        const value = outcome.kind === 'result' ? outcome.result.value : undefined;
+        if (typeof value !== 'string' || value === '') throw new Error('declined');
+        return { value };
+      },
+    };
+  }
+}
+
+function clarifyValue(value: unknown): string | string[] | null {
+  if (value === undefined || value === null || value === '') return null;
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value) && value.every((item) => typeof item === 'string')) return value as string[];
+  return JSON.stringify(value);
+}

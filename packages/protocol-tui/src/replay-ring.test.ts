@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { ReplayRings } from './replay-ring.js';
+
+function record(rings: ReplayRings, session: string, size = 10) {
+  const params = { type: 'x', session_id: session, payload: { text: 'y'.repeat(size) }, seq: rings.nextSeq(session) };
+  rings.record(params);
+  return params;
+}
+
+describe('replay rings', () => {
+  it('keeps at most the per-session event count and reports the gap', () => {
+    const rings = new ReplayRings({ perSessionEvents: 3 });
+    for (let index = 0; index < 5; index += 1) record(rings, 's');
+    const replay = rings.since('s', 0);
+    expect(replay.events.map((event) => event.seq)).toEqual([3, 4, 5]);
+    expect(replay.truncated).toBe(true);
+    expect(rings.since('s', 2).truncated).toBe(false);
+    expect(rings.since('s', 9).truncated).toBe(true);
+  });
+
+  it('evicts the ring whose newest event is oldest when the session cap is reached', () => {
+    const rings = new ReplayRings({ sessions: 2 });
+    record(rings, 'a');
+    record(rings, 'b');
+    record(rings, 'c');
+    expect(rings.since('a', 0)).toEqual({ events: [], latestSeq: 1, truncated: true });
+    expect(rings.since('b', 0).events).toHaveLength(1);
+  });
+
+  it('never records an event larger than the per-session byte cap, but counts its seq', () => {
+    const rings = new ReplayRings({ perSessionBytes: 100 });
+    record(rings, 's', 500);
+    expect(rings.since('s', 0)).toEqual({ events: [], latestSeq: 1, truncated: true });
+  });
+
+  it('answers an unknown session with latest_seq 0', () => {
+    const rings = new ReplayRings();
+    expect(rings.since('none', 0)).toEqual({ events: [], latestSeq: 0, truncated: false });
+    expect(rings.since('none', 1).truncated).toBe(true);
+  });
+});

@@ -1,0 +1,141 @@
+import type { GatewayConnection } from './connection.js';
+import { newServerRequestId } from './ids.js';
+import type { LiveSession } from './live-session.js';
+import type { OpenRequest } from './wire/index.js';
+
+/** How a server request ended. */
+export type ServerRequestOutcome =
+  | { kind: 'result'; result: Record<string, unknown> }
+  | { kind: 'declined' }
+  | { kind: 'withdrawn'; reason: WithdrawReason };
+
+/** Reasons of `request.cancel` (§6.5). */
+export type WithdrawReason = 'resolved' | 'timeout' | 'interrupted' | 'session_closed' | 'shutdown';
+
+/** An open server request (§6.2). */
+export interface OpenServerRequest {
+  id: string;
+  method: 'approval' | 'clarify' | 'sudo' | 'secret';
+  params: Record<string, unknown>;
+  session: LiveSession;
+  audience: Set<GatewayConnection>;
+  declined: Set<GatewayConnection>;
+  /** Batch clarify locks, by qid (§4.6). */
+  locks: Map<string, string | null> | null;
+  settle: (outcome: ServerRequestOutcome) => void;
+  settled: boolean;
+  cancelTimer: (() => void) | null;
+}
+
+/** Every open server request of the process, by id; answers are matched across sessions (§6.3). */
+export class ServerRequestRegistry {
+  private readonly open = new Map<string, OpenServerRequest>();
+
+  /**
+   * Raises a request on a session (§6.1). Resolves with the result, the declined outcome (no
+   * eligible connection, or the whole audience declined), or a withdrawal.
+   */
+  raise(
+    session: LiveSession,
+    method: OpenServerRequest['method'],
+    fields: Record<string, unknown>,
+    options: { signal?: AbortSignal; timeoutMs?: number; batchQuestionIds?: string[] } = {},
+  ): Promise<ServerRequestOutcome> {
+    const attached = [...session.attached];
+    const eligible = attached.filter((connection) => connection.open && connection.serverRequests);
+    if (attached.length > 0 && eligible.length === 0) return Promise.resolve({ kind: 'declined' });
+    const id = newServerRequestId();
+    const params = { session_id: session.runtimeId, ...fields };
+    return new Promise<ServerRequestOutcome>((resolve) => {
+      const request: OpenServerRequest = {
+        id,
+        method,
+        params,
+        session,
+        audience: new Set(eligible),
+        declined: new Set(),
+        locks: options.batchQuestionIds ? new Map() : null,
+        settled: false,
+        cancelTimer: null,
+        settle: (outcome) => {
+          if (request.settled) return;
+          request.settled = true;
+          request.cancelTimer?.();
+          this.open.delete(id);
+          session.openRequests.delete(id);
+          const reason: WithdrawReason = outcome.kind === 'withdrawn' ? outcome.reason : 'resolved';
+          session.emit('request.cancel', { id, method, reason });
+          resolve(outcome);
+        },
+      };
+      this.open.set(id, request);
+      session.openRequests.set(id, request);
+      session.noteActivity();
+      for (const connection of eligible) connection.send({ jsonrpc: '2.0', id, method, params });
+      if (options.timeoutMs !== undefined) {
+        const timer = setTimeout(() => request.settle({ kind: 'withdrawn', reason: 'timeout' }), options.timeoutMs);
+        request.cancelTimer = () => clearTimeout(timer);
+      }
+      if (options.signal) {
+        const onAbort = () => {
+          const reason = options.signal?.reason;
+          const timedOut = reason instanceof Error && reason.message === 'timeout';
+          request.settle({ kind: 'withdrawn', reason: timedOut ? 'timeout' : 'interrupted' });
+        };
+        if (options.signal.aborted) onAbort();
+        else options.signal.addEventListener('abort', onAbort, { once: true });
+      }
+    });
+  }
+
+  /** The open request with this id. */
+  get(id: string): OpenServerRequest | undefined {
+    return this.open.get(id);
+  }
+
+  /** Handles an answer frame (§6.3). Returns true when it settled a request. */
+  answer(id: unknown, from: GatewayConnection | null, frame: { result?: unknown; error?: unknown }): boolean {
+    if (typeof id !== 'string') return false;
+    const request = this.open.get(id);
+    if (!request) return false;
+    request.session.noteActivity();
+    if ('result' in frame && frame.result !== undefined) {
+      const result =
+        typeof frame.result === 'object' && frame.result !== null && !Array.isArray(frame.result)
+          ? (frame.result as Record<string, unknown>)
+          : {};
+      // Batch clarify: the locks made so far travel with the result; the answer's own values win (§6.4).
+      const merged = request.locks ? { ...result, __locks: Object.fromEntries(request.locks) } : result;
+      request.settle({ kind: 'result', result: merged });
+      return true;
+    }
+    if (from) {
+      request.audience.add(from);
+      request.declined.add(from);
+    }
+    if ([...request.audience].every((member) => request.declined.has(member))) {
+      request.settle({ kind: 'declined' });
+      return true;
+    }
+    return false;
+  }
+
+  /** Withdraws every open request of a session (or of the process when `session` is null). */
+  withdrawAll(session: LiveSession | null, reason: WithdrawReason): void {
+    for (const request of [...this.open.values()]) {
+      if (session === null || request.session === session) request.settle({ kind: 'withdrawn', reason });
+    }
+  }
+}
+
+/** The `open_requests` listing of a session, oldest first (§6.2); listing adds the caller to the audience. */
+export function listOpenRequests(session: LiveSession, caller: GatewayConnection | null): OpenRequest[] {
+  const out: OpenRequest[] = [];
+  for (const request of session.openRequests.values()) {
+    if (caller) request.audience.add(caller);
+    const params = { ...request.params };
+    if (request.locks) params.answers = Object.fromEntries(request.locks);
+    out.push({ id: request.id, method: request.method, params });
+  }
+  return out;
+}

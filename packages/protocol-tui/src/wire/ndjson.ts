@@ -1,0 +1,94 @@
+/** A frame read from a transport: a parsed JSON value, or a line that was not JSON. */
+export type InboundFrame = { kind: 'message'; message: unknown } | { kind: 'parse_error'; reason: string };
+
+/** Default cap on one inbound line: the spec requires at least 16 MiB (§1.1). */
+export const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024;
+
+/** The exact frame the spec prescribes for a line that is not JSON (§1.2). */
+export const PARSE_ERROR_FRAME = '{"jsonrpc":"2.0","error":{"code":-32700,"message":"parse error"},"id":null}';
+
+/**
+ * Parses one frame's text: trims surrounding whitespace, skips empty text (returns null), and
+ * reports JSON errors as data instead of throwing.
+ */
+export function parseFrameText(text: string): InboundFrame | null {
+  const trimmed = text.trim();
+  if (trimmed.length === 0) return null;
+  try {
+    return { kind: 'message', message: JSON.parse(trimmed) as unknown };
+  } catch (error) {
+    return { kind: 'parse_error', reason: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+/** Serializes one outbound frame. JSON escaping keeps raw line breaks out; non-ASCII stays raw UTF-8. */
+export function encodeFrame(message: unknown): string {
+  return JSON.stringify(message);
+}
+
+/**
+ * Splits a byte stream on LF only (never on U+2028 or CR, unlike readline), with a cap on line
+ * size: an over-long line is discarded up to its LF and reported as a parse error, so one bad
+ * frame cannot exhaust memory.
+ */
+export function createNdjsonDecoder(
+  options: { maxLineBytes?: number } = {},
+): TransformStream<Uint8Array | string, InboundFrame> {
+  const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+  const decoder = new TextDecoder('utf-8');
+  let chunks: Uint8Array[] = [];
+  let size = 0;
+  let overflowing = false;
+  const encoder = new TextEncoder();
+
+  const flushLine = (controller: TransformStreamDefaultController<InboundFrame>) => {
+    if (overflowing) {
+      overflowing = false;
+      controller.enqueue({ kind: 'parse_error', reason: `line exceeds ${maxLineBytes} bytes` });
+    } else {
+      const joined = concat(chunks, size);
+      const frame = parseFrameText(decoder.decode(joined));
+      if (frame) controller.enqueue(frame);
+    }
+    chunks = [];
+    size = 0;
+  };
+
+  return new TransformStream<Uint8Array | string, InboundFrame>({
+    transform(chunk, controller) {
+      const bytes = typeof chunk === 'string' ? encoder.encode(chunk) : chunk;
+      let start = 0;
+      for (;;) {
+        const newline = bytes.indexOf(10, start);
+        const end = newline === -1 ? bytes.length : newline;
+        if (end > start && !overflowing) {
+          if (size + (end - start) > maxLineBytes) {
+            overflowing = true;
+            chunks = [];
+            size = 0;
+          } else {
+            chunks.push(bytes.subarray(start, end));
+            size += end - start;
+          }
+        }
+        if (newline === -1) break;
+        flushLine(controller);
+        start = newline + 1;
+      }
+    },
+    flush(controller) {
+      if (size > 0 || overflowing) flushLine(controller);
+    },
+  });
+}
+
+function concat(chunks: Uint8Array[], size: number): Uint8Array {
+  if (chunks.length === 1 && chunks[0]) return chunks[0];
+  const out = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return out;
+}

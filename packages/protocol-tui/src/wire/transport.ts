@@ -1,0 +1,22 @@
+import type { InboundFrame } from './ndjson.js';
+
+/**
+ * A transport: a pair of web streams of parsed JSON-RPC messages plus `close()`, the shape the
+ * official ACP SDK uses. `readable` yields every inbound frame (parse failures included, so the
+ * server can answer them); `writable` takes outbound message objects, which the transport
+ * serializes.
+ */
+export interface Transport {
+  /** Inbound frames in arrival order; ends when the peer goes away. */
+  readonly readable: ReadableStream<InboundFrame>;
+  /** Outbound messages; a write never waits for the peer to read. */
+  readonly writable: WritableStream<unknown>;
+  /** Bytes written but not yet accepted by the operating system (used for back-pressure, §1.4). */
+  bufferedAmount(): number;
+  /** Closes both directions. WebSocket transports send `code` and `reason`. */
+  close(code?: number, reason?: string): Promise<void>;
+  /** Resolves once the transport is closed, from either side. */
+  readonly closed: Promise<void>;
+  /** `stdio`, `websocket` or `memory`: decides the `heartbeat` flag and server-request eligibility. */
+  readonly kind: 'stdio' | 'websocket' | 'memory';
+}

@@ -1,0 +1,90 @@
+import { encodeFrame, type InboundFrame, parseFrameText } from './ndjson.js';
+import type { Transport } from './transport.js';
+
+/**
+ * The structural subset of a WebSocket (the `ws` package's server-side socket, or a browser-like
+ * one) this transport needs; nothing here imports `ws`.
+ */
+export interface WebSocketLike {
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+  readonly bufferedAmount: number;
+  on(event: 'message', listener: (data: unknown, isBinary: boolean) => void): unknown;
+  on(event: 'close', listener: () => void): unknown;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+}
+
+/** Options of {@link createWebSocketTransport}. */
+export interface WebSocketTransportOptions {
+  /** Cap on one inbound message in bytes; default 64 MiB. */
+  maxMessageBytes?: number;
+}
+
+/**
+ * One WebSocket message per frame (§1.3): text and binary messages are accepted (binary decoded
+ * as UTF-8), surrounding whitespace is trimmed, empty messages are ignored; outbound frames are
+ * text messages without a trailing newline.
+ */
+export function createWebSocketTransport(socket: WebSocketLike, options: WebSocketTransportOptions = {}): Transport {
+  const maxBytes = options.maxMessageBytes ?? 64 * 1024 * 1024;
+  let resolveClosed: () => void = () => {};
+  const closed = new Promise<void>((resolve) => {
+    resolveClosed = resolve;
+  });
+  let isClosed = false;
+  const decoder = new TextDecoder('utf-8');
+  const readable = new ReadableStream<InboundFrame>({
+    start(controller) {
+      socket.on('message', (data) => {
+        if (isClosed) return;
+        const text = toText(data, decoder);
+        if (text.length > maxBytes) {
+          controller.enqueue({ kind: 'parse_error', reason: 'message too large' });
+          return;
+        }
+        const frame = parseFrameText(text);
+        if (frame) controller.enqueue(frame);
+      });
+      const end = () => {
+        if (isClosed) return;
+        isClosed = true;
+        resolveClosed();
+        controller.close();
+      };
+      socket.on('close', end);
+      socket.on('error', end);
+    },
+  });
+  const writable = new WritableStream<unknown>({
+    write(message) {
+      if (isClosed) return;
+      try {
+        socket.send(encodeFrame(message));
+      } catch {
+        // A socket that died between the check and the send; its close event runs the detach.
+      }
+    },
+  });
+  return {
+    kind: 'websocket',
+    readable,
+    writable,
+    closed,
+    bufferedAmount: () => socket.bufferedAmount,
+    async close(code, reason) {
+      try {
+        socket.close(code, reason);
+      } catch {
+        // Already closed.
+      }
+    },
+  };
+}
+
+function toText(data: unknown, decoder: { decode(input: Uint8Array): string }): string {
+  if (typeof data === 'string') return data;
+  if (data instanceof ArrayBuffer) return decoder.decode(new Uint8Array(data));
+  if (Array.isArray(data)) return data.map((part) => toText(part, decoder)).join('');
+  if (ArrayBuffer.isView(data)) return decoder.decode(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+  return String(data);
+}
