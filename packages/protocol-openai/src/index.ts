@@ -3,5 +3,15 @@
  *
  * @packageDocumentation
  */
+export { createOpenAIApp, handleClientError, type OpenAIApp, type OpenAIAppOptions } from './app.js';
+export { ApiError, type ApiErrorType } from './http-error.js';
+export { BODY_LIMIT_BYTES, SECURITY_HEADERS } from './pipeline.js';
+export {
+  type ApiServerSettings,
+  DEFAULT_SETTINGS,
+  type ModelRouteAlias,
+  resolveApiServerSettings,
+  weakKeyReason,
+} from './settings.js';
 export { VERSION } from './version.js';
 export { API_BASE_PATH } from './wire/index.js';

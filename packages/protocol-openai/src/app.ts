@@ -1,0 +1,169 @@
+import type { AgentHost } from '@hermes/core';
+import { redactSecrets } from '@hermes/core';
+import { Hono } from 'hono';
+import { handleChatCompletions } from './chat-completions.js';
+import { ApiError, errorResponse } from './http-error.js';
+import { registerInfoRoutes } from './info-routes.js';
+import {
+  authStage,
+  bodySizeStage,
+  corsStage,
+  SECURITY_HEADERS as SECURITY_HEADER_LINES,
+  securityHeaders,
+} from './pipeline.js';
+import { registerResponsesRoutes } from './responses.js';
+import { RunRegistry, registerRunsRoutes } from './runs.js';
+import { ApprovalRegistry, type ServerContext } from './server-context.js';
+import { registerSessionRoutes } from './sessions.js';
+import { type ApiServerSettings, resolveApiServerSettings } from './settings.js';
+import { TurnAdmission } from './turn-admission.js';
+
+/** Options of {@link createOpenAIApp}. */
+export interface OpenAIAppOptions {
+  host: AgentHost;
+  /** Overrides of the settings read from the host's `api_server` section and environment. */
+  settings?: Partial<ApiServerSettings>;
+  /** Idle time before an SSE keepalive comment; default 10 s (spec §10). */
+  keepaliveMs?: number;
+}
+
+/** A hono application with its lifecycle hooks. */
+export interface OpenAIApp {
+  /** The hono application; mount it with `@hono/node-server`. */
+  readonly app: Hono;
+  /** The resolved settings. */
+  readonly settings: ApiServerSettings;
+  /** Turns in flight across every surface. */
+  activeTurns(): number;
+  /** True once `drain` was called. */
+  readonly draining: boolean;
+  /**
+   * Starts draining (spec §6.4): turn-starting routes answer 503, other routes keep working. Resolves once every
+   * turn has settled, or after `drain_timeout_s`, when the remaining turns are interrupted with issuer `shutdown`
+   * and awaited.
+   */
+  drain(options?: { timeoutMs?: number }): Promise<void>;
+  /** Stops the app's background timers; the host stays open (its owner closes it). */
+  close(): void;
+}
+
+const OPEN_PATHS = ['/health', '/v1/health'];
+
+/** Creates the OpenAI-compatible and runs API over an agent host (spec/openai-api.md). */
+export function createOpenAIApp(options: OpenAIAppOptions): OpenAIApp {
+  const { host } = options;
+  const settings = resolveApiServerSettings(host, options.settings);
+  const admission = new TurnAdmission(() => settings.maxConcurrentRuns);
+  const server: ServerContext = {
+    host,
+    settings,
+    admission,
+    approvals: new ApprovalRegistry(),
+    startedAt: Date.now(),
+    metrics: { requests: 0, turns: 0, errors: 0 },
+    keepaliveMs: options.keepaliveMs ?? 10_000,
+    runEventSubscribers: () => runs.subscriberCount(),
+  };
+  const runs = new RunRegistry(server);
+  // Stored responses older than the TTL are pruned at startup and then hourly (spec §14.5).
+  const prune = () => {
+    const ttlMs = settings.responseStoreTtlDays * 86_400_000;
+    void host.store.responses
+      .prune(ttlMs)
+      .catch((error) => host.logger.warn('response pruning failed', { error: String(error) }));
+  };
+  prune();
+  const pruneTimer = setInterval(prune, 3_600_000);
+  pruneTimer.unref();
+  const app = new Hono();
+  let metricsDay = new Date().toDateString();
+  app.use('*', async (_context, next) => {
+    // `metrics_today` counts since local midnight (spec §18).
+    const today = new Date().toDateString();
+    if (today !== metricsDay) {
+      metricsDay = today;
+      Object.assign(server.metrics, { requests: 0, turns: 0, errors: 0 });
+    }
+    server.metrics.requests += 1;
+    await next();
+  });
+  app.use('*', securityHeaders());
+  app.use('*', corsStage(settings.corsOrigins));
+  app.use('*', bodySizeStage());
+  app.use('*', authStage(settings.key, OPEN_PATHS));
+
+  registerInfoRoutes(app, server);
+  app.post('/v1/chat/completions', (context) => handleChatCompletions(server, context));
+  registerResponsesRoutes(app, server);
+  registerRunsRoutes(app, server, runs);
+  registerSessionRoutes(app, server, runs);
+
+  app.notFound((context) => errorResponse(context, new ApiError(404, 'not_found', `Not found: ${context.req.path}`)));
+  app.onError((error, context) => {
+    if (ApiError.isInstance(error)) {
+      if (error.status >= 500) server.metrics.errors += 1;
+      return errorResponse(context, error);
+    }
+    server.metrics.errors += 1;
+    host.logger.error('request failed', { error: redactSecrets(String(error)) });
+    return errorResponse(
+      context,
+      new ApiError(500, 'internal_error', `Internal server error: ${redactSecrets(String(error))}`),
+    );
+  });
+
+  return {
+    app,
+    settings,
+    activeTurns: () => admission.active,
+    get draining() {
+      return admission.draining;
+    },
+    close() {
+      clearInterval(pruneTimer);
+    },
+    async drain(drainOptions = {}) {
+      admission.draining = true;
+      const timeoutMs = drainOptions.timeoutMs ?? settings.drainTimeoutSeconds * 1000;
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = await Promise.race([
+        admission.whenIdle().then(() => false),
+        new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => resolve(true), timeoutMs);
+        }),
+      ]);
+      clearTimeout(timer);
+      if (!timedOut) return;
+      for (const agent of host.liveAgents())
+        agent.interrupt({ issuer: 'shutdown', reason: 'the server is shutting down', hard: true });
+      await admission.whenIdle();
+    },
+  };
+}
+
+/**
+ * A Node `clientError` listener for the HTTP server (spec §6.1): Node's parser rejects a bad `Content-Length` before
+ * the application runs, so this writes the same JSON answer, with the security headers, and closes the connection.
+ */
+export function handleClientError(error: Error & { code?: string }, socket: import('node:stream').Duplex): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const invalidLength = error.code === 'HPE_INVALID_CONTENT_LENGTH' || error.code === 'HPE_UNEXPECTED_CONTENT_LENGTH';
+  const failure = invalidLength
+    ? new ApiError(400, 'invalid_content_length', 'Content-Length must be a non-negative integer.', {
+        param: 'Content-Length',
+      })
+    : new ApiError(400, 'invalid_json', 'Malformed HTTP request.');
+  const body = JSON.stringify(failure.body());
+  const headers = [
+    'HTTP/1.1 400 Bad Request',
+    'Content-Type: application/json',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    'Cache-Control: no-store',
+    'Connection: close',
+    ...Object.entries(SECURITY_HEADER_LINES).map(([name, value]) => `${name}: ${value}`),
+  ];
+  socket.end(`${headers.join('\r\n')}\r\n\r\n${body}`);
+}

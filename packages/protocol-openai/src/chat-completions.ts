@@ -1,0 +1,310 @@
+import { createHash } from 'node:crypto';
+import type { Agent, AgentEvent, TurnResult } from '@hermes/core';
+import { redactSecrets } from '@hermes/core';
+import type { Context } from 'hono';
+import { stream } from 'hono/streaming';
+import { approvalPayload } from './approval-payload.js';
+import { ApiError } from './http-error.js';
+import { hexId } from './ids.js';
+import { selectModel } from './model-selection.js';
+import {
+  isValidSessionId,
+  normalizeConversation,
+  parseStreamFlag,
+  toChatMessage,
+  toTurnInput,
+} from './normalize-input.js';
+import {
+  agentForSession,
+  copyRow,
+  interruptReason,
+  readJsonBody,
+  type ServerContext,
+  sessionKeyHeader,
+} from './server-context.js';
+import { SSE_HEADERS, SseWriter } from './sse-writer.js';
+import { chatFinishReason, chatUsage, hermesOutcome, outcomeErrorCode, outcomeErrorText } from './turn-outcome.js';
+
+const TOOL_EMOJI: Record<string, string> = {
+  read: '📖',
+  edit: '✏️',
+  delete: '🗑️',
+  move: '📦',
+  search: '🔍',
+  execute: '💻',
+  think: '💭',
+  fetch: '🌐',
+  other: '🔧',
+};
+
+/** How long a settled completion id keeps answering `approval_not_active` (spec §13.7). */
+const APPROVAL_ID_RETENTION_MS = 3_600_000;
+
+/** Parses `X-Hermes-Events` or falls back to the setting (spec §9.3). */
+function selectedFrames(header: string | undefined, fallback: string[]): Set<string> {
+  const tokens = (header ?? fallback.join(','))
+    .split(',')
+    .map((token) => token.trim().toLowerCase())
+    .filter(Boolean);
+  return new Set(tokens.filter((token) => token === 'tool' || token === 'status' || token === 'approval'));
+}
+
+/** The derived session id of a header-less conversation (spec §13.3). */
+export function derivedSessionId(systemText: string, firstUserText: string): string {
+  return `api-${createHash('sha256').update(`${systemText}\n${firstUserText}`, 'utf8').digest('hex').slice(0, 16)}`;
+}
+
+/** Appends the rows an ephemeral turn produced to its derived session, and records the turn's usage there. */
+async function persistDerived(
+  server: ServerContext,
+  agent: Agent,
+  seedCount: number,
+  sessionId: string,
+  result: TurnResult,
+): Promise<void> {
+  try {
+    const rows = (await agent.history()).slice(seedCount);
+    const { store } = server.host;
+    if (!(await store.getSession(sessionId))) await store.createSession({ id: sessionId, source: 'api_server' });
+    if (rows.length > 0)
+      await store.appendMessages(
+        sessionId,
+        rows.map((row) => copyRow(row, result.turnId)),
+      );
+    if (result.route)
+      await store.recordUsage(sessionId, {
+        provider: result.route.provider,
+        model: result.route.model,
+        task: 'main',
+        usage: result.usage.turn,
+        costUsd: result.cost.turnUsd ?? 0,
+        costStatus: result.cost.status,
+      });
+  } catch (error) {
+    server.host.logger.warn('could not record a header-less turn', { error: String(error) });
+  }
+}
+
+/** `POST /v1/chat/completions` (spec §13). */
+export async function handleChatCompletions(server: ServerContext, context: Context): Promise<Response> {
+  const { host, settings, admission } = server;
+  const headerSession = context.req.header('X-Hermes-Session-Id');
+  if (headerSession !== undefined && !isValidSessionId(headerSession))
+    throw new ApiError(400, 'invalid_session_id', 'Invalid X-Hermes-Session-Id.', { param: 'X-Hermes-Session-Id' });
+  const sessionKey = sessionKeyHeader(context);
+  const body = await readJsonBody(context);
+  const messages = body.messages;
+  if (!Array.isArray(messages) || messages.length === 0)
+    throw new ApiError(400, 'missing_required_field', "Missing or invalid 'messages' field", { param: 'messages' });
+  const streaming = parseStreamFlag(body.stream);
+  const conversation = normalizeConversation(
+    messages.map((message) => (typeof message === 'object' && message !== null ? message : { role: null })) as {
+      role: unknown;
+      content: unknown;
+    }[],
+    (index) => `messages[${index}]`,
+    'No user message found in messages',
+  );
+  const selection = selectModel(host, settings, body, settings.directModelRequests);
+  const includeUsage =
+    streaming && (body.stream_options as { include_usage?: unknown } | null | undefined)?.include_usage === true;
+  const frames = streaming
+    ? selectedFrames(context.req.header('X-Hermes-Events'), settings.chatStreamEvents)
+    : new Set();
+  const sessionId = headerSession ?? derivedSessionId(conversation.systemText, conversation.firstUserText);
+  const completionId = hexId('chatcmpl-', 29);
+  const slot = admission.admit(sessionId, completionId);
+  server.metrics.turns += 1;
+  let agent: Agent;
+  let seedCount = 0;
+  try {
+    if (headerSession !== undefined) {
+      agent = await agentForSession(host, headerSession);
+    } else {
+      const seed = conversation.history.map(toChatMessage);
+      agent = await host.newSession({ ephemeral: true, seed, source: 'api_server' });
+      seedCount = (await agent.history()).length;
+    }
+  } catch (error) {
+    slot.release();
+    throw error;
+  }
+  const controller = new AbortController();
+  const approvalQueue = frames.has('approval') ? server.approvals.open(completionId) : null;
+  const pendingApprovalFrames: unknown[] = [];
+  let notifyApproval: (() => void) | null = null;
+  const approve = approvalQueue
+    ? server.approvals.callback(approvalQueue, (request) => {
+        pendingApprovalFrames.push(approvalPayload(completionId, request));
+        notifyApproval?.();
+      })
+    : // Without an approval channel the agent is denied at once rather than stalling until the timeout (spec §13.7).
+      async () => 'deny' as const;
+  const created = Math.floor(Date.now() / 1000);
+  const model = typeof body.model === 'string' && body.model !== '' ? body.model : settings.modelName;
+  const run = agent.runTurn(toTurnInput(conversation.input, conversation.systemText), {
+    signal: controller.signal,
+    ...(selection.spec ? { model: selection.spec } : {}),
+    callbacks: { approve },
+  });
+  const settle = run.result.then(async (result) => {
+    if (headerSession === undefined) {
+      await persistDerived(server, agent, seedCount, sessionId, result);
+      await agent.close().catch(() => undefined);
+    }
+    if (approvalQueue) {
+      approvalQueue.settled = true;
+      approvalQueue.settledAt = Date.now();
+      setTimeout(() => server.approvals.queues.delete(completionId), APPROVAL_ID_RETENTION_MS).unref();
+    }
+    slot.release();
+    return result;
+  });
+  context.header('X-Hermes-Session-Id', sessionId);
+  if (sessionKey !== undefined) context.header('X-Hermes-Session-Key', sessionKey);
+
+  if (!streaming) {
+    const onAbort = () => controller.abort(interruptReason('client_disconnect', 'the client disconnected'));
+    context.req.raw.signal.addEventListener('abort', onAbort, { once: true });
+    for await (const _event of run) {
+      // Events are not needed for a JSON answer; draining them keeps the core's buffer from filling.
+    }
+    const result = await settle;
+    context.req.raw.signal.removeEventListener('abort', onAbort);
+    const code = outcomeErrorCode(result);
+    if (result.outcome !== 'completed' && code !== 'iteration_limit' && result.finalText === '') {
+      throw new ApiError(502, 'agent_incomplete', outcomeErrorText(result), { hermes: hermesOutcome(result) });
+    }
+    const message: Record<string, unknown> = { role: 'assistant', content: result.finalText, refusal: null };
+    if (settings.showReasoning && result.lastReasoning) message.reasoning_content = result.lastReasoning;
+    const answer: Record<string, unknown> = {
+      id: completionId,
+      object: 'chat.completion',
+      created,
+      model,
+      choices: [{ index: 0, message, logprobs: null, finish_reason: chatFinishReason(result) }],
+      usage: chatUsage(result.usage.turn),
+    };
+    if (result.outcome !== 'completed') {
+      const hermes = hermesOutcome(result);
+      answer.hermes = hermes;
+      context.header('X-Hermes-Completed', 'false');
+      context.header('X-Hermes-Partial', String(hermes.partial));
+      context.header('X-Hermes-Error', hermes.error_code);
+    }
+    return context.json(answer);
+  }
+
+  for (const [name, value] of Object.entries(SSE_HEADERS)) context.header(name, value);
+  const base = { id: completionId, object: 'chat.completion.chunk', created, model };
+  const usageKey = includeUsage ? { usage: null } : {};
+  const chunk = (delta: Record<string, unknown>, finishReason: string | null = null, extra = {}) => ({
+    ...base,
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+    ...usageKey,
+    ...extra,
+  });
+  let writer: SseWriter | null = null;
+  let contentSent = false;
+  const finishAndClose = async (result: TurnResult | null) => {
+    if (!writer) return;
+    if (result && !contentSent && result.finalText !== '') await writer.frame(chunk({ content: result.finalText }));
+    const finishReason = result ? chatFinishReason(result) : 'error';
+    const failed = result?.outcome !== 'completed';
+    const extra = failed
+      ? {
+          error: {
+            message: result ? outcomeErrorText(result) : 'Internal server error',
+            type: 'server_error',
+            param: null,
+            code: result ? outcomeErrorCode(result) : 'agent_error',
+          },
+          ...(result ? { hermes: hermesOutcome(result) } : {}),
+        }
+      : {};
+    await writer.frame(chunk({}, finishReason, extra));
+    if (includeUsage && result) await writer.frame({ ...base, choices: [], usage: chatUsage(result.usage.turn) });
+    await writer.frame('[DONE]');
+    await writer.finish();
+  };
+  return stream(
+    context,
+    async (streamApi) => {
+      writer = new SseWriter(streamApi, server.keepaliveMs);
+      const sse = writer;
+      streamApi.onAbort(() => controller.abort(interruptReason('client_disconnect', 'the client disconnected')));
+      context.req.raw.signal.addEventListener('abort', () =>
+        controller.abort(interruptReason('client_disconnect', 'the client disconnected')),
+      );
+      notifyApproval = () => {
+        for (const payload of pendingApprovalFrames.splice(0)) void sse.frame(payload, { event: 'approval.request' });
+      };
+      await sse.frame(chunk({ role: 'assistant', content: '' }));
+      const started = new Set<string>();
+      const reasoningSent = new Set<string>();
+      for await (const event of run as AsyncIterable<AgentEvent>) {
+        if (event.type === 'message.delta' && event.text) {
+          contentSent = true;
+          await sse.frame(chunk({ content: event.text }));
+        } else if (event.type === 'reasoning.delta' && settings.showReasoning) {
+          reasoningSent.add(event.messageId);
+          await sse.frame(chunk({ reasoning_content: event.text }));
+        } else if (event.type === 'reasoning.end' && settings.showReasoning && !reasoningSent.has(event.messageId)) {
+          if (event.text) await sse.frame(chunk({ reasoning_content: event.text }));
+        } else if (event.type === 'tool.start' && frames.has('tool') && !event.name.startsWith('_')) {
+          started.add(event.callId);
+          await sse.frame(
+            {
+              tool: event.name,
+              emoji: TOOL_EMOJI[event.kind] ?? TOOL_EMOJI.other,
+              label: redactSecrets(event.title).slice(0, 120),
+              toolCallId: event.callId,
+              status: 'running',
+            },
+            { event: 'hermes.tool.progress' },
+          );
+        } else if (event.type === 'tool.end' && frames.has('tool') && started.has(event.callId)) {
+          await sse.frame(
+            {
+              tool: event.name,
+              toolCallId: event.callId,
+              status: event.status === 'completed' ? 'completed' : 'failed',
+            },
+            { event: 'hermes.tool.progress' },
+          );
+        } else if (frames.has('status')) {
+          const status = statusFrame(event);
+          if (status) await sse.frame(status, { event: 'hermes.status' });
+        }
+      }
+      const result = await settle;
+      if (sse.closed) return;
+      await finishAndClose(result);
+    },
+    async (error) => {
+      host.logger.error('chat stream failed', { error: redactSecrets(String(error)) });
+      controller.abort(interruptReason('internal_error', 'the handler failed'));
+      await finishAndClose(null);
+    },
+  );
+}
+
+function statusFrame(event: AgentEvent): { kind: string; message: string } | null {
+  switch (event.type) {
+    case 'status':
+      return { kind: event.phase, message: event.text };
+    case 'retry':
+      return {
+        kind: 'retrying',
+        message: `Retrying (attempt ${event.attempt}/${event.maxRetries}) in ${Math.round(event.delayMs / 1000)}s`,
+      };
+    case 'fallback':
+      return { kind: 'fallback', message: `Falling back to ${event.to.spec}` };
+    case 'compaction.start':
+      return { kind: 'compressing', message: 'Compressing the conversation' };
+    case 'compaction.end':
+      return { kind: 'compressed', message: 'Conversation compressed' };
+    default:
+      return null;
+  }
+}

@@ -1,0 +1,459 @@
+import type { Agent, AgentEvent, JsonValue, ResponseRecord, TurnResult } from '@hermes/core';
+import { redactSecrets } from '@hermes/core';
+import type { Context, Hono } from 'hono';
+import { stream } from 'hono/streaming';
+import { ApiError, invalidField } from './http-error.js';
+import { hexId, newSessionId } from './ids.js';
+import { selectModel } from './model-selection.js';
+import { normalizeConversation, parseStreamFlag, toChatMessage, toTurnInput } from './normalize-input.js';
+import { placeTurn, previousResponse } from './placement.js';
+import {
+  agentForSession,
+  interruptReason,
+  readJsonBody,
+  type ServerContext,
+  sessionKeyHeader,
+} from './server-context.js';
+import { SSE_HEADERS, SseWriter } from './sse-writer.js';
+import { outcomeErrorCode, outcomeErrorText, responsesUsage } from './turn-outcome.js';
+
+const CUT = 16_384;
+function cut(value: string): string {
+  return value.length > CUT ? `${value.slice(0, CUT)}…[truncated ${value.length - CUT} chars]` : value;
+}
+
+type Item = Record<string, unknown> & { id: string; type: string };
+
+/** Builds a response object (spec §14.4). */
+function responseObject(fields: {
+  id: string;
+  createdAt: number;
+  status: string;
+  model: string;
+  output: Item[];
+  usage: unknown;
+  error: unknown;
+  incompleteDetails: unknown;
+  instructions: string | null;
+  metadata: Record<string, string>;
+  previousResponseId: string | null;
+  store: boolean;
+  truncation: string;
+}) {
+  return {
+    id: fields.id,
+    object: 'response',
+    created_at: fields.createdAt,
+    status: fields.status,
+    model: fields.model,
+    output: fields.output,
+    usage: fields.usage,
+    error: fields.error,
+    incomplete_details: fields.incompleteDetails,
+    instructions: fields.instructions,
+    metadata: fields.metadata,
+    parallel_tool_calls: false,
+    temperature: null,
+    top_p: null,
+    tool_choice: 'auto',
+    tools: [],
+    previous_response_id: fields.previousResponseId,
+    store: fields.store,
+    truncation: fields.truncation,
+  };
+}
+
+/** Status fields of a settled turn (spec §14.4). */
+function outcomeFields(result: TurnResult) {
+  if (result.outcome === 'completed') {
+    if (result.finishReason === 'length')
+      return { status: 'incomplete', error: null, incompleteDetails: { reason: 'max_output_tokens' } };
+    if (result.finishReason === 'content_filter')
+      return { status: 'incomplete', error: null, incompleteDetails: { reason: 'content_filter' } };
+    return { status: 'completed', error: null, incompleteDetails: null };
+  }
+  if (result.outcome === 'cancelled')
+    return { status: 'incomplete', error: null, incompleteDetails: { reason: 'interrupted' } };
+  const code = outcomeErrorCode(result) === 'iteration_limit' ? 'iteration_limit' : 'agent_error';
+  return { status: 'failed', error: { code, message: outcomeErrorText(result) }, incompleteDetails: null };
+}
+
+/** `/v1/responses` routes (spec §14). */
+export function registerResponsesRoutes(app: Hono, server: ServerContext): void {
+  const { host, settings, admission } = server;
+  const store = host.store.responses;
+
+  app.get('/v1/responses/:id', async (context) => {
+    const id = context.req.param('id');
+    const record = await store.get(id);
+    if (!record) throw new ApiError(404, 'response_not_found', `Response not found: ${id}`);
+    return context.json((record.request as { object?: unknown }).object ?? null);
+  });
+
+  app.delete('/v1/responses/:id', async (context) => {
+    const id = context.req.param('id');
+    if (!(await store.delete(id))) throw new ApiError(404, 'response_not_found', `Response not found: ${id}`);
+    return context.json({ id, object: 'response', deleted: true });
+  });
+
+  app.post('/v1/responses', (context) => createResponse(server, context));
+
+  async function createResponse(serverContext: ServerContext, context: Context): Promise<Response> {
+    const sessionKey = sessionKeyHeader(context);
+    const body = await readJsonBody(context);
+    if (body.input === undefined || body.input === null)
+      throw new ApiError(400, 'missing_required_field', "Missing 'input' field", { param: 'input' });
+    if (typeof body.input !== 'string' && !Array.isArray(body.input))
+      throw invalidField('input', "'input' must be a string or array");
+    const streaming = parseStreamFlag(body.stream);
+    const storeFlag = body.store === undefined ? true : body.store;
+    if (typeof storeFlag !== 'boolean') throw invalidField('store', "'store' must be a boolean.");
+    const truncation = body.truncation ?? 'disabled';
+    if (truncation !== 'disabled' && truncation !== 'auto') throw invalidField('truncation', 'Invalid truncation.');
+    const metadata = (body.metadata ?? {}) as Record<string, unknown>;
+    if (
+      typeof metadata !== 'object' ||
+      Array.isArray(metadata) ||
+      Object.values(metadata).some((v) => typeof v !== 'string')
+    )
+      throw invalidField('metadata', "'metadata' must be an object of strings.");
+    const conversationName =
+      typeof body.conversation === 'string'
+        ? body.conversation
+        : typeof (body.conversation as { id?: unknown } | undefined)?.id === 'string'
+          ? (body.conversation as { id: string }).id
+          : null;
+    if (conversationName !== null && body.previous_response_id !== undefined)
+      throw invalidField('conversation', 'Use either conversation or previous_response_id.');
+    const items = (typeof body.input === 'string' ? [body.input] : (body.input as unknown[]))
+      .map((item) => (typeof item === 'string' ? { role: 'user', content: item } : (item as Record<string, unknown>)))
+      .filter(
+        (item) =>
+          !['reasoning', 'function_call', 'function_call_output', 'item_reference'].includes(String(item.type ?? '')),
+      ) as { role: unknown; content: unknown }[];
+    let previous: ResponseRecord | null = null;
+    if (typeof body.previous_response_id === 'string') {
+      previous = await previousResponse(host, body.previous_response_id);
+    } else if (conversationName !== null) {
+      previous = await store.latestForConversation(conversationName);
+    }
+    const previousInstructions = previous
+      ? ((previous.request as { instructions?: string | null }).instructions ?? null)
+      : null;
+    const instructions = typeof body.instructions === 'string' ? body.instructions : previousInstructions;
+    const conversation = normalizeConversation(
+      items,
+      (index) => `input[${index}]`,
+      'No user message found in input',
+      instructions ? [instructions] : [],
+    );
+    const selection = selectModel(host, settings, body, settings.directModelRequests);
+    const model = typeof body.model === 'string' && body.model !== '' ? body.model : settings.modelName;
+    const responseId = hexId('resp_', 24);
+    admission.checkCapacity();
+    const placement = await placeTurn(host, previous, body.conversation_history, newSessionId());
+    const seedRows = placement.seed;
+    const targetSession = placement.sessionId;
+    const slot = admission.admit(targetSession, responseId);
+    serverContext.metrics.turns += 1;
+    let agent: Agent;
+    let firstRowId: number | null = null;
+    try {
+      if (!(await host.store.getSession(targetSession)))
+        await host.store.createSession({ id: targetSession, source: 'api_server' });
+      const history = [
+        ...seedRows,
+        ...conversation.history.map(toChatMessage).map((m) => ({
+          role: m.role as 'user' | 'assistant',
+          content: String(typeof m.content === 'string' ? m.content : ''),
+        })),
+      ];
+      if (history.length > 0) {
+        const ids = await host.store.appendMessages(targetSession, history);
+        firstRowId = ids[0] ?? null;
+      }
+      agent = await agentForSession(host, targetSession);
+    } catch (error) {
+      slot.release();
+      throw error;
+    }
+    const createdAtMs = Date.now();
+    const createdAt = Math.floor(createdAtMs / 1000);
+    const controller = new AbortController();
+    const output: Item[] = [];
+    const request = { instructions, metadata, input: items as unknown as JsonValue };
+    const build = (status: string, extra: { usage?: unknown; error?: unknown; incompleteDetails?: unknown } = {}) =>
+      responseObject({
+        id: responseId,
+        createdAt,
+        status,
+        model,
+        output,
+        usage: extra.usage ?? null,
+        error: extra.error ?? null,
+        incompleteDetails: extra.incompleteDetails ?? null,
+        instructions,
+        metadata: metadata as Record<string, string>,
+        previousResponseId: previous?.id ?? null,
+        store: storeFlag,
+        truncation: truncation as string,
+      });
+    const save = async (object: ReturnType<typeof build>, result: TurnResult | null) => {
+      if (!storeFlag) return;
+      const rowIds = result ? [...(result.userRowId !== null ? [result.userRowId] : []), ...result.rowIds] : [];
+      await store
+        .put({
+          id: responseId,
+          sessionId: targetSession,
+          previousResponseId: previous?.id ?? null,
+          conversation: conversationName,
+          model,
+          status: object.status as ResponseRecord['status'],
+          request: { ...request, object: object as unknown as JsonValue } as JsonValue,
+          output: object.output as unknown as JsonValue,
+          usage: (object.usage ?? null) as JsonValue,
+          error: (object.error ?? null) as JsonValue,
+          firstRowId: firstRowId ?? (rowIds.length ? Math.min(...rowIds) : null),
+          lastRowId: rowIds.length ? Math.max(...rowIds) : null,
+          createdAt: createdAtMs,
+          completedAt: result ? Date.now() : null,
+        })
+        .catch((error) => host.logger.warn('response store write failed', { error: String(error) }));
+    };
+    context.header('X-Hermes-Session-Id', targetSession);
+    if (sessionKey !== undefined) context.header('X-Hermes-Session-Key', sessionKey);
+    const turn = agent.runTurn(toTurnInput(conversation.input, conversation.systemText), {
+      signal: controller.signal,
+      ...(selection.spec ? { model: selection.spec } : {}),
+      callbacks: { approve: async () => 'deny' as const },
+    });
+
+    // Item bookkeeping shared by both modes (spec §14.7).
+    let emit: (event: Record<string, unknown>) => Promise<void> = async () => undefined;
+    let openMessage: Item | null = null;
+    let openText = '';
+    const calls = new Map<string, Item>();
+    const indexOf = (item: Item) => output.indexOf(item);
+    const closeMessage = async (phase: string, status: string) => {
+      if (!openMessage) return;
+      const item = openMessage;
+      openMessage = null;
+      const part = { type: 'output_text', text: openText, annotations: [] };
+      Object.assign(item, { status, phase, content: [part] });
+      const base = { item_id: item.id, output_index: indexOf(item), content_index: 0 };
+      await emit({ type: 'response.output_text.done', ...base, text: openText, logprobs: [] });
+      await emit({ type: 'response.content_part.done', ...base, part });
+      await emit({ type: 'response.output_item.done', output_index: indexOf(item), item: { ...item } });
+    };
+    const openMessageItem = async (): Promise<Item> => {
+      const item: Item = {
+        id: hexId('msg_', 24),
+        type: 'message',
+        status: 'in_progress',
+        role: 'assistant',
+        content: [],
+      };
+      output.push(item);
+      openMessage = item;
+      openText = '';
+      await emit({ type: 'response.output_item.added', output_index: indexOf(item), item: { ...item, content: [] } });
+      await emit({
+        type: 'response.content_part.added',
+        item_id: item.id,
+        output_index: indexOf(item),
+        content_index: 0,
+        part: { type: 'output_text', text: '', annotations: [] },
+      });
+      return item;
+    };
+    // Reasoning items (spec §14.7, only with show_reasoning): one per burst, never overlapping a message item.
+    let openReasoning: Item | null = null;
+    let reasoningText = '';
+    let heldReasoning = '';
+    const reasonedSteps = new Set<string>();
+    const reasoningBase = (item: Item) => ({ item_id: item.id, output_index: indexOf(item), summary_index: 0 });
+    const openReasoningItem = async (): Promise<Item> => {
+      const item: Item = { id: hexId('rs_', 24), type: 'reasoning', summary: [] };
+      output.push(item);
+      openReasoning = item;
+      reasoningText = '';
+      await emit({ type: 'response.output_item.added', output_index: indexOf(item), item: { ...item, summary: [] } });
+      await emit({
+        type: 'response.reasoning_summary_part.added',
+        ...reasoningBase(item),
+        part: { type: 'summary_text', text: '' },
+      });
+      return item;
+    };
+    const reasoningDelta = async (item: Item, delta: string) => {
+      reasoningText += delta;
+      await emit({ type: 'response.reasoning_summary_text.delta', ...reasoningBase(item), delta });
+    };
+    const closeReasoning = async () => {
+      if (!openReasoning) return;
+      const item = openReasoning;
+      openReasoning = null;
+      const part = { type: 'summary_text', text: reasoningText };
+      item.summary = [part];
+      await emit({ type: 'response.reasoning_summary_text.done', ...reasoningBase(item), text: reasoningText });
+      await emit({ type: 'response.reasoning_summary_part.done', ...reasoningBase(item), part });
+      await emit({ type: 'response.output_item.done', output_index: indexOf(item), item: { ...item } });
+    };
+    const wholeReasoning = async (text: string) => {
+      const item = await openReasoningItem();
+      await reasoningDelta(item, text);
+      await closeReasoning();
+    };
+    const onEvent = async (event: AgentEvent) => {
+      if (event.type === 'reasoning.delta' && settings.showReasoning && event.text) {
+        reasonedSteps.add(event.messageId);
+        // Reasoning that arrives while the step's message is open is held back until that message closes.
+        if (openMessage) heldReasoning += event.text;
+        else await reasoningDelta(openReasoning ?? (await openReasoningItem()), event.text);
+      } else if (event.type === 'reasoning.end' && settings.showReasoning) {
+        if (openReasoning) await closeReasoning();
+        else if (!reasonedSteps.has(event.messageId) && event.text) {
+          if (openMessage) heldReasoning += event.text;
+          else await wholeReasoning(event.text);
+        }
+      } else if (event.type === 'message.delta' && event.text) {
+        if (openReasoning) await closeReasoning();
+        const item = openMessage ?? (await openMessageItem());
+        openText += event.text;
+        await emit({
+          type: 'response.output_text.delta',
+          item_id: item.id,
+          output_index: indexOf(item),
+          content_index: 0,
+          delta: event.text,
+          logprobs: [],
+        });
+      } else if (event.type === 'message.end') {
+        await closeMessage(
+          event.hasToolCalls ? 'commentary' : 'final_answer',
+          event.discarded || event.interrupted ? 'incomplete' : 'completed',
+        );
+        if (heldReasoning) {
+          const held = heldReasoning;
+          heldReasoning = '';
+          await wholeReasoning(held);
+        }
+        if (openReasoning) await closeReasoning();
+      } else if (event.type === 'tool.start') {
+        const args = cut(JSON.stringify(event.args ?? {}));
+        const item: Item = {
+          id: hexId('fc_', 24),
+          type: 'function_call',
+          status: 'in_progress',
+          call_id: event.callId,
+          name: event.name,
+          arguments: '',
+        };
+        output.push(item);
+        calls.set(event.callId, item);
+        await emit({ type: 'response.output_item.added', output_index: indexOf(item), item: { ...item } });
+        item.arguments = args;
+        await emit({
+          type: 'response.function_call_arguments.delta',
+          item_id: item.id,
+          output_index: indexOf(item),
+          delta: args,
+        });
+        await emit({
+          type: 'response.function_call_arguments.done',
+          item_id: item.id,
+          output_index: indexOf(item),
+          arguments: args,
+        });
+      } else if (event.type === 'tool.end') {
+        const call = calls.get(event.callId);
+        if (!call) return;
+        call.status = event.status === 'cancelled' ? 'incomplete' : 'completed';
+        await emit({ type: 'response.output_item.done', output_index: indexOf(call), item: { ...call } });
+        const result: Item = {
+          id: hexId('fco_', 24),
+          type: 'function_call_output',
+          status: 'completed',
+          call_id: event.callId,
+          output: cut(redactSecrets(event.result)),
+        };
+        output.push(result);
+        await emit({ type: 'response.output_item.added', output_index: indexOf(result), item: { ...result } });
+        await emit({ type: 'response.output_item.done', output_index: indexOf(result), item: { ...result } });
+      }
+    };
+    const finalize = async (result: TurnResult) => {
+      if (openReasoning) await closeReasoning();
+      if (openMessage) await closeMessage('final_answer', result.outcome === 'completed' ? 'completed' : 'incomplete');
+      if (!output.some((item) => item.type === 'message') && result.finalText) {
+        const item = await openMessageItem();
+        openText = result.finalText;
+        await emit({
+          type: 'response.output_text.delta',
+          item_id: item.id,
+          output_index: indexOf(item),
+          content_index: 0,
+          delta: result.finalText,
+          logprobs: [],
+        });
+        await closeMessage('final_answer', 'completed');
+      }
+      const fields = outcomeFields(result);
+      const object = build(fields.status, {
+        usage: responsesUsage(result.usage.turn),
+        error: fields.error,
+        incompleteDetails: fields.incompleteDetails,
+      });
+      await save(object, result);
+      return object;
+    };
+    const settle = turn.result.finally(() => slot.release());
+
+    if (!streaming) {
+      const onAbort = () => controller.abort(interruptReason('client_disconnect', 'the client disconnected'));
+      context.req.raw.signal.addEventListener('abort', onAbort, { once: true });
+      for await (const event of turn as AsyncIterable<AgentEvent>) await onEvent(event);
+      const object = await finalize(await settle);
+      return context.json(object);
+    }
+    for (const [name, value] of Object.entries(SSE_HEADERS)) context.header(name, value);
+    let writer: SseWriter | null = null;
+    return stream(
+      context,
+      async (streamApi) => {
+        writer = new SseWriter(streamApi, serverContext.keepaliveMs);
+        const sse = writer;
+        let sequence = 0;
+        emit = async (event) => {
+          const framed = { ...event, sequence_number: sequence };
+          sequence += 1;
+          await sse.frame(framed, { event: String(event.type) });
+        };
+        streamApi.onAbort(() => controller.abort(interruptReason('client_disconnect', 'the client disconnected')));
+        const initial = build('in_progress');
+        await save(initial, null);
+        await emit({ type: 'response.created', response: initial });
+        await emit({ type: 'response.in_progress', response: initial });
+        for await (const event of turn as AsyncIterable<AgentEvent>) await onEvent(event);
+        const object = await finalize(await settle);
+        const terminal =
+          object.status === 'completed'
+            ? 'response.completed'
+            : object.status === 'failed'
+              ? 'response.failed'
+              : 'response.incomplete';
+        await emit({ type: terminal, response: object });
+        await sse.finish();
+      },
+      async (error) => {
+        // A failure of this handler still ends the stream with a terminal event (spec §22.2).
+        host.logger.error('responses stream failed', { error: redactSecrets(String(error)) });
+        controller.abort(interruptReason('internal_error', 'the handler failed'));
+        const failed = build('failed', { error: { code: 'agent_error', message: 'Internal server error' } });
+        await save(failed, null);
+        await emit({ type: 'response.failed', response: failed });
+        await writer?.finish();
+      },
+    );
+  }
+}

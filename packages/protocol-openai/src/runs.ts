@@ -1,0 +1,693 @@
+import { createHash } from 'node:crypto';
+import type { Agent, AgentEvent, JsonValue, RunRecord, TurnResult } from '@hermes/core';
+import { redactSecrets } from '@hermes/core';
+import type { Context, Hono } from 'hono';
+import { stream } from 'hono/streaming';
+import { approvalPayload } from './approval-payload.js';
+import { ApiError, invalidField } from './http-error.js';
+import { hexId, nativeTime } from './ids.js';
+import { selectModel } from './model-selection.js';
+import { isValidSessionId, normalizeContent, normalizeConversation, toTurnInput } from './normalize-input.js';
+import { type Placement, placeTurn, previousResponse } from './placement.js';
+import {
+  type ApprovalQueue,
+  agentForSession,
+  interruptReason,
+  readJsonBody,
+  type ServerContext,
+  sessionKeyHeader,
+} from './server-context.js';
+import { SSE_HEADERS, SseWriter } from './sse-writer.js';
+import type { TurnSlot } from './turn-admission.js';
+import { nativeUsage, outcomeErrorCode, outcomeErrorText } from './turn-outcome.js';
+
+/** Newest events kept per run (spec §19.3). */
+export const RUN_BACKLOG_SIZE = 1_000;
+/** How long a terminal run's backlog and approval state stay in memory (spec §19.9). */
+const RETENTION_MS = 3_600_000;
+/** Unsent live events after which a subscriber is disconnected (spec §19.3). */
+const SLOW_SUBSCRIBER_LIMIT = 256;
+const TERMINAL_EVENTS = new Set(['run.completed', 'run.failed', 'run.cancelled', 'run.interrupted']);
+
+/** One run event as sent. */
+export type RunEventPayload = Record<string, unknown> & {
+  event: string;
+  run_id: string;
+  timestamp: number;
+  seq?: number;
+};
+
+/** A run executing (or recently settled) in this process. */
+export interface LiveRun {
+  id: string;
+  sessionId: string;
+  model: string;
+  runtime: Record<string, unknown>;
+  controller: AbortController;
+  agent: Agent | null;
+  status: 'queued' | 'running' | 'stopping' | 'completed' | 'cancelled' | 'failed' | 'interrupted';
+  backlog: RunEventPayload[];
+  nextSeq: number;
+  lastEvent: string | null;
+  subscribers: Set<() => void>;
+  terminal: boolean;
+  approvals: ApprovalQueue;
+  result: TurnResult | null;
+  terminalPayload: RunEventPayload | null;
+  /** Every core event of the turn, kept only for a session-chat stream, which maps core events itself. */
+  coreLog: AgentEvent[] | null;
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (typeof value === 'object' && value !== null)
+    return `{${Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`)
+      .join(',')}}`;
+  return JSON.stringify(value);
+}
+
+/** Maps the core's `approval.resolved` source to the wire's (spec §19.7). */
+export function approvalSource(source: string): 'client' | 'timeout' | 'stop' | 'error' {
+  if (source === 'user') return 'client';
+  if (source === 'timeout') return 'timeout';
+  if (source === 'cancelled') return 'stop';
+  return 'error';
+}
+
+/** Terminal status, event name and flags of a settled turn (spec §19.6). */
+export function terminalOf(result: TurnResult): {
+  status: 'completed' | 'failed' | 'cancelled' | 'interrupted';
+  stored: 'completed' | 'failed' | 'cancelled';
+  fields: Record<string, unknown>;
+} {
+  const pendingSteer = result.pendingSteer ? { pending_steer: result.pendingSteer } : {};
+  if (result.outcome === 'completed')
+    return {
+      status: 'completed',
+      stored: 'completed',
+      fields: {
+        output: result.finalText,
+        usage: nativeUsage(result.usage.turn),
+        completed: true,
+        partial: false,
+        interrupted: false,
+        ...pendingSteer,
+      },
+    };
+  if (result.outcome === 'cancelled') {
+    const issuer = result.interruptedBy?.issuer ?? 'user';
+    if (issuer === 'shutdown')
+      return {
+        status: 'interrupted',
+        stored: 'cancelled',
+        fields: {
+          error: 'Gateway shutdown interrupted the run.',
+          completed: false,
+          interrupted: true,
+          turn_exit_reason: 'interrupted_by_system(shutdown)',
+        },
+      };
+    return {
+      status: 'cancelled',
+      stored: 'cancelled',
+      fields: {
+        completed: false,
+        interrupted: true,
+        turn_exit_reason: issuer === 'user' ? 'interrupted_by_user' : `interrupted_by_system(${issuer})`,
+        ...pendingSteer,
+      },
+    };
+  }
+  const limited = outcomeErrorCode(result) === 'iteration_limit';
+  return {
+    status: 'failed',
+    stored: 'failed',
+    fields: {
+      error: outcomeErrorText(result),
+      completed: false,
+      partial: limited ? true : result.partial,
+      interrupted: false,
+      turn_exit_reason: result.exitReason,
+      ...(result.finalText ? { output: result.finalText } : {}),
+      ...pendingSteer,
+    },
+  };
+}
+
+/** Runs of this process: creation, events, backlog, approvals, steer and stop (spec §19). */
+export class RunRegistry {
+  readonly live = new Map<string, LiveRun>();
+
+  constructor(private readonly server: ServerContext) {}
+
+  /** Registers a run's in-memory state; the caller starts it with {@link RunRegistry.start}. */
+  register(
+    runId: string,
+    sessionId: string,
+    model: string,
+    selection: { routeSource: string; requested: { model: string | null; provider: string | null } },
+  ): LiveRun {
+    const run: LiveRun = {
+      id: runId,
+      sessionId,
+      model,
+      runtime: { provider: null, model: null, route_source: selection.routeSource, requested: selection.requested },
+      controller: new AbortController(),
+      agent: null,
+      status: 'queued',
+      backlog: [],
+      nextSeq: 0,
+      lastEvent: null,
+      subscribers: new Set(),
+      terminal: false,
+      approvals: this.server.approvals.open(runId),
+      result: null,
+      terminalPayload: null,
+      coreLog: null,
+    };
+    this.live.set(runId, run);
+    return run;
+  }
+
+  /** Appends an event to a run's backlog and wakes its subscribers. */
+  emit(run: LiveRun, event: string, payload: Record<string, unknown> = {}): void {
+    const full: RunEventPayload = { event, run_id: run.id, timestamp: Date.now() / 1000, seq: run.nextSeq, ...payload };
+    run.nextSeq += 1;
+    run.lastEvent = event;
+    run.backlog.push(full);
+    if (run.backlog.length > RUN_BACKLOG_SIZE) run.backlog.shift();
+    for (const wake of run.subscribers) wake();
+  }
+
+  /** Starts a registered run's turn in the background. */
+  start(
+    run: LiveRun,
+    slot: TurnSlot,
+    prepare: () => Promise<{ agent: Agent; input: ReturnType<typeof toTurnInput>; model: string | undefined }>,
+  ): void {
+    const { host } = this.server;
+    const store = host.store.runs;
+    const execute = async () => {
+      const { agent, input, model } = await prepare();
+      run.agent = agent;
+      const approve = this.server.approvals.callback(run.approvals, (request) => {
+        this.emit(run, 'approval.request', approvalPayload(run.id, request));
+      });
+      if (run.controller.signal.aborted) {
+        await this.finish(run, null);
+        return;
+      }
+      const turn = agent.runTurn(input, {
+        signal: run.controller.signal,
+        ...(model ? { model } : {}),
+        callbacks: { approve },
+      });
+      const requested = new Set<string>();
+      const reasoned = new Set<string>();
+      for await (const event of turn as AsyncIterable<AgentEvent>) {
+        if (run.coreLog) {
+          run.coreLog.push(event);
+          for (const wake of run.subscribers) wake();
+        }
+        switch (event.type) {
+          case 'turn.start':
+            if (run.status === 'queued') run.status = 'running';
+            await store
+              .update(run.id, { status: 'running', turnId: event.turnId, startedAt: Date.now() })
+              .catch(() => undefined);
+            break;
+          case 'message.delta':
+            if (event.text) this.emit(run, 'message.delta', { delta: event.text });
+            break;
+          case 'message.end':
+            if (event.hasToolCalls && event.text)
+              this.emit(run, 'message.interim', { text: event.text, already_streamed: true });
+            break;
+          case 'reasoning.delta':
+            reasoned.add(event.messageId);
+            if (this.server.settings.showReasoning) this.emit(run, 'reasoning.delta', { delta: event.text });
+            break;
+          case 'reasoning.end':
+            // Reasoning that was not streamed arrives whole (spec §22.2).
+            if (this.server.settings.showReasoning && !reasoned.has(event.messageId) && event.text)
+              this.emit(run, 'reasoning.available', { text: event.text });
+            break;
+          case 'tool.start':
+            this.emit(run, 'tool.started', {
+              tool: event.name,
+              tool_call_id: event.callId,
+              preview: redactSecrets(event.title).slice(0, 200),
+            });
+            break;
+          case 'tool.end':
+            this.emit(run, 'tool.completed', {
+              tool: event.name,
+              tool_call_id: event.callId,
+              duration: Math.round(event.durationMs) / 1000,
+              error: event.status !== 'completed',
+              preview: redactSecrets(event.result).slice(0, 500),
+            });
+            break;
+          case 'subagent.start':
+            this.emit(run, 'subagent.start', {
+              subagent_id: event.childId,
+              child_session_id: event.childSessionId,
+              task_index: event.taskIndex,
+              goal: redactSecrets(event.goal),
+              model: event.model?.spec ?? null,
+            });
+            break;
+          case 'subagent.end':
+            this.emit(run, 'subagent.complete', {
+              subagent_id: event.childId,
+              status: event.status,
+              summary: redactSecrets(event.summary),
+              exit_reason: event.exitReason,
+              input_tokens: event.usage.inputTokens,
+              output_tokens: event.usage.outputTokens,
+            });
+            break;
+          case 'approval.request':
+            requested.add(event.request.requestId);
+            break;
+          case 'approval.resolved':
+            if (requested.has(event.requestId))
+              this.emit(run, 'approval.responded', {
+                choice: event.choice ?? 'deny',
+                request_id: event.requestId,
+                resolved: 1,
+                source: approvalSource(event.source),
+              });
+            break;
+          default:
+            break;
+        }
+      }
+      await this.finish(run, await turn.result);
+    };
+    execute()
+      .catch(async (error) => {
+        host.logger.error('run failed', { error: redactSecrets(String(error)) });
+        await this.finish(run, null, redactSecrets(String(error)));
+      })
+      .finally(() => slot.release());
+  }
+
+  private async finish(run: LiveRun, result: TurnResult | null, failure?: string): Promise<void> {
+    if (run.terminal) return;
+    run.result = result;
+    let status: LiveRun['status'];
+    let stored: 'completed' | 'failed' | 'cancelled';
+    let fields: Record<string, unknown>;
+    if (result) ({ status, stored, fields } = terminalOf(result));
+    else if (failure === undefined) {
+      status = 'cancelled';
+      stored = 'cancelled';
+      fields = { completed: false, interrupted: true, turn_exit_reason: 'interrupted_by_user' };
+    } else {
+      status = 'failed';
+      stored = 'failed';
+      fields = { error: failure, completed: false, partial: false, interrupted: false };
+    }
+    run.status = status;
+    if (status === 'completed') fields.runtime = run.runtime;
+    await this.server.host.store.runs
+      .update(run.id, {
+        status: stored,
+        result: { ...fields, wire_status: status } as JsonValue,
+        exitReason: result?.exitReason ?? null,
+        error:
+          status === 'failed' || status === 'interrupted' ? ({ message: String(fields.error) } as JsonValue) : null,
+        endedAt: Date.now(),
+      })
+      .catch((error) => this.server.host.logger.warn('run update failed', { error: String(error) }));
+    run.terminal = true;
+    run.approvals.settled = true;
+    this.emit(run, `run.${status}`, fields);
+    run.terminalPayload = run.backlog.at(-1) ?? null;
+    setTimeout(() => {
+      this.live.delete(run.id);
+      this.server.approvals.queues.delete(run.id);
+    }, RETENTION_MS).unref();
+  }
+
+  /** Event-stream subscribers across every run, for the detailed health report. */
+  subscriberCount(): number {
+    let count = 0;
+    for (const run of this.live.values()) count += run.subscribers.size;
+    return count;
+  }
+
+  /** The wire status of a run (spec §19.5). */
+  wireStatus(run: LiveRun): string {
+    if (run.status === 'running' && run.approvals.pending.length > 0) return 'waiting_for_approval';
+    return run.status;
+  }
+
+  /** The status object of a run (spec §19.2), from its row plus this process's state. */
+  statusObject(row: RunRecord, run: LiveRun | undefined): Record<string, unknown> {
+    const stored = (row.result ?? {}) as Record<string, unknown>;
+    const input = (row.input ?? {}) as Record<string, unknown>;
+    let status: string = run ? this.wireStatus(run) : row.status;
+    if (!run && row.status === 'failed' && (row.error as { code?: string } | null)?.code === 'orphaned')
+      status = 'interrupted';
+    if (!run && typeof stored.wire_status === 'string') status = stored.wire_status;
+    const settled = ['completed', 'failed', 'cancelled', 'interrupted'].includes(status);
+    const object: Record<string, unknown> = {
+      object: 'hermes.run',
+      run_id: row.id,
+      status,
+      created_at: nativeTime(row.createdAt),
+      updated_at: nativeTime(row.updatedAt),
+      session_id: row.sessionId,
+      model: run?.model ?? (input.model as string | undefined) ?? this.server.settings.modelName,
+      last_event: run?.lastEvent ?? (settled ? `run.${status}` : null),
+      completed: status === 'completed',
+      partial: stored.partial === true,
+      interrupted: stored.interrupted === true,
+      output: settled ? ((stored.output as string | undefined) ?? null) : null,
+      usage: settled ? ((stored.usage as unknown) ?? null) : null,
+      runtime: run?.runtime ?? stored.runtime ?? null,
+    };
+    if (stored.error !== undefined) object.error = stored.error;
+    if (stored.turn_exit_reason !== undefined) object.turn_exit_reason = stored.turn_exit_reason;
+    if (stored.pending_steer !== undefined) object.pending_steer = stored.pending_steer;
+    const oldest = run?.approvals.pending[0];
+    if (run && status === 'waiting_for_approval' && oldest) {
+      const payload = approvalPayload(run.id, oldest.request);
+      object.approval = {
+        request_id: payload.request_id,
+        command: payload.command,
+        description: payload.description,
+        pattern_key: payload.pattern_key,
+        pattern_keys: payload.pattern_keys,
+        choices: payload.choices,
+        allow_session: payload.allow_session,
+        allow_permanent: payload.allow_permanent,
+        requested_at: nativeTime(oldest.requestedAt),
+        pending: run.approvals.pending.length,
+      };
+    }
+    return object;
+  }
+}
+
+function lastSeqOf(context: Context): number | null {
+  const raw = context.req.header('Last-Event-ID') ?? context.req.query('last_seq');
+  if (raw === undefined) return null;
+  if (!/^\d+$/.test(raw.trim()))
+    throw new ApiError(400, 'invalid_last_event_id', 'Last-Event-ID must be a non-negative integer.', {
+      param: context.req.header('Last-Event-ID') !== undefined ? 'Last-Event-ID' : 'last_seq',
+    });
+  return Number(raw.trim());
+}
+
+const APPROVAL_ALIASES: Record<string, 'once' | 'session' | 'always' | 'deny'> = {
+  once: 'once',
+  approve: 'once',
+  approved: 'once',
+  allow: 'once',
+  session: 'session',
+  always: 'always',
+  deny: 'deny',
+};
+
+/** The `/v1/runs*` routes (spec §19). */
+export function registerRunsRoutes(app: Hono, server: ServerContext, registry: RunRegistry): void {
+  const { host, settings, admission } = server;
+
+  app.post('/v1/runs', async (context) => {
+    const idempotencyKey = context.req.header('Idempotency-Key');
+    if (idempotencyKey !== undefined && !/^[\x21-\x7e]{1,255}$/.test(idempotencyKey))
+      throw new ApiError(400, 'invalid_idempotency_key', 'Invalid Idempotency-Key.', { param: 'Idempotency-Key' });
+    const sessionKey = sessionKeyHeader(context);
+    const body = await readJsonBody(context);
+    if (body.input === undefined || body.input === null || body.input === '')
+      throw new ApiError(400, 'missing_required_field', "Missing 'input' field", { param: 'input' });
+    if (typeof body.input !== 'string' && !Array.isArray(body.input))
+      throw invalidField('input', "'input' must be a string or array");
+    const items = (typeof body.input === 'string' ? [{ role: 'user', content: body.input }] : body.input).map(
+      (item: unknown) =>
+        typeof item === 'string' ? { role: 'user', content: item } : (item as { role: unknown; content: unknown }),
+    );
+    const instructions = typeof body.instructions === 'string' ? [body.instructions] : [];
+    const conversation = normalizeConversation(
+      items,
+      (index) => `input[${index}]`,
+      'No user message found in input',
+      instructions,
+    );
+    const requestedSession = body.session_id;
+    if (requestedSession !== undefined) {
+      if (typeof requestedSession !== 'string' || !isValidSessionId(requestedSession))
+        throw invalidField('session_id', 'Invalid session_id.');
+      if (body.previous_response_id !== undefined || body.conversation_history !== undefined)
+        throw invalidField('session_id', 'session_id cannot be combined with a chain or explicit history.');
+    }
+    const selection = selectModel(host, settings, body, true);
+    const fingerprint = createHash('sha256').update(canonicalJson(body)).digest('hex');
+    const runId = hexId('run_', 24);
+    // Placement (spec §19.1): a chain, then explicit history, then `session_id`, then a new session named after the run.
+    let placement: Placement | null = null;
+    if (typeof body.previous_response_id === 'string')
+      placement = await placeTurn(host, await previousResponse(host, body.previous_response_id), undefined, runId);
+    else if (Array.isArray(body.conversation_history))
+      placement = await placeTurn(host, null, body.conversation_history, runId);
+    const sessionId = placement?.sessionId ?? (typeof requestedSession === 'string' ? requestedSession : runId);
+
+    if (idempotencyKey === undefined) admission.checkCapacity();
+    if (admission.busyWith(sessionId))
+      throw new ApiError(409, 'session_busy', `Session ${sessionId} already has a turn in flight.`);
+    const existingSession = await host.store.getSession(sessionId);
+    if (!existingSession) await host.store.createSession({ id: sessionId, source: 'api_server' });
+    const record = await host.store.runs.create({
+      id: runId,
+      sessionId,
+      input: { fingerprint, model: (body.model as string | undefined) ?? null, body: body as JsonValue },
+      idempotencyKey: idempotencyKey ?? null,
+      holder: host.holderId,
+    });
+    if (record.existing) {
+      if (!existingSession && sessionId === runId) await host.store.deleteSession(sessionId).catch(() => undefined);
+      const previous = (record.input ?? {}) as { fingerprint?: string };
+      if (previous.fingerprint !== fingerprint)
+        throw new ApiError(409, 'idempotency_key_conflict', 'Idempotency-Key was used with a different body.', {
+          param: 'Idempotency-Key',
+        });
+      const live = registry.live.get(record.id);
+      const status = registry.statusObject(record, live).status;
+      context.header('Location', `/v1/runs/${record.id}`);
+      context.header('X-Hermes-Session-Id', record.sessionId);
+      context.header('Idempotency-Replayed', 'true');
+      if (sessionKey !== undefined) context.header('X-Hermes-Session-Key', sessionKey);
+      return context.json(
+        { object: 'hermes.run', run_id: record.id, session_id: record.sessionId, status, replayed: true },
+        202,
+      );
+    }
+    let slot: TurnSlot;
+    try {
+      slot = admission.admit(sessionId, runId);
+    } catch (error) {
+      await host.store.runs
+        .update(runId, { status: 'failed', error: { code: 'not_admitted' }, endedAt: Date.now() })
+        .catch(() => undefined);
+      throw error;
+    }
+    server.metrics.turns += 1;
+    const model = typeof body.model === 'string' && body.model !== '' ? body.model : settings.modelName;
+    const run = registry.register(runId, sessionId, model, selection);
+    registry.start(run, slot, async () => {
+      const agent = await agentForSession(host, sessionId);
+      const history = [
+        ...(placement?.seed ?? []),
+        ...conversation.history.map((message) => ({ role: message.role, content: message.text })),
+      ];
+      if (history.length > 0) await host.store.appendMessages(sessionId, history);
+      const route = agent.model;
+      if (route) Object.assign(run.runtime, { provider: route.provider, model: route.model });
+      return { agent, input: toTurnInput(conversation.input, conversation.systemText), model: selection.spec };
+    });
+    context.header('Location', `/v1/runs/${runId}`);
+    context.header('X-Hermes-Session-Id', sessionId);
+    if (sessionKey !== undefined) context.header('X-Hermes-Session-Key', sessionKey);
+    return context.json(
+      { object: 'hermes.run', run_id: runId, session_id: sessionId, status: 'started', replayed: false },
+      202,
+    );
+  });
+
+  const rowOf = async (runId: string) => {
+    const row = await host.store.runs.get(runId);
+    if (!row) throw new ApiError(404, 'run_not_found', `Run not found: ${runId}`);
+    return row;
+  };
+
+  app.get('/v1/runs/:run_id', async (context) => {
+    const runId = context.req.param('run_id');
+    const row = await rowOf(runId);
+    return context.json(registry.statusObject(row, registry.live.get(runId)));
+  });
+
+  app.get('/v1/runs/:run_id/events', async (context) => {
+    const runId = context.req.param('run_id');
+    const after = lastSeqOf(context);
+    const row = await rowOf(runId);
+    const run = registry.live.get(runId);
+    for (const [name, value] of Object.entries(SSE_HEADERS)) context.header(name, value);
+    return stream(context, async (streamApi) => {
+      const writer = new SseWriter(streamApi, server.keepaliveMs);
+      await writer.comment('open');
+      if (!run) {
+        // No backlog in this process: rebuild the terminal event from the row (spec §19.3).
+        let current = row;
+        while (!['completed', 'failed', 'cancelled'].includes(current.status) && !streamApi.aborted) {
+          await new Promise((resolve) => setTimeout(resolve, 5000));
+          current = (await host.store.runs.get(runId)) ?? current;
+        }
+        const status = registry.statusObject(current, undefined);
+        const stored = (current.result ?? {}) as Record<string, unknown>;
+        const { wire_status: _wire, ...fields } = stored;
+        await writer.frame({
+          event: `run.${String(status.status)}`,
+          run_id: runId,
+          timestamp: Date.now() / 1000,
+          ...fields,
+        });
+        await writer.comment('stream closed');
+        await writer.finish();
+        return;
+      }
+      let next = after === null ? (run.backlog[0]?.seq ?? 0) : after + 1;
+      const oldest = run.backlog[0]?.seq ?? run.nextSeq;
+      if (after !== null && next < oldest) {
+        await writer.frame({
+          event: 'replay.truncated',
+          run_id: runId,
+          timestamp: Date.now() / 1000,
+          oldest_retained_seq: oldest,
+          requested_seq: after,
+        });
+        next = oldest;
+      }
+      let wake: (() => void) | null = null;
+      const subscriber = () => wake?.();
+      run.subscribers.add(subscriber);
+      streamApi.onAbort(() => wake?.());
+      try {
+        const liveFrom = run.nextSeq;
+        while (!streamApi.aborted) {
+          const first = run.backlog[0]?.seq ?? run.nextSeq;
+          // A subscriber too far behind on live events is dropped; it resumes with Last-Event-ID (spec §19.3).
+          if (next < first || (next >= liveFrom && run.nextSeq - next > SLOW_SUBSCRIBER_LIMIT)) return;
+          const pending = run.backlog.slice(next - first);
+          for (const event of pending) {
+            await writer.frame(event, { id: event.seq as number });
+            next = (event.seq as number) + 1;
+            if (TERMINAL_EVENTS.has(event.event)) {
+              await writer.comment('stream closed');
+              await writer.finish();
+              return;
+            }
+          }
+          await new Promise<void>((resolve) => {
+            wake = resolve;
+            if (run.nextSeq > next || streamApi.aborted) resolve();
+          });
+          wake = null;
+        }
+      } finally {
+        run.subscribers.delete(subscriber);
+        await writer.finish();
+      }
+    });
+  });
+
+  app.post('/v1/runs/:run_id/approval', async (context) => {
+    const runId = context.req.param('run_id');
+    const body = await readJsonBody(context);
+    const queue = server.approvals.queues.get(runId);
+    if (!queue) {
+      if (!runId.startsWith('chatcmpl-')) await rowOf(runId);
+      if (runId.startsWith('chatcmpl-')) throw new ApiError(404, 'run_not_found', `Run not found: ${runId}`);
+      throw new ApiError(409, 'approval_not_active', 'This run has no approval session.');
+    }
+    const choice = APPROVAL_ALIASES[String(body.choice ?? '').toLowerCase()];
+    const requestId = body.request_id;
+    if (requestId !== undefined && (typeof requestId !== 'string' || requestId === '' || requestId.length > 256))
+      throw new ApiError(400, 'invalid_approval_request', 'Invalid request_id.', { param: 'request_id' });
+    if (!choice) throw new ApiError(400, 'invalid_approval_choice', 'Unknown approval choice.', { param: 'choice' });
+    if (queue.settled || !queue.asked)
+      throw new ApiError(409, 'approval_not_active', 'This run has no approval session.');
+    const all = body.all === true || body.resolve_all === true;
+    const targets = all
+      ? [...queue.pending]
+      : requestId !== undefined
+        ? queue.pending.filter((entry) => entry.request.requestId === requestId)
+        : queue.pending.slice(0, 1);
+    if (targets.length === 0) throw new ApiError(409, 'approval_not_pending', 'No matching approval is pending.');
+    for (const target of targets)
+      if (!target.request.choices.includes(choice))
+        throw new ApiError(400, 'invalid_approval_choice', `Choice ${choice} is not offered.`, { param: 'choice' });
+    for (const target of targets) target.resolve(choice);
+    return context.json({
+      object: 'hermes.run.approval_response',
+      run_id: runId,
+      choice,
+      request_id: targets[0]?.request.requestId ?? null,
+      resolved: targets.length,
+    });
+  });
+
+  app.post('/v1/runs/:run_id/steer', async (context) => {
+    const runId = context.req.param('run_id');
+    const body = await readJsonBody(context);
+    await rowOf(runId);
+    const run = registry.live.get(runId);
+    const text = normalizeContent(body.input ?? body.message ?? body.text ?? '', 'input').text.trim();
+    if (!run || registry.wireStatus(run) !== 'running' || !run.agent)
+      throw new ApiError(409, 'run_not_accepting_steer', 'The run is not accepting steer input.');
+    if (!text) throw new ApiError(400, 'invalid_steer_input', 'Steer text is empty.', { param: 'input' });
+    let outcome: ReturnType<Agent['steer']>;
+    try {
+      outcome = run.agent.steer(text);
+    } catch (error) {
+      throw new ApiError(500, 'steer_failed', `Steer failed: ${redactSecrets(String(error))}`);
+    }
+    if (outcome.status === 'rejected') throw new ApiError(409, 'steer_not_accepted', 'The agent refused the steer.');
+    registry.emit(run, 'run.steered', { accepted: true });
+    return context.json({ object: 'hermes.run.steer', run_id: runId, accepted: true });
+  });
+
+  app.post('/v1/runs/:run_id/stop', async (context) => {
+    const runId = context.req.param('run_id');
+    const row = await rowOf(runId);
+    const run = registry.live.get(runId);
+    if (!run) {
+      if (['completed', 'failed', 'cancelled'].includes(row.status))
+        return context.json(registry.statusObject(row, undefined));
+      throw new ApiError(409, 'run_not_active', 'The run is not executing in this process.');
+    }
+    if (run.terminal) return context.json(registry.statusObject((await rowOf(runId)) as RunRecord, run));
+    if (run.status === 'queued') {
+      // A queued run is cancelled without starting its agent, and the answer is its final status (spec §19.5).
+      run.controller.abort(interruptReason('user', 'stop'));
+      await new Promise<void>((resolve) => {
+        const wake = () => {
+          if (!run.terminal) return;
+          run.subscribers.delete(wake);
+          resolve();
+        };
+        run.subscribers.add(wake);
+        wake();
+      });
+      return context.json(registry.statusObject(await rowOf(runId), run));
+    }
+    run.status = 'stopping';
+    await host.store.runs.update(runId, { status: 'stopping' }).catch(() => undefined);
+    run.controller.abort(interruptReason('user', 'stop'));
+    return context.json({ object: 'hermes.run', run_id: runId, status: 'stopping' });
+  });
+}
