@@ -468,17 +468,22 @@ export class AgentCore implements Agent {
   userRowFor(input: TurnInput, turnId: string): NewMessage {
     const parts = input.content ?? null;
     const text = input.text ?? (parts ? joinText(parts) : '');
+    // The model always receives the input as given; persistAs only changes the stored text and display
+    // fields, so the full input travels in contentParts whenever the stored text differs from it.
+    let contentParts: ContentPart[] | null = null;
+    if (parts)
+      contentParts =
+        input.text && !parts.some((part) => part.type === 'text')
+          ? [{ type: 'text', text: input.text }, ...parts]
+          : parts;
+    else if (input.persistAs?.text !== undefined && input.persistAs.text !== text)
+      contentParts = [{ type: 'text', text }];
     const content = input.persistAs?.text ?? text;
-    const contentParts: ContentPart[] | null = parts
-      ? input.text && !parts.some((part) => part.type === 'text')
-        ? [{ type: 'text', text: input.text }, ...parts]
-        : parts
-      : null;
     return {
       turnId,
       role: 'user',
       content,
-      contentParts: input.persistAs ? null : contentParts,
+      contentParts,
       displayKind: input.persistAs?.displayKind ?? null,
       displayMetadata: input.persistAs?.displayMetadata ?? null,
       tokenCount: estimateTokens(content),

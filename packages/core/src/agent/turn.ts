@@ -894,6 +894,10 @@ export class TurnRunner {
       metadata.diffs = outcome.result.diffs as unknown as JsonValue;
     if (outcome.result.locations) metadata.locations = outcome.result.locations as unknown as JsonValue;
     if (outcome.result.displayMetadata) Object.assign(metadata, outcome.result.displayMetadata);
+    // Replays render rawOutput from the structured result; large ones stay out of the row.
+    if (outcome.result.structured !== undefined && JSON.stringify(outcome.result.structured).length <= 65_536) {
+      metadata.structured = outcome.result.structured;
+    }
     return {
       turnId: this.turnId,
       role: 'tool',

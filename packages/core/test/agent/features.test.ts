@@ -444,3 +444,34 @@ describe('sessions without a stored row', () => {
     await expect(agent.rewind({ beforeRowId: -5 })).rejects.toMatchObject({ code: 'invalid_input' });
   });
 });
+
+describe('persistAs and stored tool results', () => {
+  it('persistAs changes the stored text only: the model receives the full input, this turn and the next', async () => {
+    const host = await testHost({
+      config: noTitles,
+      script: [step(toolCall('todo', {})), step(text('first')), step(text('second'))],
+    });
+    const agent = await host.newSession();
+    await collectTurn(
+      agent.runTurn({
+        text: 'Summarize this file:\n<file>long inlined contents</file>',
+        persistAs: {
+          text: 'Summarize this file',
+          displayKind: 'attachment_prompt',
+          displayMetadata: { files: ['a.txt'] },
+        },
+      }),
+    );
+    await collectTurn(agent.runTurn({ text: 'and again' }));
+    expect(JSON.stringify(host.model.calls[0]!.messages)).toContain('long inlined contents');
+    expect(JSON.stringify(host.model.calls[2]!.messages)).toContain('long inlined contents');
+    const rows = await host.store.loadConversation(agent.sessionId);
+    expect(rows[0]).toMatchObject({
+      content: 'Summarize this file',
+      displayKind: 'attachment_prompt',
+      displayMetadata: { files: ['a.txt'] },
+    });
+    const todoRow = rows.find((row) => row.role === 'tool')!;
+    expect(todoRow.displayMetadata).toMatchObject({ status: 'completed', structured: { todos: [] } });
+  });
+});
