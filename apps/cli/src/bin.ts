@@ -1,4 +1,4 @@
 #!/usr/bin/env node
 import { createProgram } from './program.js';
 
-await createProgram().parseAsync(process.argv);
+await (await createProgram(process.argv)).parseAsync(process.argv);

@@ -1,22 +1,102 @@
 import { Command } from 'commander';
+import type { InteractiveChatOptions } from './chat/index.js';
+import type { OneShotOptions } from './commands/oneshot.js';
 import { VERSION } from './version.js';
 
 /**
- * Builds the `hermes` command tree. Output goes through `writeOut`/`writeErr` so the stdio
- * protocol modes can keep stdout for frames only.
+ * Subcommand modules, loaded only when their subcommand runs (or for help): `hermes acp` must not
+ * pay for the HTTP server's imports, nor `hermes --version` for any of them.
  */
-export function createProgram(): Command {
+const SUBCOMMANDS: Record<string, (program: Command) => Promise<void>> = {
+  acp: async (program) => (await import('./commands/acp.js')).registerAcpCommand(program),
+  gateway: async (program) => (await import('./commands/gateway.js')).registerGatewayCommand(program),
+  serve: async (program) => (await import('./commands/serve.js')).registerServeCommand(program),
+  sessions: async (program) => (await import('./commands/sessions.js')).registerSessionsCommand(program),
+  config: async (program) => (await import('./commands/config.js')).registerConfigCommand(program),
+  model: async (program) => (await import('./commands/model.js')).registerModelCommand(program),
+};
+
+interface RootOptions {
+  query?: string;
+  model?: string;
+  resume?: string;
+  continue?: boolean;
+  yolo?: boolean;
+}
+
+/** Registers every subcommand, for help and for commander's unknown-command message. */
+async function loadAllSubcommands(program: Command): Promise<void> {
+  for (const load of Object.values(SUBCOMMANDS)) await load(program);
+}
+
+/**
+ * Builds the `hermes` command tree. Each subcommand lives in its own module under `commands/`.
+ * Stdio protocol modes keep stdout for frames only: help and errors go to stderr there.
+ */
+export async function createProgram(argv: readonly string[] = process.argv): Promise<Command> {
   const program = new Command('hermes')
     .description('Hermes: one agent core driven from IDEs (ACP), custom hosts (TUI gateway) and HTTP.')
     .version(VERSION, '-V, --version', 'print the version and exit')
     .helpOption('-h, --help', 'show help')
     .showHelpAfterError('(run `hermes --help` for usage)')
+    .option('-q, --query <text>', 'run one prompt and print the answer ("-" reads the prompt from stdin)')
+    .option('-m, --model <spec>', 'model for a new session, e.g. anthropic:claude-sonnet-4-5')
+    .option('--resume <idOrTitle>', 'continue a stored session')
+    .option('-c, --continue', 'continue the most recent session')
+    .option('--yolo', 'approve dangerous commands without asking (the hard blocklist still applies)')
     .addHelpText(
       'after',
       `
+Without -q, on a terminal, hermes starts an interactive chat: streamed answers, tool calls and
+diffs, inline approvals, slash commands (/help, Tab completes), Ctrl-C interrupts a turn.
+
 Examples:
-  $ hermes --version          print the version
-  $ hermes --help             show this help`,
-    );
+  $ hermes                                 interactive chat in this directory
+  $ hermes --continue                      interactive chat in the most recent session
+  $ hermes --resume "release notes"        interactive chat in a stored session (id or title)
+  $ hermes -q "Summarize README.md"        one-shot: answer on stdout, progress on stderr
+  $ git diff | hermes -q -                 read the prompt from stdin
+  $ hermes -q "Clean the build" --yolo     run dangerous commands without asking
+  $ hermes --continue -q "And the tests?"  follow up in the last session
+  $ hermes acp                             serve the Agent Client Protocol on stdio (Zed, VS Code, JetBrains)
+  $ hermes gateway                         serve the TUI gateway on stdio
+  $ hermes serve --port 8642               serve the OpenAI-compatible HTTP API
+  $ hermes sessions list                   stored sessions
+  $ hermes model set openrouter:anthropic/claude-sonnet-4.5
+
+Configuration lives in HERMES_HOME (default ~/.hermes): config.yaml and .env.
+With no model configured set HERMES_MODEL and the provider's key, for example
+  HERMES_MODEL=anthropic:claude-sonnet-4-5 ANTHROPIC_API_KEY=… hermes -q "hi"
+or any OpenAI-compatible endpoint:
+  HERMES_BASE_URL=http://127.0.0.1:11434/v1 HERMES_MODEL=qwen2.5-coder hermes -q "hi"`,
+    )
+    .action(async (options: RootOptions) => {
+      if (options.query === undefined) {
+        if (!process.stdin.isTTY) {
+          await loadAllSubcommands(program);
+          program.outputHelp();
+          return;
+        }
+        const chat: InteractiveChatOptions = {};
+        if (options.model) chat.model = options.model;
+        if (options.resume) chat.resume = options.resume;
+        if (options.continue) chat.continue = true;
+        if (options.yolo) chat.yolo = true;
+        const { runInteractiveChat } = await import('./chat/index.js');
+        process.exitCode = await runInteractiveChat(chat);
+        return;
+      }
+      const oneShot: OneShotOptions = { query: options.query };
+      if (options.model) oneShot.model = options.model;
+      if (options.resume) oneShot.resume = options.resume;
+      if (options.continue) oneShot.continue = true;
+      if (options.yolo) oneShot.yolo = true;
+      const { runOneShot } = await import('./commands/oneshot.js');
+      process.exitCode = await runOneShot(oneShot);
+    });
+  const requested = argv[2];
+  if (requested !== undefined && requested in SUBCOMMANDS) await SUBCOMMANDS[requested]?.(program);
+  else if (argv.includes('-h') || argv.includes('--help') || (requested !== undefined && !requested.startsWith('-')))
+    await loadAllSubcommands(program);
   return program;
 }

@@ -1,0 +1,484 @@
+import { createInterface, type Interface as ReadlineInterface } from 'node:readline';
+import type {
+  Agent,
+  AgentHost,
+  ApprovalDecision,
+  ApprovalRequest,
+  ClarifyAnswer,
+  ClarifyRequest,
+  CommandResult,
+  HostCallbacks,
+  StoredMessage,
+  TurnRun,
+} from '@hermes/core';
+import { createCliHost, describeStartupError } from '../host.js';
+import { openSession } from '../session-choice.js';
+import { VERSION } from '../version.js';
+import { approvalChoicesText, type ParsedAnswer, parseApprovalAnswer, parseClarifyAnswer } from './answers.js';
+import { ChatOutput } from './output.js';
+import { statusLineOf, TurnRenderer } from './render.js';
+import { createPalette, type Palette, shouldUseColor } from './style.js';
+
+/** Options of {@link runInteractiveChat}; the root options of `hermes` plus seams for tests. */
+export interface InteractiveChatOptions {
+  /** Model of a new session. */
+  model?: string;
+  /** Session id or title to continue. */
+  resume?: string;
+  /** Continue the most recent CLI session. */
+  continue?: boolean;
+  /** Approve dangerous commands without asking. */
+  yolo?: boolean;
+  cwd?: string;
+  /** Default process.stdin. */
+  input?: NodeJS.ReadableStream & { isTTY?: boolean };
+  /** Default process.stdout. */
+  output?: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  /** Default process.env; read for NO_COLOR. */
+  env?: Record<string, string | undefined>;
+}
+
+/** Commands the chat handles itself; they are not in the shared registry because only a terminal can quit. */
+const LOCAL_COMMANDS = ['exit', 'quit'];
+
+/** A question waiting for the next input line (an approval or a clarify answer). */
+interface PendingQuestion {
+  prompt: string;
+  answer(line: string): void;
+}
+
+/**
+ * One interactive chat: owns the readline interface, the current agent and the queue of messages
+ * typed for later. Input lines go, in order of precedence, to a pending question, to a slash
+ * command, to the queue (while a turn runs) or to a new turn.
+ */
+class InteractiveChat {
+  readonly #host: AgentHost;
+  readonly #output: ChatOutput;
+  readonly #palette: Palette;
+  readonly #yolo: boolean;
+  #agent: Agent;
+  #readline: ReadlineInterface | null = null;
+  /** A turn or an idle command is in progress; new text is queued meanwhile. */
+  #working = false;
+  #turn: { run: TurnRun; interruptRequested: boolean } | null = null;
+  readonly #queue: string[] = [];
+  readonly #questions: PendingQuestion[] = [];
+  #exiting = false;
+  #finish: () => void = () => {};
+  readonly #finished = new Promise<void>((resolve) => {
+    this.#finish = resolve;
+  });
+
+  constructor(host: AgentHost, agent: Agent, output: ChatOutput, yolo: boolean) {
+    this.#host = host;
+    this.#agent = agent;
+    this.#output = output;
+    this.#palette = output.palette;
+    this.#yolo = yolo;
+    if (yolo) agent.setYolo(true);
+  }
+
+  /** The agent the chat currently talks to; slash commands may switch it. */
+  get agent(): Agent {
+    return this.#agent;
+  }
+
+  /** Reads lines until the user quits; resolves once the chat is over. `recap` follows the banner. */
+  async run(
+    input: NodeJS.ReadableStream & { isTTY?: boolean },
+    outputStream: NodeJS.WritableStream & { isTTY?: boolean },
+    recap: string[] = [],
+  ): Promise<void> {
+    const terminal = input.isTTY === true && outputStream.isTTY === true;
+    const readline = createInterface({
+      input,
+      output: outputStream,
+      terminal,
+      completer: (line: string) => this.#complete(line),
+      historySize: 500,
+    });
+    this.#readline = readline;
+    readline.on('line', (line) => this.#onLine(line));
+    // With a listener installed readline reports Ctrl-C here instead of closing itself.
+    readline.on('SIGINT', () => this.#onInterrupt());
+    readline.on('close', () => this.#exit());
+    // Off a raw-mode terminal Ctrl-C arrives as a real signal.
+    const onSignal = () => this.#onInterrupt();
+    const onTerminate = () => this.#exit();
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onTerminate);
+    process.on('SIGHUP', onTerminate);
+    try {
+      this.#printBanner();
+      for (const line of recap) this.#output.line(line);
+      this.#showPrompt();
+      await this.#finished;
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onTerminate);
+      process.off('SIGHUP', onTerminate);
+      readline.close();
+      this.#output.stopSpinner();
+      this.#output.endLine();
+    }
+  }
+
+  #printBanner(): void {
+    const palette = this.#palette;
+    const agent = this.#agent;
+    this.#output.line(`${palette.bold(`Hermes ${VERSION}`)} ${palette.dim('interactive chat')}`);
+    if (agent.model === null) {
+      this.#output.line(
+        palette.yellow(
+          'No model is configured: set HERMES_MODEL (and the provider key) or run `hermes model set <provider:model>`.',
+        ),
+      );
+    }
+    this.#output.line(statusLineOf(agent, palette));
+    this.#output.line(
+      palette.dim('Type a message. /help lists commands (Tab completes), Ctrl-C interrupts, Ctrl-D or /exit quits.'),
+    );
+  }
+
+  #complete(line: string): [string[], string] {
+    if (!line.startsWith('/') || /\s/.test(line)) return [[], line];
+    const names = new Set<string>(LOCAL_COMMANDS);
+    for (const command of this.#host.commands.list()) {
+      names.add(command.name);
+      for (const alias of command.aliases ?? []) names.add(alias);
+    }
+    const typed = line.toLowerCase();
+    const hits = [...names].map((name) => `/${name}`).filter((candidate) => candidate.startsWith(typed));
+    return [hits.sort(), line];
+  }
+
+  #showPrompt(): void {
+    const readline = this.#readline;
+    if (readline === null || this.#exiting) return;
+    const question = this.#questions[0];
+    if (question !== undefined) {
+      this.#output.stopSpinner();
+      this.#output.endLine();
+      readline.setPrompt(question.prompt);
+    } else if (this.#working) {
+      // While a turn streams the prompt stays empty: typed text is echoed and queued on Enter.
+      readline.setPrompt('');
+      return;
+    } else {
+      this.#output.endLine();
+      readline.setPrompt(this.#palette.bold(this.#palette.cyan('› ')));
+    }
+    // `true` keeps what the user already typed on the line.
+    readline.prompt(true);
+    this.#output.assumeLineStart(false);
+  }
+
+  #onLine(line: string): void {
+    // readline has echoed the line and moved to the next one.
+    this.#output.assumeLineStart(true);
+    if (this.#exiting) return;
+    const question = this.#questions[0];
+    if (question !== undefined) {
+      question.answer(line);
+      return;
+    }
+    const text = line.trim();
+    if (text === '') {
+      this.#showPrompt();
+      return;
+    }
+    const parsed = this.#host.commands.parse(text);
+    if (parsed !== null && LOCAL_COMMANDS.includes(parsed.name)) {
+      this.#exit();
+      return;
+    }
+    if (parsed !== null) {
+      // A command typed during a turn runs at once; the registry refuses those not allowed while busy.
+      if (this.#working) void this.#command(text);
+      else this.#perform(() => this.#command(text));
+      return;
+    }
+    if (this.#working) {
+      this.#enqueue(text);
+      return;
+    }
+    this.#perform(() => this.#turnFromText(text));
+  }
+
+  #enqueue(text: string): void {
+    this.#queue.push(text);
+    this.#output.line(this.#palette.dim(`queued for after this turn: ${text}`));
+  }
+
+  /** Runs one piece of work, then the queued messages, then shows the prompt again. */
+  #perform(task: () => Promise<void>): void {
+    this.#working = true;
+    this.#showPrompt();
+    void (async () => {
+      try {
+        await task();
+        for (let next = this.#queue.shift(); next !== undefined && !this.#exiting; next = this.#queue.shift()) {
+          this.#output.line(`${this.#palette.bold(this.#palette.cyan('› '))}${next}`);
+          await this.#turnFromText(next);
+        }
+      } catch (error) {
+        this.#output.line(this.#palette.red(describeStartupError(error)));
+      } finally {
+        this.#working = false;
+        this.#showPrompt();
+      }
+    })();
+  }
+
+  #turnFromText(text: string): Promise<void> {
+    return this.#renderTurn(this.#agent.runTurn({ text }));
+  }
+
+  async #renderTurn(run: TurnRun): Promise<void> {
+    const turn = { run, interruptRequested: false };
+    this.#turn = turn;
+    const renderer = new TurnRenderer(this.#output);
+    try {
+      for await (const event of run) renderer.render(event);
+      const result = await run.result;
+      renderer.finish(result);
+      if (!this.#exiting) this.#output.line(statusLineOf(this.#agent, this.#palette));
+    } finally {
+      this.#output.stopSpinner();
+      if (this.#turn === turn) this.#turn = null;
+    }
+  }
+
+  async #command(line: string): Promise<void> {
+    const palette = this.#palette;
+    let result: CommandResult;
+    try {
+      result = await this.#host.commands.execute(this.#agent, line);
+    } catch (error) {
+      this.#output.line(palette.red(describeStartupError(error)));
+      return;
+    }
+    switch (result.kind) {
+      case 'text':
+        if (result.text) this.#output.line(result.text);
+        return;
+      case 'error':
+        this.#output.line(palette.red(result.text ?? 'The command failed.'));
+        return;
+      case 'session':
+        if (result.text) this.#output.line(result.text);
+        if (result.agent) await this.#switchTo(result.agent);
+        return;
+      case 'turn':
+        if (result.text) this.#output.line(result.text);
+        if (result.turn) await this.#renderTurn(result.turn);
+        return;
+      case 'ui':
+        this.#uiCommand(result.ui?.name ?? '', result.ui?.args ?? '');
+        return;
+    }
+  }
+
+  #uiCommand(name: string, args: string): void {
+    const palette = this.#palette;
+    if (name !== 'queue') {
+      this.#output.line(palette.yellow(`/${name} is not available in the terminal chat.`));
+      return;
+    }
+    if (args === '') {
+      this.#output.line(
+        this.#queue.length === 0
+          ? 'The queue is empty. Usage: /queue <text>'
+          : this.#queue.map((text, index) => `${index + 1}. ${text}`).join('\n'),
+      );
+      return;
+    }
+    // Without a running turn the queued text is simply the next turn: the work loop that ran this
+    // command sends it as soon as the command returns.
+    if (this.#turn === null) this.#queue.push(args);
+    else this.#enqueue(args);
+  }
+
+  async #switchTo(next: Agent): Promise<void> {
+    const previous = this.#agent;
+    if (next === previous) return;
+    this.#agent = next;
+    if (this.#yolo) next.setYolo(true);
+    // The terminal drives one session at a time; the one left behind is ended so it can be resumed later.
+    await previous.close({ endReason: 'switched' });
+    this.#output.line(statusLineOf(next, this.#palette));
+  }
+
+  #onInterrupt(): void {
+    const turn = this.#turn;
+    if (turn !== null && !turn.interruptRequested && !this.#exiting) {
+      turn.interruptRequested = true;
+      this.#agent.interrupt({ issuer: 'user', reason: 'Ctrl-C' });
+      this.#output.line(this.#palette.dim('Interrupting… (press Ctrl-C again to quit)'));
+      return;
+    }
+    this.#exit();
+  }
+
+  #exit(): void {
+    if (this.#exiting) return;
+    this.#exiting = true;
+    if (this.#turn !== null) this.#agent.interrupt({ issuer: 'user', reason: 'exit' });
+    this.#finish();
+  }
+
+  /** Asks on the input line until `parse` accepts an answer; rejects when `signal` aborts. */
+  #ask<T>(prompt: string, parse: (line: string) => ParsedAnswer<T>, signal: AbortSignal): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      if (signal.aborted) {
+        reject(signal.reason);
+        return;
+      }
+      const remove = () => {
+        const index = this.#questions.indexOf(question);
+        if (index >= 0) this.#questions.splice(index, 1);
+        signal.removeEventListener('abort', onAbort);
+      };
+      const question: PendingQuestion = {
+        prompt,
+        answer: (line) => {
+          const parsed = parse(line);
+          if (!parsed.ok) {
+            this.#output.line(this.#palette.yellow(parsed.hint));
+            this.#showPrompt();
+            return;
+          }
+          remove();
+          resolve(parsed.value);
+          this.#showPrompt();
+        },
+      };
+      const onAbort = () => {
+        const wasShown = this.#questions[0] === question;
+        remove();
+        if (wasShown) {
+          this.#output.endLine();
+          this.#output.line(this.#palette.dim('(question withdrawn)'));
+        }
+        reject(signal.reason);
+        this.#showPrompt();
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.#questions.push(question);
+      if (this.#questions[0] === question) this.#showPrompt();
+    });
+  }
+
+  /** The approve callback: asks on the input line. */
+  async approve(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision> {
+    const palette = this.#palette;
+    this.#output.stopSpinner();
+    const who = request.subagent ? ` (subagent: ${request.subagent.goal})` : '';
+    const why = request.descriptions.length > 0 ? `: ${request.descriptions.join('; ')}` : '';
+    this.#output.line(palette.yellow(`⚠ Approval needed${who}${why}`));
+    this.#output.line(`  ${palette.bold(`$ ${request.command}`)}`);
+    this.#output.line(palette.dim(`  in ${request.cwd}`));
+    const prompt = `${palette.yellow('Run it?')} ${approvalChoicesText(request.choices)} › `;
+    const choice = await this.#ask(prompt, (line) => parseApprovalAnswer(line, request.choices), signal);
+    this.#output.line(choice === 'deny' ? palette.red('  denied') : palette.green(`  approved (${choice})`));
+    return choice;
+  }
+
+  /** The clarify callback: asks each question on the input line. */
+  async clarify(
+    request: ClarifyRequest,
+    signal: AbortSignal,
+  ): Promise<ClarifyAnswer | { answers: Record<string, ClarifyAnswer> }> {
+    this.#output.stopSpinner();
+    if (request.questions && request.questions.length > 0) {
+      const answers: Record<string, ClarifyAnswer> = {};
+      for (const question of request.questions) {
+        answers[question.id] = await this.#askOne(
+          question.question,
+          question.choices ?? [],
+          question.multiSelect ?? false,
+          signal,
+        );
+      }
+      return { answers };
+    }
+    return this.#askOne(request.question, request.choices, request.multiSelect, signal);
+  }
+
+  #askOne(question: string, choices: string[], multiSelect: boolean, signal: AbortSignal): Promise<ClarifyAnswer> {
+    const palette = this.#palette;
+    this.#output.line(`${palette.magenta('?')} ${palette.bold(question)}`);
+    choices.forEach((choice, index) => {
+      this.#output.line(`  ${palette.cyan(String(index + 1))}. ${choice}`);
+    });
+    const how =
+      choices.length === 0
+        ? 'your answer'
+        : multiSelect
+          ? 'numbers (e.g. 1,3) or your own answer'
+          : 'a number or your own answer';
+    const prompt = `${palette.magenta('answer')} ${palette.dim(`(${how}; Enter skips)`)} › `;
+    return this.#ask(prompt, (line) => parseClarifyAnswer(line, choices, multiSelect), signal);
+  }
+}
+
+/** Characters of each message shown when a session is resumed. */
+const RECAP_CHARS = 300;
+
+function clip(text: string): string {
+  const flat = text.trim().replace(/\s+/g, ' ');
+  return flat.length > RECAP_CHARS ? `${flat.slice(0, RECAP_CHARS - 1)}…` : flat;
+}
+
+/** Where a resumed conversation stands: its title, its size and the last exchange, so the user can pick up. */
+function resumeRecap(agent: Agent, history: StoredMessage[], palette: Palette): string[] {
+  const title = agent.title();
+  const lines = [palette.dim(`Resumed ${title ? `"${title}" ` : ''}(${agent.sessionId}, ${history.length} messages).`)];
+  const lastUser = history.findLast((message) => message.role === 'user' && message.content.trim() !== '');
+  const lastAnswer = history.findLast((message) => message.role === 'assistant' && message.content.trim() !== '');
+  if (lastUser) lines.push(`${palette.dim('you:')} ${clip(lastUser.content)}`);
+  if (lastAnswer && lastAnswer.rowId > (lastUser?.rowId ?? -1))
+    lines.push(`${palette.dim('hermes:')} ${clip(lastAnswer.content)}`);
+  return lines;
+}
+
+/**
+ * Runs the interactive terminal chat of `hermes` (the default when stdin is a terminal and no -q
+ * is given) until the user quits. Returns the process exit code: 0 after a normal exit, 1 when the
+ * host or the session could not be opened.
+ */
+export async function runInteractiveChat(options: InteractiveChatOptions = {}): Promise<number> {
+  const input = options.input ?? process.stdin;
+  const outputStream = options.output ?? process.stdout;
+  const env = options.env ?? process.env;
+  const palette = createPalette(shouldUseColor(outputStream, env));
+  const output = new ChatOutput(outputStream, palette, outputStream.isTTY === true);
+  // The host needs the callbacks before the chat exists, so they forward to it once it does.
+  let chat: InteractiveChat | undefined;
+  const callbacks: HostCallbacks = {
+    approve: (request, signal) => chat?.approve(request, signal) ?? Promise.resolve('deny'),
+    clarify: (request, signal) => chat?.clarify(request, signal) ?? Promise.resolve(null),
+  };
+  let host: AgentHost;
+  try {
+    host = await createCliHost({ callbacks });
+  } catch (error) {
+    process.stderr.write(`${describeStartupError(error)}\n`);
+    return 1;
+  }
+  try {
+    const agent = await openSession(host, options);
+    chat = new InteractiveChat(host, agent, output, options.yolo === true);
+    const recap = options.resume || options.continue ? resumeRecap(agent, await agent.history(), palette) : [];
+    await chat.run(input, outputStream, recap);
+    await chat.agent.close({ endReason: 'cli_exit' });
+    return 0;
+  } catch (error) {
+    output.stopSpinner();
+    process.stderr.write(`${describeStartupError(error)}\n`);
+    return 1;
+  } finally {
+    await host.close();
+  }
+}

@@ -1,0 +1,244 @@
+import type { Agent, AgentEvent, FileDiff, TurnResult, Usage } from '@hermes/core';
+import type { ChatOutput } from './output.js';
+import type { Palette } from './style.js';
+
+/** Lines of one diff shown before the rest is summarized; a rewrite of a big file would flood the terminal. */
+export const MAX_DIFF_LINES = 120;
+/** Characters of a tool result shown on its end line. */
+export const MAX_RESULT_CHARS = 100;
+
+/** Colors a unified diff: additions green, removals red, hunk headers cyan, file headers bold. */
+export function renderDiff(diff: FileDiff, palette: Palette, maxLines = MAX_DIFF_LINES): string {
+  const lines = diff.unified.replace(/\n$/, '').split('\n');
+  const shown = lines.slice(0, maxLines).map((line) => {
+    if (line.startsWith('+++') || line.startsWith('---')) return palette.bold(line);
+    if (line.startsWith('@@')) return palette.cyan(line);
+    if (line.startsWith('+')) return palette.green(line);
+    if (line.startsWith('-')) return palette.red(line);
+    if (line.startsWith('\\')) return palette.dim(line);
+    return line;
+  });
+  const rest = lines.length - shown.length;
+  if (rest > 0) shown.push(palette.dim(`… ${rest} more diff lines`));
+  if (diff.truncated) shown.push(palette.dim('… (the file is too large to show in full)'));
+  return shown.join('\n');
+}
+
+/** The first meaningful line of a tool result, cut to `maxChars`. */
+export function summarizeResult(result: string, maxChars = MAX_RESULT_CHARS): string {
+  const first = result
+    .split('\n')
+    .map((line) => line.trim())
+    .find((line) => line !== '');
+  if (first === undefined) return '';
+  const more = result.trim().includes('\n') ? ' …' : '';
+  return first.length > maxChars ? `${first.slice(0, maxChars - 1)}…` : `${first}${more}`;
+}
+
+/** 1234 → "1.2k", for the status line. */
+export function formatTokens(count: number): string {
+  if (count < 1000) return String(count);
+  if (count < 1_000_000) return `${(count / 1000).toFixed(count < 10_000 ? 1 : 0)}k`;
+  return `${(count / 1_000_000).toFixed(1)}M`;
+}
+
+function formatDuration(milliseconds: number): string {
+  return milliseconds < 1000 ? `${Math.round(milliseconds)} ms` : `${(milliseconds / 1000).toFixed(1)} s`;
+}
+
+/** What the status line shows about a session. */
+export interface StatusLineInput {
+  model: string | null;
+  session: string;
+  usage: Usage;
+  contextRatio: number | null;
+  costUsd: number | null;
+}
+
+/** "model · session · 1.2k in / 300 out · context 4% · $0.0012", dimmed. */
+export function formatStatusLine(input: StatusLineInput, palette: Palette): string {
+  const parts = [
+    input.model ?? 'no model',
+    input.session,
+    `${formatTokens(input.usage.inputTokens)} in / ${formatTokens(input.usage.outputTokens)} out`,
+  ];
+  if (input.contextRatio !== null) parts.push(`context ${Math.round(input.contextRatio * 100)}%`);
+  if (input.costUsd !== null && input.costUsd > 0) parts.push(`$${input.costUsd.toFixed(4)}`);
+  return palette.dim(`─ ${parts.join(' · ')}`);
+}
+
+/** The status line of an agent, from its live usage snapshot. */
+export function statusLineOf(agent: Agent, palette: Palette): string {
+  const usage = agent.usage();
+  return formatStatusLine(
+    {
+      model: agent.model?.spec ?? null,
+      session: agent.title() ?? agent.sessionId,
+      usage: usage.session,
+      contextRatio: usage.context.contextWindow > 0 ? usage.context.ratio : null,
+      costUsd: usage.costStatus === 'unknown' ? null : usage.costUsd,
+    },
+    palette,
+  );
+}
+
+/**
+ * Turns the events of one turn into terminal output: streamed text, dimmed reasoning, tool lines
+ * with a short result and colored diffs, notices. Approval and clarify prompts are not rendered
+ * here: the callbacks that answer them own the input line.
+ */
+export class TurnRenderer {
+  readonly #output: ChatOutput;
+  readonly #palette: Palette;
+  #streaming: 'text' | 'reasoning' | null = null;
+
+  constructor(output: ChatOutput) {
+    this.#output = output;
+    this.#palette = output.palette;
+  }
+
+  /** Renders one event. */
+  render(event: AgentEvent): void {
+    const palette = this.#palette;
+    const output = this.#output;
+    switch (event.type) {
+      case 'status':
+        // Waiting for the model is the only silent phase: show the spinner until its first output.
+        if (event.phase === 'model') {
+          this.#endStream();
+          output.startSpinner(event.text || 'Thinking…');
+        }
+        return;
+      case 'reasoning.delta':
+        if (this.#streaming !== 'reasoning') {
+          this.#endStream();
+          this.#streaming = 'reasoning';
+        }
+        output.write(palette.dim(event.text));
+        return;
+      case 'reasoning.end':
+        if (this.#streaming === 'reasoning') this.#endStream();
+        return;
+      case 'message.delta':
+        if (this.#streaming !== 'text') {
+          this.#endStream();
+          this.#streaming = 'text';
+        }
+        output.write(event.text);
+        return;
+      case 'message.end':
+        this.#endStream();
+        return;
+      case 'tool.generating':
+        output.stopSpinner();
+        return;
+      case 'tool.start':
+        this.#endStream();
+        output.line(`${palette.cyan('⚙')} ${palette.bold(event.title || event.name)}`);
+        return;
+      case 'tool.progress':
+        if (event.message) output.line(palette.dim(`  ${event.message}`));
+        return;
+      case 'tool.end':
+        this.#renderToolEnd(event);
+        return;
+      case 'approval.resolved':
+        if (event.source !== 'user' && event.source !== 'cancelled') {
+          const verdict = event.choice === 'deny' ? 'denied' : 'approved';
+          output.line(palette.dim(`  ${verdict} (${event.source.replace('_', ' ')})`));
+        }
+        return;
+      case 'clarify.resolved':
+        if (event.source === 'timeout') output.line(palette.yellow('  no answer in time; the question was skipped'));
+        return;
+      case 'todo.updated':
+        this.#endStream();
+        for (const todo of event.todos) {
+          const mark =
+            todo.status === 'completed'
+              ? palette.green('✓')
+              : todo.status === 'in_progress'
+                ? palette.yellow('▸')
+                : todo.status === 'cancelled'
+                  ? palette.dim('✗')
+                  : palette.dim('○');
+          output.line(`  ${mark} ${todo.status === 'cancelled' ? palette.dim(todo.content) : todo.content}`);
+        }
+        return;
+      case 'retry':
+        output.line(
+          palette.yellow(
+            `retrying (${event.reason.replace('_', ' ')}, attempt ${event.attempt}/${event.maxRetries}) in ${formatDuration(event.delayMs)}…`,
+          ),
+        );
+        return;
+      case 'fallback':
+        output.line(
+          palette.yellow(`switched to the fallback model ${event.to.spec} (${event.reason.replace('_', ' ')})`),
+        );
+        return;
+      case 'steer.delivered':
+        output.line(palette.dim(`steer delivered: ${event.text}`));
+        return;
+      case 'compaction.start':
+        output.line(palette.dim('compressing the conversation…'));
+        return;
+      case 'compaction.end':
+        output.line(
+          event.ok
+            ? palette.dim(`compressed ${event.archivedRows} messages (now ${formatTokens(event.tokensAfter)} tokens)`)
+            : palette.yellow(`compression failed: ${event.error?.message ?? 'unknown error'}`),
+        );
+        return;
+      case 'model.switched':
+        output.line(palette.dim(`model: ${event.to.spec}`));
+        return;
+      case 'subagent.start':
+        output.line(palette.dim(`  ↳ subagent: ${event.goal}`));
+        return;
+      case 'subagent.end':
+        output.line(palette.dim(`  ↳ subagent ${event.status}: ${summarizeResult(event.summary)}`));
+        return;
+      case 'notice': {
+        const color = event.level === 'error' ? palette.red : event.level === 'warning' ? palette.yellow : palette.dim;
+        output.line(color(event.text));
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  /** Prints how the turn ended when it did not simply complete. */
+  finish(result: TurnResult): void {
+    this.#endStream();
+    this.#output.stopSpinner();
+    const palette = this.#palette;
+    if (result.outcome === 'cancelled') {
+      const why = result.interruptedBy?.reason ? ` (${result.interruptedBy.reason})` : '';
+      this.#output.line(palette.yellow(`Interrupted${why}: the turn was cancelled.`));
+    } else if (result.outcome === 'failed') {
+      this.#output.line(palette.red(`Error: ${result.error?.message ?? result.exitReason}`));
+    }
+  }
+
+  #endStream(): void {
+    if (this.#streaming !== null) this.#output.endLine();
+    this.#streaming = null;
+  }
+
+  #renderToolEnd(event: Extract<AgentEvent, { type: 'tool.end' }>): void {
+    const palette = this.#palette;
+    const output = this.#output;
+    this.#endStream();
+    const summary = summarizeResult(event.result);
+    const duration = palette.dim(`(${formatDuration(event.durationMs)})`);
+    if (event.status === 'completed') {
+      output.line(`  ${palette.green('✓')} ${event.name} ${duration}${summary ? ` ${palette.dim(summary)}` : ''}`);
+    } else {
+      const color = event.status === 'failed' ? palette.red : palette.yellow;
+      output.line(`  ${color(`✗ ${event.name} ${event.status}`)} ${duration}${summary ? ` ${summary}` : ''}`);
+    }
+    for (const diff of event.diffs ?? []) output.line(renderDiff(diff, palette));
+  }
+}

@@ -1,0 +1,159 @@
+import { Console } from 'node:console';
+import type { Command } from 'commander';
+import { VERSION } from '../version.js';
+
+/**
+ * Routes every console method and `process.stdout.write` to stderr and returns the original stdout
+ * write, which only the ACP writer may use (spec/acp.md §2.3). Runs before the protocol and core
+ * modules are imported by the server mode.
+ */
+function claimStdout(): (chunk: Uint8Array, callback: (error?: Error | null) => void) => boolean {
+  const originalWrite = process.stdout.write.bind(process.stdout);
+  process.stdout.write = ((chunk: unknown, encoding?: unknown, callback?: unknown) =>
+    process.stderr.write(
+      chunk as string,
+      encoding as BufferEncoding,
+      callback as () => void,
+    )) as typeof process.stdout.write;
+  // A console bound to stderr only, so every method (log, info, table…) lands there.
+  const stderrConsole = new Console({ stdout: process.stderr, stderr: process.stderr });
+  for (const method of ['log', 'info', 'debug', 'warn', 'error', 'trace', 'dir', 'table'] as const) {
+    (console as unknown as Record<string, unknown>)[method] = (
+      stderrConsole[method] as (...values: unknown[]) => void
+    ).bind(stderrConsole);
+  }
+  return (chunk, callback) => originalWrite(chunk, callback);
+}
+
+/** A writable web stream over the saved stdout write, keeping stdout's back-pressure. */
+function stdoutWriter(
+  write: (chunk: Uint8Array, callback: (error?: Error | null) => void) => boolean,
+  onFailure: () => void,
+): WritableStream<Uint8Array> {
+  return new WritableStream<Uint8Array>({
+    write(chunk) {
+      return new Promise<void>((resolve, reject) => {
+        write(chunk, (error) => {
+          if (error) {
+            onFailure();
+            reject(error);
+          } else resolve();
+        });
+      });
+    },
+  });
+}
+
+async function serve(): Promise<void> {
+  const write = claimStdout();
+  const { Readable } = await import('node:stream');
+  const { createAcpAgent, serveAcp } = await import('@hermes/protocol-acp');
+  const { createStderrLogger } = await import('@hermes/core');
+  const { createCliHost } = await import('../host.js');
+  const level = (process.env.HERMES_LOG_LEVEL as 'debug' | 'info' | 'warn' | 'error' | undefined) ?? 'warn';
+  const logger = createStderrLogger({ level });
+  const agent = createAcpAgent({
+    version: VERSION,
+    logger,
+    createHost: () => createCliHost({ connectMcp: false, logger }),
+  });
+  const input = Readable.toWeb(process.stdin) as unknown as ReadableStream<Uint8Array>;
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    // Ending stdin closes the connection; serveAcp then shuts the agent down.
+    process.stdin.destroy();
+    void agent.close().finally(() => process.exit(0));
+  };
+  // A stray rejection in a background task (an update for a closed client, a late store write)
+  // is logged; it must not end the server with a non-zero code while the IDE still talks to it.
+  process.on('unhandledRejection', (reason) => {
+    logger.error(
+      `acp: unhandled rejection: ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}`,
+    );
+  });
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  process.stdout.on('error', stop);
+  // A hard limit, so that a stuck shutdown never outlives the IDE (spec/acp.md §2.4).
+  const exitLater = () => setTimeout(() => process.exit(0), 7000).unref();
+  await serveAcp(agent, { input, output: stdoutWriter(write, stop) }).catch((error: unknown) => {
+    logger.error(`acp: ${error instanceof Error ? error.message : String(error)}`);
+  });
+  exitLater();
+  process.exit(0);
+}
+
+async function check(): Promise<number> {
+  const { runAcpSelfCheck } = await import('@hermes/protocol-acp');
+  const lines = await runAcpSelfCheck();
+  for (const line of lines) process.stdout.write(`${line.level.padEnd(4)} ${line.name}: ${line.detail}\n`);
+  const failures = lines.filter((line) => line.level === 'FAIL').length;
+  process.stdout.write(failures === 0 ? 'ready\n' : `${failures} check${failures === 1 ? '' : 's'} failed\n`);
+  return failures === 0 ? 0 : 1;
+}
+
+async function setup(): Promise<number> {
+  if (!process.stdin.isTTY) {
+    process.stderr.write(
+      'hermes acp --setup is interactive and needs a terminal. Run it in a terminal, or set the provider key in HERMES_HOME/.env.\n',
+    );
+    return 1;
+  }
+  const { createInterface } = await import('node:readline/promises');
+  const core = await import('@hermes/core');
+  const homeDir = core.resolveHomeDir({ env: process.env });
+  const terminal = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    const provider = (await terminal.question(`Provider (${core.BUILTIN_PROVIDER_IDS.join(', ')}): `)).trim();
+    if (!provider) return 1;
+    const model = (await terminal.question('Model: ')).trim();
+    if (!model) return 1;
+    const variable = (await terminal.question('Environment variable holding the API key (empty for none): ')).trim();
+    if (variable) {
+      const key = (await terminal.question(`${variable}: `)).trim();
+      if (key) await core.writeDotenvValue(homeDir, variable, key);
+    }
+    await core.setDefaultModel(homeDir, { provider, model });
+    const host = await core.createAgentHost({ homeDir, connectMcp: false, logger: core.silentLogger });
+    try {
+      const route = host.resolveModel(`${provider}:${model}`);
+      process.stderr.write(`Saved: provider ${route.provider}, model ${route.model}.\n`);
+    } finally {
+      await host.close();
+    }
+    return 0;
+  } catch (error) {
+    process.stderr.write(`hermes acp --setup: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  } finally {
+    terminal.close();
+  }
+}
+
+/** Registers `hermes acp`: the ACP agent on stdio, `--check`, `--setup` and `--version` (spec/acp.md §2.2). */
+export function registerAcpCommand(program: Command): void {
+  program
+    .command('acp')
+    .description('serve the Agent Client Protocol on stdio (for Zed, VS Code, JetBrains)')
+    .option('--check', 'check dependencies and configuration, then exit')
+    .option('--setup', 'set up the provider and model interactively, then exit')
+    .option('--version', 'print the version and exit')
+    .configureOutput({ writeOut: (text) => process.stderr.write(text), writeErr: (text) => process.stderr.write(text) })
+    .showHelpAfterError()
+    .exitOverride((error) => {
+      if (error.code === 'commander.unknownOption' || error.code === 'commander.excessArguments') process.exit(2);
+      if (error.code === 'commander.helpDisplayed') process.exit(0);
+      process.exit(error.exitCode);
+    })
+    .action(async (options: { check?: boolean; setup?: boolean; version?: boolean }) => {
+      if (options.version) {
+        process.stdout.write(`${VERSION}\n`);
+        process.exit(0);
+      }
+      if (options.check) process.exit(await check());
+      if (options.setup) process.exit(await setup());
+      await serve();
+    });
+}

@@ -1,0 +1,150 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { hang, type ScriptedServer, startScriptedOpenAIServer, step, text, toolCall } from '@hermes/core/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const bin = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function temp(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+async function server(script: Parameters<typeof startScriptedOpenAIServer>[0]['script']): Promise<ScriptedServer> {
+  const started = await startScriptedOpenAIServer({ script });
+  cleanups.push(() => started.close());
+  return started;
+}
+
+interface Finished {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function hermes(
+  args: string[],
+  env: Record<string, string>,
+  options: { cwd?: string; stdin?: string } = {},
+): { child: ChildProcess; done: Promise<Finished> } {
+  const child = spawn(process.execPath, [bin, ...args], {
+    cwd: options.cwd,
+    env: { PATH: process.env.PATH ?? '', HOME: env.HERMES_HOME ?? tmpdir(), ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  child.stdin?.end(options.stdin ?? '');
+  const done = new Promise<Finished>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+  return { child, done };
+}
+
+function modelEnv(baseURL: string): Record<string, string> {
+  return { HERMES_HOME: temp('hermes-home-'), HERMES_MODEL: 'custom:scripted', HERMES_BASE_URL: baseURL };
+}
+
+describe('hermes -q', () => {
+  it('prints the final answer on stdout, progress on stderr, and exits 0', async () => {
+    const cwd = temp('hermes-ws-');
+    const scripted = await server([step(text('Looking.'), toolCall('todo', {})), step(text('All done.'))]);
+    const { done } = hermes(['-q', 'plan something'], modelEnv(scripted.baseURL), { cwd });
+    const finished = await done;
+    expect(finished.code).toBe(0);
+    expect(finished.stdout).toBe('All done.\n');
+    expect(finished.stderr).toContain('→');
+  });
+
+  it('reads the prompt from stdin when it is -', async () => {
+    const scripted = await server([step(text('Got it.'))]);
+    const { done } = hermes(['-q', '-'], modelEnv(scripted.baseURL), { stdin: 'prompt from a pipe' });
+    const finished = await done;
+    expect(finished.code).toBe(0);
+    expect(JSON.stringify(scripted.requests[0]?.body)).toContain('prompt from a pipe');
+  });
+
+  it('exits 1 with one clear line when no model is configured', async () => {
+    const { done } = hermes(['-q', 'hello'], { HERMES_HOME: temp('hermes-home-') });
+    const finished = await done;
+    expect(finished.code).toBe(1);
+    expect(finished.stdout).toBe('');
+    expect(finished.stderr).toContain('HERMES_MODEL');
+    expect(finished.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('exits 130 when interrupted with Ctrl-C', async () => {
+    const scripted = await server([step(text('thinking'), hang())]);
+    const { child, done } = hermes(['-q', 'take your time'], modelEnv(scripted.baseURL));
+    for (let attempt = 0; attempt < 400 && scripted.requests.length === 0; attempt += 1)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    child.kill('SIGINT');
+    const finished = await done;
+    expect(finished.code).toBe(130);
+  });
+
+  it('denies dangerous commands unless --yolo', async () => {
+    const cwd = temp('hermes-ws-');
+    mkdirSync(join(cwd, 'build'));
+    const first = await server([
+      step(toolCall('terminal', { command: 'rm -rf build' })),
+      step(text('Could not delete.')),
+    ]);
+    const denied = await hermes(['-q', 'clean'], modelEnv(first.baseURL), { cwd }).done;
+    expect(denied.code).toBe(0);
+    expect(existsSync(join(cwd, 'build'))).toBe(true);
+    const second = await server([step(toolCall('terminal', { command: 'rm -rf build' })), step(text('Deleted.'))]);
+    const allowed = await hermes(['-q', 'clean', '--yolo'], modelEnv(second.baseURL), { cwd }).done;
+    expect(allowed.code).toBe(0);
+    expect(allowed.stdout).toBe('Deleted.\n');
+    expect(existsSync(join(cwd, 'build'))).toBe(false);
+  });
+});
+
+describe('hermes sessions, config and model', () => {
+  it('lists, shows, searches, exports and deletes sessions', async () => {
+    const scripted = await server([step(text('The capital of France is Paris.'))]);
+    const env = modelEnv(scripted.baseURL);
+    expect((await hermes(['-q', 'What is the capital of France?'], env).done).code).toBe(0);
+    const list = await hermes(['sessions', 'list', '--json'], env).done;
+    const sessions = JSON.parse(list.stdout) as { id: string; preview: string }[];
+    expect(sessions).toHaveLength(1);
+    expect(sessions[0]!.preview).toBe('What is the capital of France?');
+    const id = sessions[0]!.id;
+    expect((await hermes(['sessions', 'show', id], env).done).stdout).toContain('Paris');
+    expect((await hermes(['sessions', 'search', 'Paris'], env).done).stdout).toContain('>>>Paris<<<');
+    const exported = JSON.parse((await hermes(['sessions', 'export', id], env).done).stdout) as { messages: unknown[] };
+    expect(exported.messages).toHaveLength(2);
+    expect((await hermes(['sessions', 'delete', id], env).done).code).toBe(0);
+    expect(JSON.parse((await hermes(['sessions', 'list', '--json'], env).done).stdout)).toEqual([]);
+  });
+
+  it('config set keeps the file valid and config get reads it back; a bad value is one clear line', async () => {
+    const env = { HERMES_HOME: temp('hermes-home-') };
+    expect((await hermes(['config', 'set', 'agent.max_iterations', '12'], env).done).code).toBe(0);
+    expect((await hermes(['config', 'get', 'agent.max_iterations'], env).done).stdout).toBe('12\n');
+    const bad = await hermes(['config', 'set', 'agent.max_iterations', 'many'], env).done;
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('agent.max_iterations');
+  });
+
+  it('model set writes the default and model lists it', async () => {
+    const env = { HERMES_HOME: temp('hermes-home-'), ANTHROPIC_API_KEY: 'sk-ant-test-000000' };
+    expect((await hermes(['model', 'set', 'anthropic:claude-sonnet-4-5'], env).done).code).toBe(0);
+    const listed = await hermes(['model'], env).done;
+    expect(listed.stdout).toContain('anthropic:claude-sonnet-4-5');
+  });
+});
