@@ -1,0 +1,158 @@
+import { randomBytes } from 'node:crypto';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type AgentHost, createAgentHost, loadConfig, resolveHomeDir, writeDotenvValue } from '@hermes/core';
+import { createOpenAIApp, type OpenAIApp, weakKeyReason } from '@hermes/protocol-openai';
+import { attachGatewayWebSocket, createGateway, type Gateway } from '@hermes/protocol-tui';
+import { createAdaptorServer } from '@hono/node-server';
+import { Hono } from 'hono';
+import { requestId } from 'hono/request-id';
+import type { Logger } from 'pino';
+import { createDemoProvider, DEMO_MODEL_SPEC } from './demo-model.js';
+import { coreLogger, createServerLogger } from './logger.js';
+import { clientAddress, isLoopback, readServerSettings, type ServerSettings } from './settings.js';
+
+/** A started server. */
+export interface RunningServer {
+  readonly url: string;
+  readonly port: number;
+  readonly host: AgentHost;
+  readonly settings: ServerSettings;
+  readonly demo: boolean;
+  readonly logger: Logger;
+  /** Drains (503 for new turns, running turns finish up to the drain timeout, then are interrupted) and closes. */
+  shutdown(): Promise<void>;
+}
+
+/** Thrown when the server must not start; its message is the one line to show. */
+export class StartupRefused extends Error {}
+
+/**
+ * Starts the HTTP API of protocol-openai and the gateway WebSocket (`/api/ws`) on one port, on the
+ * SQLite store in HERMES_HOME. Without a key on loopback it generates one, saves it to
+ * HERMES_HOME/.env and prints it once on stderr; on another address it refuses to start. Without a
+ * model it runs the offline demo model.
+ */
+export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise<RunningServer> {
+  const settings = readServerSettings(env);
+  const homeDir = resolveHomeDir({ env });
+  const loaded = await loadConfig({ homeDir, env });
+  let key = settings.key ?? loaded.lookup('API_SERVER_KEY') ?? null;
+  // A set key must be strong (spec/openai-api.md §4); only an absent key on loopback is generated.
+  const weakness = key ? weakKeyReason(key) : null;
+  if (weakness) throw new StartupRefused(`hermes-server: ${weakness}`);
+  let generatedKey = false;
+  if (!key) {
+    if (!isLoopback(settings.host)) {
+      throw new StartupRefused(
+        `hermes-server: refusing to listen on ${settings.host} without API_SERVER_KEY. Set a long random key (for example: export API_SERVER_KEY=$(openssl rand -hex 32)).`,
+      );
+    }
+    key = `hk-${randomBytes(24).toString('base64url')}`;
+    await writeDotenvValue(homeDir, 'API_SERVER_KEY', key);
+    generatedKey = true;
+  }
+  const secrets = new Set<string>([key]);
+  const logger = createServerLogger({ level: settings.logLevel, secrets: () => secrets });
+  const demo = !loaded.config.model.default && !loaded.lookup('HERMES_MODEL');
+  const host = await createAgentHost({
+    env,
+    homeDir,
+    logger: coreLogger(logger),
+    providers: [createDemoProvider()],
+    ...(demo ? { config: { model: { default: DEMO_MODEL_SPEC } } } : {}),
+  });
+
+  const api: OpenAIApp = createOpenAIApp({ host, settings: { key, host: settings.host, port: settings.port } });
+  const gateway: Gateway = createGateway({ host, logger: coreLogger(logger.child({ component: 'gateway' })) });
+
+  const app = new Hono<{ Variables: { requestId: string } }>();
+  app.use('*', requestId());
+  app.use('*', async (context, next) => {
+    const started = performance.now();
+    await next();
+    const incoming = context.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
+    logger.info(
+      {
+        requestId: context.get('requestId'),
+        method: context.req.method,
+        path: context.req.path,
+        status: context.res.status,
+        durationMs: Math.round(performance.now() - started),
+        client: clientAddress(
+          incoming?.incoming?.socket?.remoteAddress,
+          context.req.header('x-forwarded-for'),
+          settings.trustedProxies,
+        ),
+        ...(context.res.headers.get('x-hermes-run-id') ? { runId: context.res.headers.get('x-hermes-run-id') } : {}),
+      },
+      'request',
+    );
+  });
+  // /health/detailed also says which model answers, so a newcomer sees the demo model is in use.
+  app.use('/health/detailed', async (context, next) => {
+    await next();
+    if (context.res.status !== 200) return;
+    const body = (await context.res.json()) as Record<string, unknown>;
+    context.res = new Response(
+      JSON.stringify({ ...body, model: { default: host.config.model.default ?? null, demo } }),
+      context.res,
+    );
+  });
+  app.route('/', api.app);
+
+  const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+  const detachGateway = attachGatewayWebSocket(server, {
+    gateway,
+    token: settings.gatewayToken ?? key,
+    boundHost: settings.host,
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(settings.port, settings.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const hostForUrl = settings.host.includes(':') ? `[${settings.host}]` : settings.host;
+  const url = `http://${hostForUrl}:${address.port}`;
+  logger.info({ url, demo, homeDir }, 'listening');
+  if (demo) {
+    process.stderr.write(
+      `hermes-server: no model is configured, so the offline demo model answers (set HERMES_MODEL and its API key, or HERMES_BASE_URL, then restart).\n`,
+    );
+  }
+  if (generatedKey) {
+    process.stderr.write(
+      `hermes-server: generated an API key and saved it to ${homeDir}/.env (shown once):\n  ${key}\nTry it:\n  curl -N ${url}/v1/chat/completions -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" -d '{"model":"hermes-agent","stream":true,"messages":[{"role":"user","content":"Hello"}]}'\n`,
+    );
+  } else {
+    process.stderr.write(
+      `hermes-server: listening on ${url} (OpenAI-compatible API at ${url}/v1, gateway WebSocket at ${url.replace('http', 'ws')}/api/ws)\n`,
+    );
+  }
+
+  let closing: Promise<void> | null = null;
+  const shutdown = () => {
+    closing ??= (async () => {
+      logger.info('draining');
+      const timeoutMs = (settings.drainTimeoutSeconds ?? api.settings.drainTimeoutSeconds) * 1000;
+      // Stop accepting connections; open ones keep working and new turns on them get 503.
+      const connectionsClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+      await api.drain({ timeoutMs });
+      await gateway.shutdown();
+      detachGateway();
+      // Let the last responses flush; streams a client keeps open (run events) are cut after a grace.
+      let grace: NodeJS.Timeout | undefined;
+      await Promise.race([connectionsClosed, new Promise<void>((resolve) => (grace = setTimeout(resolve, 2000)))]);
+      clearTimeout(grace);
+      server.closeAllConnections();
+      api.close();
+      await host.close();
+      logger.info('stopped');
+    })();
+    return closing;
+  };
+  return { url, port: address.port, host, settings, demo, logger, shutdown };
+}
