@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { readServerSentEvents, type SseItem } from './sse.js';
+
+function streamOf(chunks: string[]): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  return new ReadableStream({
+    start(controller) {
+      for (const chunk of chunks) controller.enqueue(encoder.encode(chunk));
+      controller.close();
+    },
+  });
+}
+
+describe('readServerSentEvents', () => {
+  it('yields comments and events in order across chunk boundaries, CRLF included', async () => {
+    const items: SseItem[] = [];
+    const body = streamOf([
+      ': open\n\nid: 0\nda',
+      'ta: {"event":"a","seq":0}\r\n\r\n: keep',
+      'alive\n\nid: 1\ndata: {"seq":1}\n\n',
+    ]);
+    for await (const item of readServerSentEvents(body)) items.push(item);
+    expect(items).toEqual([
+      { kind: 'comment', comment: 'open' },
+      { kind: 'event', message: { id: '0', data: '{"event":"a","seq":0}', event: undefined } },
+      { kind: 'comment', comment: 'keepalive' },
+      { kind: 'event', message: { id: '1', data: '{"seq":1}', event: undefined } },
+    ]);
+  });
+});
