@@ -1,15 +1,40 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { JSONSchema7 } from '@ai-sdk/provider';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { DEFAULT_INHERITED_ENV_VARS, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { writeDotenvValue } from '../config/index.js';
 import type { ToolContext, ToolDefinition, ToolResult } from '../tools/types.js';
 import type { HostCallbacks, JsonValue, Logger } from '../types.js';
 import { untilAborted } from '../util/abort.js';
 import { VERSION } from '../version.js';
 import type { McpManager, McpServerConfig, McpServerStatus } from './types.js';
+
+/** The MCP SDK, imported when the first server connects: a host without servers never loads it. */
+async function loadMcpSdk() {
+  const [client, stdio, http, types] = await Promise.all([
+    import('@modelcontextprotocol/sdk/client/index.js'),
+    import('@modelcontextprotocol/sdk/client/stdio.js'),
+    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ]);
+  return {
+    Client: client.Client,
+    StdioClientTransport: stdio.StdioClientTransport,
+    DEFAULT_INHERITED_ENV_VARS: stdio.DEFAULT_INHERITED_ENV_VARS,
+    StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
+    ErrorCode: types.ErrorCode,
+    McpError: types.McpError,
+  };
+}
+
+type McpSdk = Awaited<ReturnType<typeof loadMcpSdk>>;
+
+/** The HTTP transport, told apart structurally since the SDK's classes load lazily. */
+function isHttpTransport(transport: unknown): transport is StreamableHTTPClientTransport {
+  return typeof (transport as { terminateSession?: unknown } | null)?.terminateSession === 'function';
+}
+let mcpSdk: Promise<McpSdk> | null = null;
 
 /** The minimal environment a stdio server receives, besides `LC_*` and its own `env` (spec/core.md §15.2). */
 const BASE_ENV_NAMES: ReadonlySet<string> = new Set(['PATH', 'HOME', 'USER', 'LANG', 'TMPDIR', 'SHELL', 'TERM']);
@@ -312,7 +337,7 @@ export function createMcpManager(options: McpManagerOptions): McpManagerInternal
   const closeClient = (client: Client | null, transport: Transport | null): Promise<void> => {
     if (!client) return Promise.resolve();
     const done = (async () => {
-      if (transport instanceof StreamableHTTPClientTransport) {
+      if (isHttpTransport(transport)) {
         // Ends the server-side session politely; a server that is gone must not hold the close up.
         await Promise.race([
           transport.terminateSession().catch(() => {}),
@@ -407,13 +432,13 @@ export function createMcpManager(options: McpManagerOptions): McpManagerInternal
     return { env: expandAll(config.env, stillMissing), headers: expandAll(config.headers, stillMissing) };
   };
 
-  const stdioEnvironment = (resolved: Record<string, string>): Record<string, string> => {
+  const stdioEnvironment = (sdk: McpSdk, resolved: Record<string, string>): Record<string, string> => {
     const source: Record<string, string | undefined> = host.subprocessEnv?.() ?? process.env;
     const env: Record<string, string | undefined> = {};
     // The SDK spreads its own defaults (read from process.env, LOGNAME among them) under the env it
     // is given; Node leaves out variables whose value is undefined, so the server sees exactly the
     // base of §15.2 from the host's environment plus its configured env.
-    for (const name of DEFAULT_INHERITED_ENV_VARS) env[name] = undefined;
+    for (const name of sdk.DEFAULT_INHERITED_ENV_VARS) env[name] = undefined;
     for (const [name, value] of Object.entries(source)) {
       if (value !== undefined && (BASE_ENV_NAMES.has(name) || name.startsWith('LC_'))) env[name] = value;
     }
@@ -422,6 +447,7 @@ export function createMcpManager(options: McpManagerOptions): McpManagerInternal
   };
 
   const createTransport = (
+    sdk: McpSdk,
     connection: Connection,
     resolved: { env: Record<string, string>; headers: Record<string, string> },
   ): Transport => {
@@ -430,11 +456,11 @@ export function createMcpManager(options: McpManagerOptions): McpManagerInternal
       const parameters: ConstructorParameters<typeof StdioClientTransport>[0] = {
         command: config.command,
         args: config.args ?? [],
-        env: stdioEnvironment(resolved.env),
+        env: stdioEnvironment(sdk, resolved.env),
         stderr: 'pipe',
       };
       if (config.cwd) parameters.cwd = config.cwd;
-      const transport = new StdioClientTransport(parameters);
+      const transport = new sdk.StdioClientTransport(parameters);
       let pending = '';
       transport.stderr?.on('data', (chunk: Buffer) => {
         const text = chunk.toString();
@@ -446,7 +472,7 @@ export function createMcpManager(options: McpManagerOptions): McpManagerInternal
       });
       return transport;
     }
-    return new StreamableHTTPClientTransport(new URL(config.url as string), {
+    return new sdk.StreamableHTTPClientTransport(new URL(config.url as string), {
       requestInit: { headers: resolved.headers },
     });
   };
@@ -493,8 +519,10 @@ export function createMcpManager(options: McpManagerOptions): McpManagerInternal
         }
         const resolved = await resolveVariables(config, sessionId, signal);
         signal.throwIfAborted();
-        transport = createTransport(connection, resolved);
-        client = new Client({ name: 'hermes', version: VERSION });
+        mcpSdk ??= loadMcpSdk();
+        const sdk = await mcpSdk;
+        transport = createTransport(sdk, connection, resolved);
+        client = new sdk.Client({ name: 'hermes', version: VERSION });
         connection.client = client;
         connection.transport = transport;
         client.onerror = (error) =>
@@ -623,15 +651,17 @@ export function createMcpManager(options: McpManagerOptions): McpManagerInternal
       if (connection.retired || connection.attempt !== attempt || connection.status.state !== 'connected') {
         return unavailable(config.name, 'the connection closed during the call');
       }
-      if (error instanceof McpError) {
-        if (error.code === ErrorCode.RequestTimeout) {
+      mcpSdk ??= loadMcpSdk();
+      const sdk = await mcpSdk;
+      if (error instanceof sdk.McpError) {
+        if (error.code === sdk.ErrorCode.RequestTimeout) {
           return {
             content: `MCP tool ${tool.name} on server ${config.name} did not answer within ${timeoutSeconds} s`,
             isError: true,
             status: 'failed',
           };
         }
-        if (error.code === ErrorCode.ConnectionClosed) {
+        if (error.code === sdk.ErrorCode.ConnectionClosed) {
           markDisconnected(connection, attempt, messageOf(error));
           return unavailable(config.name, 'the connection closed during the call');
         }
@@ -642,7 +672,7 @@ export function createMcpManager(options: McpManagerOptions): McpManagerInternal
         };
       }
       // Anything else is the transport failing (an HTTP server that went away): the server is gone until a reload.
-      if (connection.transport instanceof StreamableHTTPClientTransport) {
+      if (isHttpTransport(connection.transport)) {
         markDisconnected(connection, attempt, messageOf(error));
         return unavailable(config.name, messageOf(error));
       }

@@ -1,4 +1,4 @@
-import TurndownService from 'turndown';
+import type TurndownService from 'turndown';
 import { z } from 'zod';
 import { VERSION } from '../version.js';
 import { errorMessage } from './file-access.js';
@@ -120,7 +120,7 @@ export function createWebFetchTool(): ToolDefinition<WebFetchArgs> {
         }
         const text = decode(body.bytes, rawType);
         if (response.status >= 400) {
-          const shown = kind === 'html' ? htmlToMarkdown(text) : text;
+          const shown = kind === 'html' ? await htmlToMarkdown(text) : text;
           return {
             content: `${header}\nHTTP ${response.status}${response.statusText === '' ? '' : ` ${response.statusText}`}\n\n${shown.slice(0, ERROR_BODY_CHARS)}`,
             isError: true,
@@ -130,9 +130,9 @@ export function createWebFetchTool(): ToolDefinition<WebFetchArgs> {
         const format = args.format ?? 'markdown';
         const converted =
           kind === 'html' && format === 'markdown'
-            ? htmlToMarkdown(text)
+            ? await htmlToMarkdown(text)
             : kind === 'html' && format === 'text'
-              ? htmlToText(text)
+              ? await htmlToText(text)
               : text;
         const cut = cutText(converted, maxChars, 'content');
         let content = `${header}\n\n${cut.text}`;
@@ -224,8 +224,10 @@ function decode(bytes: Buffer, contentType: string | null): string {
 /** Elements whose content is never part of the converted page. */
 const REMOVED_ELEMENTS = ['head', 'title', 'script', 'style', 'noscript', 'template', 'iframe'] as const;
 
-function createTurndown(): TurndownService {
-  const service = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-' });
+/** Turndown and its DOM are imported on the first HTML page, not at startup. */
+async function createTurndown(): Promise<TurndownService> {
+  const { default: Turndown } = await import('turndown');
+  const service = new Turndown({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-' });
   service.remove([...REMOVED_ELEMENTS]);
   return service;
 }
@@ -253,13 +255,13 @@ function withTitle(html: string, body: string): string {
 }
 
 /** HTML → Markdown with the head, scripts and styles removed; the title comes first. */
-export function htmlToMarkdown(html: string): string {
-  return withTitle(html, createTurndown().turndown(html).trim());
+export async function htmlToMarkdown(html: string): Promise<string> {
+  return withTitle(html, (await createTurndown()).turndown(html).trim());
 }
 
 /** HTML → plain text: block elements on their own lines, no Markdown markup or escaping. */
-export function htmlToText(html: string): string {
-  const service = createTurndown();
+export async function htmlToText(html: string): Promise<string> {
+  const service = await createTurndown();
   service.escape = (text: string) => text;
   const removed = new Set<string>(REMOVED_ELEMENTS.map((name) => name.toUpperCase()));
   service.addRule('plain', {
