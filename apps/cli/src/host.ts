@@ -13,7 +13,7 @@ export async function createCliHost(options: AgentHostOptions = {}): Promise<Age
 export function describeStartupError(error: unknown): string {
   if (HermesError.isInstance(error)) return `hermes: ${error.message}`;
   const code = (error as NodeJS.ErrnoException | null)?.code;
-  if (code === 'EACCES' || code === 'EPERM') {
+  if (code === 'EACCES' || code === 'EPERM' || code === 'EEXIST' || code === 'ENOTDIR' || code === 'EROFS') {
     return `hermes: cannot use ${(error as NodeJS.ErrnoException).path ?? 'HERMES_HOME'} (${code}). Set HERMES_HOME to a writable folder.`;
   }
   if (code === 'EADDRINUSE') return 'hermes: the port is already in use. Pick another with --port.';

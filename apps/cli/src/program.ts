@@ -8,9 +8,10 @@ import { VERSION } from './version.js';
  * pay for the HTTP server's imports, nor `hermes --version` for any of them.
  */
 const SUBCOMMANDS: Record<string, (program: Command) => Promise<void>> = {
-  acp: async (program) => (await import('./commands/acp.js')).registerAcpCommand(program),
-  gateway: async (program) => (await import('./commands/gateway.js')).registerGatewayCommand(program),
-  serve: async (program) => (await import('./commands/serve.js')).registerServeCommand(program),
+  acp: async (program) => withExamples(program, 'acp', (await import('./commands/acp.js')).registerAcpCommand),
+  gateway: async (program) =>
+    withExamples(program, 'gateway', (await import('./commands/gateway.js')).registerGatewayCommand),
+  serve: async (program) => withExamples(program, 'serve', (await import('./commands/serve.js')).registerServeCommand),
   sessions: async (program) => (await import('./commands/sessions.js')).registerSessionsCommand(program),
   config: async (program) => (await import('./commands/config.js')).registerConfigCommand(program),
   model: async (program) => (await import('./commands/model.js')).registerModelCommand(program),
@@ -22,6 +23,33 @@ interface RootOptions {
   resume?: string;
   continue?: boolean;
   yolo?: boolean;
+}
+
+/** Examples shown under the help of the protocol subcommands. */
+const EXAMPLES: Record<string, string> = {
+  acp: `
+Examples:
+  $ hermes acp                      run as the agent of an ACP editor (configure the editor to start this)
+  $ hermes acp --check              check the installation and configuration, exit 0 or 1
+  $ hermes acp --setup              choose a provider and model interactively
+  Zed settings.json: "agent_servers": { "Hermes": { "command": "hermes", "args": ["acp"] } }`,
+  gateway: `
+Examples:
+  $ hermes gateway                          JSON-RPC on stdin/stdout for a host that spawns it
+  $ hermes gateway --ws --port 9119         WebSocket at ws://127.0.0.1:9119/api/ws?token=… (token on stderr)
+  $ HERMES_GATEWAY_TOKEN=… hermes gateway --ws   use a fixed token`,
+  serve: `
+Examples:
+  $ API_SERVER_KEY=$(openssl rand -hex 32) hermes serve         http://127.0.0.1:8642/v1
+  $ hermes serve --host 0.0.0.0 --port 9000                     needs API_SERVER_KEY
+  $ curl http://127.0.0.1:8642/v1/models -H "Authorization: Bearer $API_SERVER_KEY"`,
+};
+
+/** Registers a subcommand and appends its examples to its help. */
+function withExamples(program: Command, name: string, register: (program: Command) => void): void {
+  register(program);
+  const examples = EXAMPLES[name];
+  if (examples) program.commands.find((command) => command.name() === name)?.addHelpText('after', examples);
 }
 
 /** Registers every subcommand, for help and for commander's unknown-command message. */

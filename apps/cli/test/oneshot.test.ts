@@ -1,5 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -146,5 +148,33 @@ describe('hermes sessions, config and model', () => {
     expect((await hermes(['model', 'set', 'anthropic:claude-sonnet-4-5'], env).done).code).toBe(0);
     const listed = await hermes(['model'], env).done;
     expect(listed.stdout).toContain('anthropic:claude-sonnet-4-5');
+  });
+
+  it('errors a newcomer meets are one clear line: a missing key, a port in use, an unusable HERMES_HOME', async () => {
+    const missingKey = await hermes(['-q', 'hi'], {
+      HERMES_HOME: temp('hermes-home-'),
+      HERMES_MODEL: 'anthropic:claude-sonnet-4-5',
+    }).done;
+    expect(missingKey.code).toBe(1);
+    expect(missingKey.stderr).toContain('ANTHROPIC_API_KEY');
+    expect(missingKey.stderr).not.toMatch(/\n\s+at /);
+
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise<void>((resolve) => blocker.close(() => resolve())));
+    const port = (blocker.address() as AddressInfo).port;
+    const busy = await hermes(['serve', '--port', String(port)], {
+      HERMES_HOME: temp('hermes-home-'),
+      API_SERVER_KEY: 'abcdefghijklmnopqrstuvwxyz123456',
+    }).done;
+    expect(busy.code).toBe(1);
+    expect(busy.stderr.trim().split('\n')).toEqual(['hermes: the port is already in use. Pick another with --port.']);
+
+    const home = join(temp('hermes-home-'), 'file-not-folder');
+    writeFileSync(home, 'not a directory');
+    const unusable = await hermes(['-q', 'hi'], { HERMES_HOME: home }).done;
+    expect(unusable.code).toBe(1);
+    expect(unusable.stderr.trim().split('\n')).toHaveLength(1);
+    expect(unusable.stderr).toContain('HERMES_HOME');
   });
 });
