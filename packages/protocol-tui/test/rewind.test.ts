@@ -169,7 +169,32 @@ describe('rewind and truncation (§12 checks 31–42)', () => {
     await d.client.result('session.interrupt', { session_id: d.sid });
   });
 
-  // The core cannot cut the in-memory transcript of a session without a stored row (Agent.rewind
-  // throws not_supported), and seed rows cannot carry display kinds; see the report.
-  it.todo('42. ordinal cut before persistence answers survivor_user_row_ids [null]');
+  it('42. ordinal cut before persistence answers survivor_user_row_ids [null]', async () => {
+    const fixture = await createFixture({ script: [step(text('after the cut'))] });
+    cleanups.push(() => fixture.dispose());
+    const client = await fixture.connect();
+    const created = await client.result('session.create', {
+      messages: [
+        { role: 'user', content: 'first question' },
+        { role: 'assistant', content: 'first answer' },
+        { role: 'user', content: 'second question' },
+        { role: 'assistant', content: 'second answer' },
+      ],
+    });
+    const sid = created.session_id;
+    const reply = await client.call('prompt.submit', {
+      session_id: sid,
+      truncate_before_user_ordinal: 1,
+      confirm_truncate: true,
+      text: 'x',
+    });
+    expect(reply.result).toEqual({ status: 'streaming', survivor_user_row_ids: [null] });
+    await client.nthEvent('message.complete', 1, sid);
+    const history = await client.result('session.history', { session_id: sid });
+    const texts = history.messages.map(
+      (message: { text?: string; content?: string }) => message.text ?? message.content,
+    );
+    expect(texts).not.toContain('second question');
+    expect(JSON.stringify(fixture.host.model.calls[0]!.messages)).not.toContain('second question');
+  });
 });

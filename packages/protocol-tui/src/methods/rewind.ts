@@ -120,10 +120,7 @@ export async function cutBefore(
   failurePrefix = 'failed to persist history truncation',
 ): Promise<Record<string, unknown>> {
   const agent = session.agent;
-  if (!agent.persisted) {
-    // The core offers no in-memory cut for a session without a stored row (reported as a gap).
-    fail(ErrorCode.historyWriteFailed, `${failurePrefix}: the core cannot cut an unpersisted transcript`);
-  }
+  // A session without a stored row is cut in memory by the core (its rows have negative ids).
   let idMap: Record<number, number>;
   try {
     idMap = (await agent.rewind({ beforeRowId: row.rowId })).idMap;
