@@ -1,3 +1,6 @@
+import { createAnthropic } from '@ai-sdk/anthropic';
+import { createOpenAI } from '@ai-sdk/openai';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { HermesError } from '../errors.js';
 import type { BuiltinProviderId } from './model-spec.js';
@@ -127,79 +130,39 @@ function requireKey(route: ResolvedRoute): string {
  * Creates a `LanguageModelV3` for a route with one of the three AI SDK packages. Base URL and key
  * are always passed explicitly so the SDKs never fall back to `process.env`.
  */
-async function loadSdkModel(
-  providerPackage: ProviderPackage,
-  route: ResolvedRoute,
-  apiKey: string | null,
-  fetch?: typeof globalThis.fetch,
-): Promise<LanguageModelV3> {
-  switch (providerPackage) {
-    case 'openai': {
-      const { createOpenAI } = await import('@ai-sdk/openai');
-      return createOpenAI({
-        apiKey: requireKey({ ...route, apiKey }),
-        baseURL: route.baseUrl ?? BUILTIN_PROVIDERS.openai.defaultBaseUrl ?? undefined,
-        ...(fetch === undefined ? {} : { fetch }),
-      }).chat(route.model);
-    }
-    case 'anthropic': {
-      const { createAnthropic } = await import('@ai-sdk/anthropic');
-      return createAnthropic({
-        apiKey: requireKey({ ...route, apiKey }),
-        baseURL: route.baseUrl ?? BUILTIN_PROVIDERS.anthropic.defaultBaseUrl ?? undefined,
-        ...(fetch === undefined ? {} : { fetch }),
-      }).languageModel(route.model);
-    }
-    case 'openai-compatible': {
-      const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
-      return createOpenAICompatible({
-        name: compatibleProviderName(route.provider),
-        baseURL: route.baseUrl as string,
-        ...(apiKey ? { apiKey } : {}),
-        includeUsage: true,
-        ...(fetch === undefined ? {} : { fetch }),
-      }).chatModel(route.model);
-    }
-  }
-}
-
-/**
- * A model for a route whose AI SDK package is imported on first use: each package costs tens of
- * milliseconds to load, and a process that never calls a model (`hermes acp` answering
- * `initialize`, `hermes --help`) should not pay for it. Errors a route can show up front (no key, no
- * base URL) are still thrown at creation.
- */
 export function createSdkModel(
   providerPackage: ProviderPackage,
   route: ResolvedRoute,
   fetch?: typeof globalThis.fetch,
 ): LanguageModelV3 {
-  // The key is read now: a copy of the route may have lost the non-enumerable field by the first call.
-  const apiKey = route.apiKey;
-  if (providerPackage !== 'openai-compatible') requireKey(route);
-  else if (route.baseUrl === null) {
-    throw new HermesError('missing_credentials', `Provider '${route.provider}' has no base URL`, {
-      details: { provider: route.provider },
-    });
+  switch (providerPackage) {
+    case 'openai':
+      return createOpenAI({
+        apiKey: requireKey(route),
+        baseURL: route.baseUrl ?? BUILTIN_PROVIDERS.openai.defaultBaseUrl ?? undefined,
+        ...(fetch === undefined ? {} : { fetch }),
+      }).chat(route.model);
+    case 'anthropic':
+      return createAnthropic({
+        apiKey: requireKey(route),
+        baseURL: route.baseUrl ?? BUILTIN_PROVIDERS.anthropic.defaultBaseUrl ?? undefined,
+        ...(fetch === undefined ? {} : { fetch }),
+      }).languageModel(route.model);
+    case 'openai-compatible': {
+      if (route.baseUrl === null) {
+        throw new HermesError('missing_credentials', `Provider '${route.provider}' has no base URL`, {
+          details: { provider: route.provider },
+        });
+      }
+      return createOpenAICompatible({
+        name: compatibleProviderName(route.provider),
+        baseURL: route.baseUrl,
+        ...(route.apiKey ? { apiKey: route.apiKey } : {}),
+        includeUsage: true,
+        ...(fetch === undefined ? {} : { fetch }),
+      }).chatModel(route.model);
+    }
   }
-  let loaded: Promise<LanguageModelV3> | null = null;
-  const model = () => {
-    loaded ??= loadSdkModel(providerPackage, route, apiKey, fetch);
-    return loaded;
-  };
-  return {
-    specificationVersion: 'v3',
-    provider:
-      providerPackage === 'openai-compatible'
-        ? `${compatibleProviderName(route.provider)}.chat`
-        : `${providerPackage}.chat`,
-    modelId: route.model,
-    get supportedUrls() {
-      return model().then((real) => real.supportedUrls);
-    },
-    doGenerate: async (options) => (await model()).doGenerate(options),
-    doStream: async (options) => (await model()).doStream(options),
-  };
 }
 
 /** A provider adapter backed by one of the AI SDK packages. */
