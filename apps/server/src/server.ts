@@ -24,6 +24,12 @@ export interface RunningServer {
   shutdown(): Promise<void>;
 }
 
+/** The run a request is about (its path, or the Location of a created run), for per-run log correlation. */
+function runIdOf(path: string, location: string | null): { runId?: string } {
+  const match = /\/v1\/runs\/(run_[A-Za-z0-9]+)/.exec(path) ?? /\/v1\/runs\/(run_[A-Za-z0-9]+)/.exec(location ?? '');
+  return match?.[1] ? { runId: match[1] } : {};
+}
+
 /** Thrown when the server must not start; its message is the one line to show. */
 export class StartupRefused extends Error {}
 
@@ -84,7 +90,7 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise
           context.req.header('x-forwarded-for'),
           settings.trustedProxies,
         ),
-        ...(context.res.headers.get('x-hermes-run-id') ? { runId: context.res.headers.get('x-hermes-run-id') } : {}),
+        ...runIdOf(context.req.path, context.res.headers.get('location')),
       },
       'request',
     );

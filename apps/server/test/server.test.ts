@@ -144,6 +144,8 @@ describe('apps/server', () => {
     expect(logs.filter((entry) => entry.msg === 'request').every((entry) => typeof entry.requestId === 'string')).toBe(
       true,
     );
+    // Every request about the run (its creation and the polls) carries the run id.
+    expect(logs.filter((entry) => entry.runId === runId).length).toBeGreaterThanOrEqual(2);
     expect(server.stdout()).not.toContain(KEY);
   });
 
