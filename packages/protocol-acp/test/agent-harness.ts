@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import {
   type ClientCapabilities,
   type ClientContext,
@@ -16,7 +17,7 @@ import { type ScriptedServer, type ScriptStep, startScriptedOpenAIServer } from 
 import { validateAgentLine } from './wire-schema.js';
 
 /** The built CLI entry the conformance suite spawns. */
-export const CLI_ENTRY = '/work/main/apps/cli/dist/bin.js';
+export const CLI_ENTRY = fileURLToPath(new URL('../../../apps/cli/dist/bin.js', import.meta.url));
 /** The key the scripted provider expects. */
 export const SCRIPTED_KEY = 'scripted-test-key';
 

@@ -2,6 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { hang, step, text, toolCall } from '@hermes/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startHttpMcpServer } from '../../core/test/fixtures/mcp/http-server.js';
@@ -21,7 +22,8 @@ afterEach(async (context) => {
   await teardown(context.task.result?.state === 'fail');
 });
 
-const STDIO_MCP_SERVER = '/work/main/packages/core/test/fixtures/mcp/stdio-server.mjs';
+const STDIO_MCP_SERVER = fileURLToPath(new URL('../../core/test/fixtures/mcp/stdio-server.mjs', import.meta.url));
+const SILENT_MCP_SERVER = fileURLToPath(new URL('../../core/test/fixtures/mcp/silent-server.mjs', import.meta.url));
 
 function alive(pid: number): boolean {
   try {
@@ -226,7 +228,7 @@ describe('ACP conformance: client file system, terminals, MCP and process lifecy
         'mcp_servers:',
         '  silent:',
         `    command: ${process.execPath}`,
-        '    args: ["/work/main/packages/core/test/fixtures/mcp/silent-server.mjs"]',
+        `    args: [${JSON.stringify(SILENT_MCP_SERVER)}]`,
         '    connect_timeout: 1',
       ].join('\n'),
     });
