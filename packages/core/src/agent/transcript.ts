@@ -1,25 +1,15 @@
-import type { ContentPart, JsonObject, StoredToolCall } from '../types.js';
+import type { StoredMessage } from '../store/types.js';
 
 /**
  * A row of the in-memory transcript: what the store holds, plus rows of ephemeral sessions that
  * have no id. The request builder reads these; the store writes them.
  */
-export interface TranscriptRow {
+export type TranscriptRow = Omit<
+  StoredMessage,
+  'rowId' | 'sessionId' | 'tokenCount' | 'active' | 'compacted' | 'supersededBy'
+> & {
   rowId: number | null;
-  turnId: string | null;
-  role: 'user' | 'assistant' | 'tool';
-  content: string;
-  contentParts: ContentPart[] | null;
-  toolCalls: StoredToolCall[] | null;
-  toolCallId: string | null;
-  toolName: string | null;
-  reasoning: string | null;
-  providerMetadata: JsonObject | null;
-  finishReason: string | null;
-  displayKind: string | null;
-  displayMetadata: JsonObject | null;
-  timestamp: number;
-}
+};
 
 /** Display kinds of user rows that did not start a turn (spec/core.md §9.4.4). */
 export const NON_TURN_USER_KINDS: ReadonlySet<string> = new Set([

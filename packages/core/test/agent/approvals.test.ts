@@ -1,15 +1,12 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AgentEvent } from '../../src/events.js';
 import { collectTurn, createTestHost, step, type TestHost, text, toolCall } from '../../src/testing/index.js';
+import { useCleanups } from '../support/cleanups.js';
 import { until } from './helpers.js';
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const { cleanups, temp } = useCleanups();
 
 async function testHost(options: Parameters<typeof createTestHost>[0]): Promise<TestHost> {
   const host = await createTestHost({
@@ -18,12 +15,6 @@ async function testHost(options: Parameters<typeof createTestHost>[0]): Promise<
   });
   cleanups.push(() => host.dispose());
   return host;
-}
-
-function temp(prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
 }
 
 function withBuild(): string {

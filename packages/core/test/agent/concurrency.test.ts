@@ -1,7 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AgentEvent } from '../../src/events.js';
 import {
   collectTurn,
@@ -13,18 +10,10 @@ import {
   text,
   toolCall,
 } from '../../src/testing/index.js';
+import { useCleanups } from '../support/cleanups.js';
 import { until } from './helpers.js';
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-function temp(prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
+const { cleanups, temp } = useCleanups();
 
 async function fileHost(homeDir: string, options: Parameters<typeof createTestHost>[0] = {}): Promise<TestHost> {
   const host = await createTestHost({

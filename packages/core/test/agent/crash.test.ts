@@ -4,14 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { collectTurn, createTestHost, step, type TestHost, text } from '../../src/testing/index.js';
+import { useCleanups } from '../support/cleanups.js';
 
 const child = fileURLToPath(new URL('../fixtures/crash-child.mjs', import.meta.url));
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const { cleanups } = useCleanups();
 
 /** Starts the child, waits for it to reach the point of interest, and kills it with SIGKILL. */
 async function killMidTurn(homeDir: string, mode: 'streaming' | 'tool'): Promise<string> {

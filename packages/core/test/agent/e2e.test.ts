@@ -1,7 +1,6 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type AgentHost, createAgentHost } from '../../src/agent/host.js';
 import type { AgentEvent } from '../../src/events.js';
 import { silentLogger } from '../../src/logger.js';
@@ -16,18 +15,10 @@ import {
   text,
   toolCall,
 } from '../../src/testing/index.js';
+import { useCleanups } from '../support/cleanups.js';
 import { assertTurnInvariants, typesOf } from './helpers.js';
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-function temp(prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
+const { cleanups, temp } = useCleanups();
 
 async function serverHost(script: ModelScript, cwd: string): Promise<{ host: AgentHost; server: ScriptedServer }> {
   const server = await startScriptedOpenAIServer({ script, apiKey: 'test-key' });

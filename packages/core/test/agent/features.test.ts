@@ -1,7 +1,6 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createAgentHost } from '../../src/agent/host.js';
 import type { AgentEvent } from '../../src/events.js';
 import { silentLogger } from '../../src/logger.js';
@@ -15,23 +14,15 @@ import {
   text,
   toolCall,
 } from '../../src/testing/index.js';
+import { useCleanups } from '../support/cleanups.js';
 import { until } from './helpers.js';
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const { cleanups, temp } = useCleanups();
 
 async function testHost(options: Parameters<typeof createTestHost>[0]): Promise<TestHost> {
   const host = await createTestHost(options);
   cleanups.push(() => host.dispose());
   return host;
-}
-
-function temp(prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
 }
 
 const noTitles = { session: { auto_title: false } };

@@ -3,15 +3,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { collectTurn, createTestHost, step, type TestHost, text } from '../../src/testing/index.js';
+import { useCleanups } from '../support/cleanups.js';
 
 const child = fileURLToPath(new URL('../fixtures/lease-child.mjs', import.meta.url));
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const { cleanups } = useCleanups();
 
 async function host(homeDir: string, options: Parameters<typeof createTestHost>[0] = {}): Promise<TestHost> {
   const created = await createTestHost({

@@ -1,7 +1,6 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AgentEvent } from '../../src/events.js';
 import {
   collectTurn,
@@ -12,6 +11,7 @@ import {
   text,
   toolCall,
 } from '../../src/testing/index.js';
+import { useCleanups } from '../support/cleanups.js';
 import {
   CRASH_SERVER,
   isAlive,
@@ -22,16 +22,7 @@ import {
   until,
 } from './helpers.js';
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-function temp(prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
+const { cleanups, temp } = useCleanups();
 
 async function testHost(options: TestHostOptions): Promise<TestHost> {
   const host = await createTestHost({

@@ -1,7 +1,6 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   createMcpManager,
   type McpManagerHost,
@@ -12,6 +11,7 @@ import {
 import type { McpServerConfig } from '../../src/mcp/types.js';
 import { startHttpMcpServer } from '../fixtures/mcp/http-server.js';
 import { IMAGE_BYTES, LONG_TOOL_NAME, ODD_TOOL_NAME } from '../fixtures/mcp/test-tools.mjs';
+import { useCleanups } from '../support/cleanups.js';
 import {
   CRASH_SERVER,
   captureLogger,
@@ -27,16 +27,7 @@ import {
 
 type ServerSection = Record<string, Omit<McpServerConfig, 'name'>>;
 
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-function temp(prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
+const { cleanups, temp } = useCleanups();
 
 /** An agent stand-in that records the notices it receives. */
 function noticeTarget(sessionId: string): McpNoticeTarget & { notices: { key: string; text: string }[] } {
