@@ -21,7 +21,6 @@ import type {
   ContentPart,
   CostStatus,
   HostCallbacks,
-  JsonObject,
   ModelRoute,
   TodoItem,
   Usage,
@@ -625,9 +624,6 @@ export class AgentCore implements Agent {
     const toolNames = this.activeTools().map((tool) => tool.name);
     const fingerprint = promptFingerprint(route?.spec ?? null, toolNames, this.cwd);
     if (this.systemPrompt && this.modelConfig.prompt_fingerprint === fingerprint) return;
-    if (this.systemPrompt && this.modelConfig.prompt_fingerprint === undefined && !this.persisted) {
-      // A prompt built earlier in memory without a fingerprint is still current.
-    }
     const settings = this.host.settings();
     this.systemPrompt = buildSystemPrompt({
       homeDir: this.host.homeDir,
@@ -1416,11 +1412,6 @@ export class AgentCore implements Agent {
     }
     this.host.forgetAgent(this.sessionId);
     if (this.ownsHost) await this.host.close();
-  }
-
-  /** Row metadata for stored messages, used by protocols replaying history. */
-  static displayOf(row: StoredMessage): JsonObject | null {
-    return row.displayMetadata;
   }
 }
 

@@ -48,7 +48,6 @@ type StepOutcome =
       providerMetadata: JsonObject | null;
       toolCalls: ToolCallRequest[];
       finishReason: FinishReason;
-      rawFinish: string;
       messageId: string;
     }
   | { kind: 'cancelled'; text: string; messageId: string | null }
@@ -701,7 +700,6 @@ export class TurnRunner {
       providerMetadata,
       toolCalls: normalizedCalls,
       finishReason,
-      rawFinish: finish.raw ?? finish.unified,
       messageId,
     };
   }
