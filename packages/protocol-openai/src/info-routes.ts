@@ -1,4 +1,5 @@
 import type { Hono } from 'hono';
+import { ModelProbe } from './model-probe.js';
 import type { ServerContext } from './server-context.js';
 import { VERSION } from './version.js';
 
@@ -98,29 +99,58 @@ export function registerInfoRoutes(app: Hono, server: ServerContext): void {
     });
   });
 
-  app.get('/api/model/options', (context) => {
+  const probe = new ModelProbe(host);
+  app.get('/api/model/options', async (context) => {
     const models = host.listModels();
     const byProvider = new Map<string, typeof models>();
     for (const option of models) byProvider.set(option.provider, [...(byProvider.get(option.provider) ?? []), option]);
     const current = host.config.model.default ?? '';
     const separator = current.indexOf(':');
-    return context.json({
-      model: separator >= 0 ? current.slice(separator + 1) : current,
-      provider: separator >= 0 ? current.slice(0, separator) : '',
-      providers: [...byProvider.entries()].map(([id, options]) => ({
-        id,
-        name: id,
-        configured: options.some((option) => option.configured),
-        is_custom: false,
-        models: options.map((option) => ({
-          id: option.model,
-          name: option.model,
-          context_window: option.contextWindow,
+    const selectedProvider = separator >= 0 ? current.slice(0, separator) : (host.config.model.provider ?? '');
+    const refresh = /^(1|true)$/i.test(context.req.query('refresh') ?? '');
+    const probed = new Map((await probe.inventory({ refresh, selectedProvider })).map((entry) => [entry.id, entry]));
+    const rows = [...byProvider.entries()].map(([id, options]) => ({
+      id,
+      name: id,
+      configured: options.some((option) => option.configured),
+      is_custom: probed.has(id),
+      models: options.map((option) => ({
+        id: option.model,
+        name: option.model,
+        context_window: option.contextWindow,
+        pricing: null,
+        capabilities: null,
+      })),
+      error: probed.get(id)?.error ?? null,
+    }));
+    // Custom providers are listed with the models their endpoint reported.
+    for (const entry of probed.values()) {
+      const row = rows.find((candidate) => candidate.id === entry.id);
+      const known = new Set(row?.models.map((model) => model.id) ?? []);
+      const extra = entry.models
+        .filter((model) => !known.has(model))
+        .map((model) => ({
+          id: model,
+          name: model,
+          context_window: null as number | null,
           pricing: null,
           capabilities: null,
-        })),
-        error: null,
-      })),
+        }));
+      if (row) row.models.push(...(extra as typeof row.models));
+      else
+        rows.push({
+          id: entry.id,
+          name: entry.id,
+          configured: entry.error === null,
+          is_custom: true,
+          models: extra as never,
+          error: entry.error,
+        });
+    }
+    return context.json({
+      model: separator >= 0 ? current.slice(separator + 1) : current,
+      provider: selectedProvider,
+      providers: rows,
     });
   });
 

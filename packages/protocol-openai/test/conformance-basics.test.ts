@@ -79,7 +79,7 @@ describe('health, auth and models', () => {
     expect((notFound as InstanceType<typeof OpenAI.NotFoundError>).code).toBe('not_found');
   });
 
-  it.todo('3. weak keys refuse to start (needs apps/server as a child process)');
+  // Check 3 (weak keys refuse to start) starts apps/server as a process: see apps/server/test/server.test.ts.
 
   it('4. model list', async () => {
     rig = await startRig({ settings: { modelRoutes: { fast: { model: 'scripted-fast', provider: 'scripted' } } } });

@@ -1,5 +1,5 @@
 // biome-ignore-all lint/suspicious/noExplicitAny: assertions dig into untyped JSON payloads of the wire.
-import { createScriptedProvider, step, text, toolCall } from '@hermes/core/testing';
+import { createScriptedProvider, startScriptedOpenAIServer, step, text, toolCall } from '@hermes/core/testing';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SECURITY_HEADERS } from '../src/index.js';
@@ -389,7 +389,33 @@ describe('cross-cutting', () => {
     }
   });
 
-  it.todo('46. refresh=1 probes every saved custom provider (the core has no custom-provider probe API)');
+  it('46. model options: refresh=1 probes every saved custom provider, otherwise at most one', async () => {
+    const endpoint = await startScriptedOpenAIServer({ script: [], apiKey: 'probe-key-123456', models: ['m1', 'm2'] });
+    try {
+      rig = await startRig({
+        config: {
+          providers: {
+            alpha: { base_url: endpoint.baseURL, api_key: 'probe-key-123456' },
+            beta: { base_url: endpoint.baseURL },
+          },
+        } as never,
+      });
+      const probes = () => endpoint.requests.filter((request) => request.path === '/v1/models').length;
+      await rig.native.get('/api/model/options');
+      expect(probes()).toBeLessThanOrEqual(1);
+      const before = probes();
+      const refreshed = (await rig.native.get('/api/model/options', { query: { refresh: 1 } })) as Record<string, any>;
+      expect(probes() - before).toBe(2);
+      const alpha = refreshed.providers.find((provider: { id: string }) => provider.id === 'alpha');
+      const beta = refreshed.providers.find((provider: { id: string }) => provider.id === 'beta');
+      expect(alpha).toMatchObject({ is_custom: true, error: null });
+      expect(alpha.models.map((model: { id: string }) => model.id)).toEqual(expect.arrayContaining(['m1', 'm2']));
+      expect(beta.error).toContain('401');
+      expect(JSON.stringify(refreshed)).not.toContain('probe-key-123456');
+    } finally {
+      await endpoint.close();
+    }
+  });
 
   it('47. detailed health', async () => {
     rig = await startRig();
