@@ -9,6 +9,8 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runColdStarts } from './cold-start.js';
+import { runConcurrency } from './concurrency.js';
+import { runMemoryBenchmark } from './memory.js';
 import { runStoreBenchmarks } from './store.js';
 import { runStreamBenchmarks } from './stream.js';
 
@@ -51,6 +53,14 @@ for (const start of await runColdStarts(hermesBin, quick ? 3 : 10)) {
     target: start.name.includes('acp') ? '≤ 200 ms median' : 'reported',
   });
 }
+const memory = await runMemoryBenchmark(hermesBin, quick ? 200 : 1000);
+results.push({ name: 'memory: idle hermes gateway RSS', unit: 'MB', value: memory.idleMb, target: 'reported' });
+results.push({
+  name: `memory: RSS per idle live session (${quick ? 200 : 1000})`,
+  unit: 'KB',
+  value: memory.perSessionKb,
+  target: '≤ 200 KB',
+});
 const streams = await runStreamBenchmarks({ quick });
 const providerFloor = streams.find((entry) => entry.name.includes('doStream'))?.wallMs ?? Number.NaN;
 for (const entry of streams) {
@@ -62,6 +72,15 @@ for (const entry of streams) {
     target: entry.name.includes('floor')
       ? `cpu ${entry.cpuMs.toFixed(0)} ms, first delta ${entry.firstDeltaMs.toFixed(1)} ms`
       : `≤ 1.3× provider floor (now ${ratio.toFixed(2)}×, cpu ${entry.cpuMs.toFixed(0)} ms)`,
+  });
+}
+for (const streams of quick ? [100] : [100, 1000]) {
+  const load = await runConcurrency(streams);
+  results.push({
+    name: `concurrency: ${streams} streaming chats, p99 gap`,
+    unit: 'ms',
+    value: load.p99Ms,
+    target: `≤ 50 ms, 0 errors (errors ${load.errors}, p50 ${load.p50Ms.toFixed(1)} ms, ${Math.round(load.deltasPerSecond)} deltas/s)`,
   });
 }
 results.push(...(await runStoreBenchmarks({ quick })));
