@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { collectTurn, createTestHost, step, type TestHost, text, toolCall } from '../../src/testing/index.js';
-import { until } from './helpers.js';
+import { heldReads } from './helpers.js';
 
 let host: TestHost | null = null;
 afterEach(async () => {
@@ -66,7 +66,7 @@ describe('strict alternation', () => {
   it('20. Anthropic: the steer text rides in the same user turn as the tool results and no request has two user turns in a row', async () => {
     const bodies: { messages: { role: string; content: { type: string; text?: string }[] | string }[] }[] = [];
     const responses = [anthropicToolCall(), anthropicText('Using tabs.')];
-    let release!: () => void;
+    const held = heldReads('contents');
     host = await createTestHost({
       env: { ANTHROPIC_API_KEY: 'sk-ant-test-key-0000' },
       config: { model: { default: 'anthropic:claude-sonnet-4-5' }, session: { auto_title: false } },
@@ -79,18 +79,12 @@ describe('strict alternation', () => {
     });
     const agent = await host.newSession({
       cwd: workspace(),
-      fileAccess: {
-        readText: () =>
-          new Promise((resolve) => {
-            release = () => resolve('contents');
-          }),
-        async writeText() {},
-      },
+      fileAccess: held.fileAccess,
     });
     const run = agent.runTurn({ text: 'format the file' });
-    await until(() => typeof release === 'function');
+    await held.started();
     agent.steer('use tabs');
-    release();
+    held.release();
     const { result } = await collectTurn(run);
     expect(result.outcome).toBe('completed');
     expect(bodies).toHaveLength(2);
@@ -107,7 +101,7 @@ describe('strict alternation', () => {
   });
 
   it('20. a strict scripted provider never receives two consecutive user messages', async () => {
-    let release!: () => void;
+    const held = heldReads('contents');
     host = await createTestHost({
       strictAlternation: true,
       config: { session: { auto_title: false } },
@@ -115,18 +109,12 @@ describe('strict alternation', () => {
     });
     const agent = await host.newSession({
       cwd: workspace(),
-      fileAccess: {
-        readText: () =>
-          new Promise((resolve) => {
-            release = () => resolve('contents');
-          }),
-        async writeText() {},
-      },
+      fileAccess: held.fileAccess,
     });
     const run = agent.runTurn({ text: 'go' });
-    await until(() => typeof release === 'function');
+    await held.started();
     agent.steer('use tabs');
-    release();
+    held.release();
     const { result } = await collectTurn(run);
     expect(result.outcome).toBe('completed');
     const messages = host.model.calls[1]!.messages as { role: string }[];

@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import type { AgentEvent } from '../../src/events.js';
+import type { FileAccess } from '../../src/tools/types.js';
 
 /** Event types in order, leaving out `status`. */
 export function typesOf(events: AgentEvent[]): string[] {
@@ -30,4 +31,27 @@ export async function until(predicate: () => boolean, attempts = 2000): Promise<
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
   throw new Error('condition not reached');
+}
+
+/**
+ * A file access whose reads wait until the test releases them, to hold a turn inside its tool
+ * batch (for steer and redirect tests).
+ */
+export function heldReads(content: string): {
+  fileAccess: FileAccess;
+  started: () => Promise<void>;
+  release: () => void;
+} {
+  let release: (() => void) | null = null;
+  return {
+    fileAccess: {
+      readText: () =>
+        new Promise((resolve) => {
+          release = () => resolve(content);
+        }),
+      async writeText() {},
+    },
+    started: () => until(() => release !== null),
+    release: () => release?.(),
+  };
 }

@@ -14,7 +14,7 @@ import {
   text,
   toolCall,
 } from '../../src/testing/index.js';
-import { assertTurnInvariants, typesOf, until } from './helpers.js';
+import { assertTurnInvariants, heldReads, typesOf, until } from './helpers.js';
 
 let host: TestHost | null = null;
 afterEach(async () => {
@@ -324,24 +324,18 @@ describe('the turn loop', () => {
 
   it('19. steer during a tool batch is queued, delivered after the tool rows, and reaches the next request after the results', async () => {
     const cwd = workspace({ 'x.txt': 'content' });
-    let release!: () => void;
+    const held = heldReads('content');
     host = await createTestHost({
       script: [step(toolCall('read_file', { path: 'x.txt' }, 'c1')), step(text('using tabs'))],
     });
     const agent = await host.newSession({
       cwd,
-      fileAccess: {
-        readText: () =>
-          new Promise((resolve) => {
-            release = () => resolve('content');
-          }),
-        async writeText() {},
-      },
+      fileAccess: held.fileAccess,
     });
     const run = agent.runTurn({ text: 'x' });
-    await until(() => typeof release === 'function');
+    await held.started();
     expect(agent.steer('use tabs')).toEqual({ status: 'queued' });
-    release();
+    held.release();
     const { events } = await collectTurn(run);
     const delivered = events.find((event) => event.type === 'steer.delivered');
     expect(delivered).toMatchObject({ text: 'use tabs', afterCallIds: ['c1'] });
@@ -392,22 +386,16 @@ describe('the turn loop', () => {
   });
 
   it('22. redirect during tool execution is queued and acts as a steer', async () => {
-    let release!: () => void;
+    const held = heldReads('x');
     host = await createTestHost({ script: [step(toolCall('read_file', { path: 'x' }, 'c1')), step(text('ok'))] });
     const agent = await host.newSession({
       cwd: workspace({ x: 'x' }),
-      fileAccess: {
-        readText: () =>
-          new Promise((resolve) => {
-            release = () => resolve('x');
-          }),
-        async writeText() {},
-      },
+      fileAccess: held.fileAccess,
     });
     const run = agent.runTurn({ text: 'x' });
-    await until(() => typeof release === 'function');
+    await held.started();
     expect(agent.redirect('different approach')).toEqual({ status: 'queued' });
-    release();
+    held.release();
     const { events } = await collectTurn(run);
     expect(events.find((event) => event.type === 'steer.delivered')).toMatchObject({ text: 'different approach' });
   });
