@@ -55,7 +55,13 @@ export interface EventBase {
 
 /** Event payloads by type (spec/core.md §6.2). */
 export interface AgentEventPayloads {
-  'turn.start': { input: { text: string; attachments: number }; model: ModelRoute | null; maxIterations: number };
+  'turn.start': {
+    input: { text: string; attachments: number };
+    model: ModelRoute | null;
+    maxIterations: number;
+    /** Present when the turn was given a long-term memory scope. */
+    memoryScope?: string;
+  };
   'prompt.stored': {
     rowId: number | null;
     text: string;

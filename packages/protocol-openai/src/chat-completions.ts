@@ -145,6 +145,7 @@ export async function handleChatCompletions(server: ServerContext, context: Cont
   const run = agent.runTurn(toTurnInput(conversation.input, conversation.systemText), {
     signal: controller.signal,
     ...(selection.spec ? { model: selection.spec } : {}),
+    ...(sessionKey !== undefined ? { memoryScope: sessionKey } : {}),
     callbacks: { approve },
   });
   const settle = run.result.then(async (result) => {

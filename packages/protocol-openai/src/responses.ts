@@ -225,6 +225,7 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
     const turn = agent.runTurn(toTurnInput(conversation.input, conversation.systemText), {
       signal: controller.signal,
       ...(selection.spec ? { model: selection.spec } : {}),
+      ...(sessionKey !== undefined ? { memoryScope: sessionKey } : {}),
       callbacks: { approve: async () => 'deny' as const },
     });
 

@@ -185,12 +185,18 @@ export class RunRegistry {
   start(
     run: LiveRun,
     slot: TurnSlot,
-    prepare: () => Promise<{ agent: Agent; input: ReturnType<typeof toTurnInput>; model: string | undefined }>,
+    prepare: () => Promise<{
+      agent: Agent;
+      input: ReturnType<typeof toTurnInput>;
+      model: string | undefined;
+      /** `X-Hermes-Session-Key` (spec §9.2). */
+      memoryScope: string | undefined;
+    }>,
   ): void {
     const { host } = this.server;
     const store = host.store.runs;
     const execute = async () => {
-      const { agent, input, model } = await prepare();
+      const { agent, input, model, memoryScope } = await prepare();
       run.agent = agent;
       const approve = this.server.approvals.callback(run.approvals, (request) => {
         this.emit(run, 'approval.request', approvalPayload(run.id, request));
@@ -202,6 +208,7 @@ export class RunRegistry {
       const turn = agent.runTurn(input, {
         signal: run.controller.signal,
         ...(model ? { model } : {}),
+        ...(memoryScope !== undefined ? { memoryScope } : {}),
         callbacks: { approve },
       });
       const requested = new Set<string>();
@@ -508,7 +515,12 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
       if (history.length > 0) await host.store.appendMessages(sessionId, history);
       const route = agent.model;
       if (route) Object.assign(run.runtime, { provider: route.provider, model: route.model });
-      return { agent, input: toTurnInput(conversation.input, conversation.systemText), model: selection.spec };
+      return {
+        agent,
+        input: toTurnInput(conversation.input, conversation.systemText),
+        model: selection.spec,
+        memoryScope: sessionKey,
+      };
     });
     context.header('Location', `/v1/runs/${runId}`);
     context.header('X-Hermes-Session-Id', sessionId);

@@ -225,7 +225,7 @@ export function registerSessionRoutes(app: Hono, server: ServerContext, registry
     registry.start(run, slot, async () => {
       const agent = await agentForSession(host, sessionId, false);
       if (agent.model) Object.assign(run.runtime, { provider: agent.model.provider, model: agent.model.model });
-      return { agent, input: toTurnInput(message, systemText), model: selection.spec };
+      return { agent, input: toTurnInput(message, systemText), model: selection.spec, memoryScope: sessionKey };
     });
     context.header('X-Hermes-Session-Id', sessionId);
     if (sessionKey !== undefined) context.header('X-Hermes-Session-Key', sessionKey);

@@ -5,7 +5,7 @@ import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SECURITY_HEADERS } from '../src/index.js';
 import { ChatCompletionChunkSchema } from '../src/wire/index.js';
-import { dataOf, KEY, type Rig, readFrames, startRig, until } from './harness.js';
+import { dataOf, KEY, type Rig, readFrames, scopesSeen, startRig, until } from './harness.js';
 
 let rig: Rig | null = null;
 afterEach(async () => {
@@ -111,7 +111,38 @@ describe('chat completions', () => {
     expect(response.headers.get('x-hermes-session-key')).toBe('mem-ada');
   });
 
-  it.todo('8. the turn sees memory scope mem-ada (the core has no per-turn memory-scope option)');
+  it('8. the turn sees memory scope mem-ada, on chat completions and on runs', async () => {
+    rig = await startRig({
+      script: [
+        step(toolCall('test_scope', {})),
+        step(text('ok')),
+        step(toolCall('test_scope', {})),
+        step(text('ok')),
+        step(toolCall('test_scope', {})),
+        step(text('ok')),
+      ],
+    });
+    scopesSeen.length = 0;
+    const headers = { 'X-Hermes-Session-Key': 'mem-ada' };
+    const scoped = await rig.client.chat.completions.create(
+      { model: 'hermes-agent', messages: [user('who am I')] },
+      { headers },
+    );
+    expect(scoped.choices[0]?.message.content).toBe('ok');
+    await rig.client.chat.completions.create({ model: 'hermes-agent', messages: [user('and without a key')] });
+    const started = await rig.raw('/v1/runs', {
+      method: 'POST',
+      headers: { 'X-Hermes-Session-Key': 'mem-bob' },
+      body: JSON.stringify({ input: 'who am I' }),
+    });
+    expect(started.status).toBe(202);
+    const { run_id } = (await started.json()) as { run_id: string };
+    await until(async () => {
+      const status = (await (await rig!.raw(`/v1/runs/${run_id}`)).json()) as { status: string };
+      return status.status === 'completed' || null;
+    });
+    expect(scopesSeen).toEqual(['mem-ada', null, 'mem-bob']);
+  });
 
   it('9. request validation', async () => {
     rig = await startRig();

@@ -42,6 +42,23 @@ const testEcho: ToolDefinition<{ text: string }> = {
   },
 };
 
+/** Memory scopes seen by `test_scope` calls, in call order. */
+export const scopesSeen: (string | null)[] = [];
+
+/** `test_scope {}`: records and returns the memory scope of its turn (spec §9.2). */
+const testScope: ToolDefinition<Record<string, never>> = {
+  name: 'test_scope',
+  description: 'Reports the memory scope of the turn.',
+  inputSchema: { type: 'object', properties: {} },
+  toolset: 'test',
+  kind: 'other',
+  readOnly: true,
+  async execute(_args, context) {
+    scopesSeen.push(context.memoryScope);
+    return { content: `scope=${context.memoryScope ?? 'none'}` };
+  },
+};
+
 /** A running server over a scripted test host. */
 export interface Rig {
   host: TestHost;
@@ -74,7 +91,7 @@ export async function startRig(
     ...(options.scripts ? { scripts: options.scripts } : {}),
     clock: systemClock as never,
     ...(options.providers ? { providers: options.providers } : {}),
-    tools: [testSleep as ToolDefinition, testEcho as ToolDefinition],
+    tools: [testSleep as ToolDefinition, testEcho as ToolDefinition, testScope as ToolDefinition],
     config: {
       approvals: { mode: 'manual' },
       session: { auto_title: false },

@@ -1073,6 +1073,7 @@ export class AgentCore implements Agent {
       sessionId: this.sessionId,
       turnId: turn.turnId,
       callId,
+      memoryScope: turn.memoryScope,
       cwd: this.cwd,
       signal,
       env: host.subprocessEnv(),

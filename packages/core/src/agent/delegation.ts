@@ -77,7 +77,14 @@ export async function runDelegation(
     signal.addEventListener('abort', onAbort, { once: true });
     const input = task.context ? `${task.goal}\n\nContext:\n${task.context}` : task.goal;
     try {
-      const run = child.runTurn({ text: input }, signal.aborted ? { signal } : {});
+      // Children act for the same user, so they keep the parent turn's memory scope.
+      const run = child.runTurn(
+        { text: input },
+        {
+          ...(signal.aborted ? { signal } : {}),
+          ...(turn.memoryScope !== null ? { memoryScope: turn.memoryScope } : {}),
+        },
+      );
       const result = await run.result;
       iterations = result.iterations;
       status = result.outcome === 'completed' ? 'completed' : result.outcome === 'cancelled' ? 'interrupted' : 'failed';

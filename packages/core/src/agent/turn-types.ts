@@ -20,6 +20,11 @@ export interface RunTurnOptions {
   model?: string;
   /** Callbacks for this turn only. */
   callbacks?: HostCallbacks;
+  /**
+   * The turn's long-term memory scope: the user identity that memory providers and tools key their
+   * memory by (for example the HTTP API's `X-Hermes-Session-Key`). Independent of the session id.
+   */
+  memoryScope?: string;
 }
 
 /** How a turn ended (spec/core.md §5.4, §8). */

@@ -111,6 +111,8 @@ export class TurnRunner {
   private storedAnything = false;
   private finished = false;
   private readonly maxIterations: number;
+  /** The turn's long-term memory scope (`RunTurnOptions.memoryScope`), null when none was given. */
+  readonly memoryScope: string | null;
   private readonly settings;
   private readonly turnRowsStart: number;
 
@@ -121,6 +123,7 @@ export class TurnRunner {
     private readonly resolveResult: (result: TurnResult) => void,
   ) {
     this.turnId = options.turnId ?? newId('turn_', 16);
+    this.memoryScope = options.memoryScope ?? null;
     this.startedAt = agent.host.clock.now();
     this.settings = agent.host.settings();
     this.maxIterations = options.maxIterations ?? agent.maxIterations ?? this.settings.agent.max_iterations;
@@ -204,6 +207,7 @@ export class TurnRunner {
       },
       model: this.route ? publicRoute(this.route) : null,
       maxIterations: this.maxIterations,
+      ...(this.options.memoryScope !== undefined ? { memoryScope: this.options.memoryScope } : {}),
     });
     if (spec === null) {
       await this.finish('failed', 'provider_error(no_model_configured)', {

@@ -94,6 +94,8 @@ export interface ToolContext {
   sessionId: string;
   turnId: string;
   callId: string;
+  /** The turn's long-term memory scope (`RunTurnOptions.memoryScope`), null when the caller gave none. */
+  memoryScope: string | null;
   cwd: string;
   signal: AbortSignal;
   /** Filtered environment for subprocesses (spec/core.md §20). */

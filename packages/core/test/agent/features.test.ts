@@ -14,6 +14,7 @@ import {
   text,
   toolCall,
 } from '../../src/testing/index.js';
+import type { ToolDefinition } from '../../src/tools/types.js';
 import { useCleanups } from '../support/cleanups.js';
 import { until } from './helpers.js';
 
@@ -464,5 +465,51 @@ describe('persistAs and stored tool results', () => {
     });
     const todoRow = rows.find((row) => row.role === 'tool')!;
     expect(todoRow.displayMetadata).toMatchObject({ status: 'completed', structured: { todos: [] } });
+  });
+});
+
+describe('memory scope', () => {
+  /** `whoami`: answers with the memory scope its context carries. */
+  const whoami: ToolDefinition<Record<string, never>> = {
+    name: 'whoami',
+    description: 'Reports the memory scope of the turn.',
+    inputSchema: { type: 'object', properties: {} },
+    toolset: 'test',
+    kind: 'other',
+    readOnly: true,
+    async execute(_args, context) {
+      return { content: `scope=${context.memoryScope ?? 'none'}` };
+    },
+  };
+
+  it("a turn's memoryScope is on turn.start and in the tool context of the turn and of its delegated children", async () => {
+    const host = await testHost({
+      config: noTitles,
+      tools: [whoami as ToolDefinition],
+      script: [
+        step(toolCall('delegate_task', { goal: 'ask who' })),
+        step(toolCall('whoami', {})),
+        step(text('child done')),
+        step(toolCall('whoami', {})),
+        step(text('parent done')),
+        step(toolCall('whoami', {})),
+        step(text('no scope')),
+      ],
+    });
+    const agent = await host.newSession();
+    const scoped = await collectTurn(agent.runTurn({ text: 'who am I' }, { memoryScope: 'mem-ada' }));
+    expect(scoped.result.outcome).toBe('completed');
+    expect(scoped.events[0]).toMatchObject({ type: 'turn.start', memoryScope: 'mem-ada' });
+    const parentWhoami = scoped.events.find((event) => event.type === 'tool.end' && event.name === 'whoami');
+    expect(parentWhoami).toMatchObject({ result: 'scope=mem-ada' });
+    const children = await host.store.listSessions({ kinds: ['subagent'], includeHidden: true });
+    expect(children.items).toHaveLength(1);
+    const childRows = await host.store.loadConversation(children.items[0]!.id);
+    expect(childRows.find((row) => row.role === 'tool')?.content).toBe('scope=mem-ada');
+
+    const plain = await collectTurn(agent.runTurn({ text: 'and now' }));
+    expect(plain.events[0]?.type).toBe('turn.start');
+    expect(plain.events[0]).not.toHaveProperty('memoryScope');
+    expect(plain.events.find((event) => event.type === 'tool.end')).toMatchObject({ result: 'scope=none' });
   });
 });

@@ -102,6 +102,7 @@ export async function createTestToolContext(options: TestToolContextOptions = {}
   const ctx: ToolContext = {
     sessionId: options.sessionId ?? 'session_test',
     turnId: 'turn_test',
+    memoryScope: null,
     callId: 'call_test',
     cwd,
     signal: controller.signal,
