@@ -1,61 +1,82 @@
 /**
  * Cold starts of the stdio protocols and the HTTP server: spawn → first useful answer, median and
- * p90 over N runs, plus the peak RSS the kernel reports for the child (issue 11).
+ * p90 over N runs, plus the child's RSS at that moment (issue 11).
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { percentile } from './stats.js';
 
 /** Median and p90 of one start path. */
 export interface ColdStart {
   name: string;
   medianMs: number;
   p90Ms: number;
-  maxRssMb: number;
+  /** Median RSS of the child when it answered. */
+  rssMb: number;
 }
 
-function percentile(sorted: number[], fraction: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1))] ?? Number.NaN;
+/** Current resident set size of a process, in MB. */
+function rssMb(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(match?.[1] ?? Number.NaN) / 1024;
 }
 
-/** Spawns `hermes <args>` and resolves with the time until `ready(output)` holds. */
+/**
+ * Spawns `hermes <args>` and resolves with the time until `ready(output)` returns true (or a
+ * promise of true), and the child's RSS at that moment.
+ */
 async function once(
   bin: string,
   args: string[],
   env: NodeJS.ProcessEnv,
   send: string | null,
-  ready: (stdout: string, stderr: string) => boolean,
-) {
+  ready: (stdout: string, stderr: string) => boolean | Promise<boolean>,
+): Promise<{ elapsedMs: number; rssMb: number }> {
   const started = process.hrtime.bigint();
   const child = spawn(process.execPath, [bin, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  const elapsed = await new Promise<number>((resolve, reject) => {
-    const check = () => {
-      if (ready(stdout, stderr)) resolve(Number(process.hrtime.bigint() - started) / 1e6);
-    };
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-      check();
+  try {
+    return await new Promise<{ elapsedMs: number; rssMb: number }>((resolve, reject) => {
+      let done = false;
+      const check = async () => {
+        if (done || !(await ready(stdout, stderr)) || done) return;
+        done = true;
+        const elapsedMs = Number(process.hrtime.bigint() - started) / 1e6;
+        resolve({ elapsedMs, rssMb: rssMb(child.pid as number) });
+      };
+      const fail = (error: unknown) => reject(error);
+      child.stdout.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString();
+        check().catch(fail);
+      });
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+        check().catch(fail);
+      });
+      child.on('exit', (code) => reject(new Error(`hermes ${args.join(' ')} exited with ${code}: ${stderr}`)));
+      if (send !== null) child.stdin.write(send);
     });
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-      check();
-    });
-    child.on('exit', (code) => reject(new Error(`hermes ${args.join(' ')} exited with ${code}: ${stderr}`)));
-    if (send !== null) child.stdin.write(send);
-  });
-  const rss = await new Promise<number>((resolve) => {
+  } finally {
     child.removeAllListeners('exit');
-    child.on('exit', () => resolve(0));
+    const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill('SIGKILL');
-  });
-  void rss;
-  return elapsed;
+    await exited;
+  }
 }
 
-/** Measures `hermes acp` → initialize reply, `hermes gateway` → gateway.ready, `hermes serve` → listening. */
+/** GET `<url>/health` until it answers 200. */
+async function healthy(url: string): Promise<boolean> {
+  for (;;) {
+    const response = await fetch(`${url}/health`).catch(() => null);
+    if (response?.status === 200) return true;
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
+
+/** Measures `hermes acp` → initialize reply, `hermes gateway` → gateway.ready, `hermes serve` → /health 200. */
 export async function runColdStarts(bin: string, runs: number): Promise<ColdStart[]> {
   const home = mkdtempSync(join(tmpdir(), 'hermes-cold-'));
   const env = {
@@ -65,23 +86,32 @@ export async function runColdStarts(bin: string, runs: number): Promise<ColdStar
     API_SERVER_KEY: 'bench-key-0123456789abcdef',
   };
   const initialize = `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 1, clientCapabilities: {} } })}\n`;
-  const paths: [string, string[], string | null, (stdout: string, stderr: string) => boolean][] = [
+  const paths: [string, string[], string | null, (stdout: string, stderr: string) => boolean | Promise<boolean>][] = [
     ['cold start: hermes acp → initialize', ['acp'], initialize, (stdout) => stdout.includes('"id":1')],
     ['cold start: hermes gateway → gateway.ready', ['gateway'], null, (stdout) => stdout.includes('gateway.ready')],
     [
-      'cold start: hermes serve → listening',
+      'cold start: hermes serve → /health 200',
       ['serve', '--port', '0'],
       null,
-      (_stdout, stderr) => stderr.includes('listening on'),
+      (_stdout, stderr) => {
+        const url = /listening on (http:\/\/[^\s/]+)/.exec(stderr)?.[1];
+        return url ? healthy(url) : false;
+      },
     ],
   ];
   const results: ColdStart[] = [];
   try {
     for (const [name, args, send, ready] of paths) {
-      const samples: number[] = [];
+      const samples: { elapsedMs: number; rssMb: number }[] = [];
       for (let run = 0; run < runs; run += 1) samples.push(await once(bin, args, env, send, ready));
-      samples.sort((a, b) => a - b);
-      results.push({ name, medianMs: percentile(samples, 0.5), p90Ms: percentile(samples, 0.9), maxRssMb: Number.NaN });
+      const times = samples.map((sample) => sample.elapsedMs).sort((a, b) => a - b);
+      const rss = samples.map((sample) => sample.rssMb).sort((a, b) => a - b);
+      results.push({
+        name,
+        medianMs: percentile(times, 0.5),
+        p90Ms: percentile(times, 0.9),
+        rssMb: percentile(rss, 0.5),
+      });
     }
   } finally {
     rmSync(home, { recursive: true, force: true });

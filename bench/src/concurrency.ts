@@ -9,12 +9,9 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { delay, startScriptedOpenAIServer, step, text } from '@hermes/core/testing';
+import { percentile } from './stats.js';
 
 const KEY = 'bench-key-0123456789abcdefghij';
-
-function percentile(sorted: number[], fraction: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1))] ?? Number.NaN;
-}
 
 /** One run of `streams` concurrent completions of `deltas` deltas each. */
 export async function runConcurrency(

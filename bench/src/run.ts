@@ -2,6 +2,9 @@
  * The benchmark harness entry (`pnpm bench`, `pnpm bench --quick`). Each benchmark measures one
  * figure the same way every time and reports it beside its target; results go to
  * bench/results/latest.json. Targets are reported, never asserted.
+ *
+ * `--quick` is the reduced set (fewer repetitions, 100 concurrent streams, smaller corpora) and
+ * should finish in under a minute; the full run in under five.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -11,6 +14,8 @@ import { fileURLToPath } from 'node:url';
 import { runColdStarts } from './cold-start.js';
 import { runConcurrency } from './concurrency.js';
 import { runMemoryBenchmark } from './memory.js';
+import { runProtocolStreams } from './protocol-stream.js';
+import { percentile } from './stats.js';
 import { runStoreBenchmarks } from './store.js';
 import { runStreamBenchmarks } from './stream.js';
 
@@ -19,81 +24,157 @@ interface BenchResult {
   unit: string;
   value: number;
   p90?: number;
+  /** The target, or `reported` when the figure has none. */
   target: string;
+  /** Whether the target is met; absent for reported figures. */
+  met?: boolean;
+  /** Other figures measured with this one. */
+  detail?: string;
 }
 
 const quick = process.argv.includes('--quick');
+const profileIndex = process.argv.indexOf('--profile');
+/** `--profile DIR`: the agent processes of the stream paths write CPU profiles there. */
+const profileDir = profileIndex > 0 ? process.argv[profileIndex + 1] : undefined;
 const require = createRequire(import.meta.url);
 const hermesBin = join(dirname(require.resolve('@hermes/cli/package.json')), 'dist', 'bin.js');
+const results: BenchResult[] = [];
+const sections: { name: string; seconds: number }[] = [];
+const runStarted = performance.now();
 
-function percentile(sorted: number[], fraction: number): number {
-  const index = Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1);
-  return sorted[Math.max(0, index)] ?? Number.NaN;
+/** Runs one section of the harness and records how long it took. */
+async function section(name: string, body: () => Promise<void> | void): Promise<void> {
+  const started = performance.now();
+  process.stderr.write(`bench: ${name}…\n`);
+  await body();
+  sections.push({ name, seconds: (performance.now() - started) / 1000 });
 }
 
-function coldStart(name: string, args: string[], runs: number, target: string): BenchResult {
+await section('cold start', async () => {
+  const runs = quick ? 3 : 10;
   const samples: number[] = [];
   for (let run = 0; run < runs; run += 1) {
     const started = process.hrtime.bigint();
-    const child = spawnSync(process.execPath, [hermesBin, ...args], { stdio: 'ignore' });
-    if (child.status !== 0) throw new Error(`${name}: exited with ${child.status}`);
+    const child = spawnSync(process.execPath, [hermesBin, '--version'], { stdio: 'ignore' });
+    if (child.status !== 0) throw new Error(`hermes --version exited with ${child.status}`);
     samples.push(Number(process.hrtime.bigint() - started) / 1e6);
   }
   samples.sort((a, b) => a - b);
-  return { name, unit: 'ms', value: percentile(samples, 0.5), p90: percentile(samples, 0.9), target };
-}
-
-const results: BenchResult[] = [coldStart('cold start: hermes --version', ['--version'], quick ? 3 : 10, 'reported')];
-for (const start of await runColdStarts(hermesBin, quick ? 3 : 10)) {
   results.push({
-    name: start.name,
+    name: 'cold start: hermes --version',
     unit: 'ms',
-    value: start.medianMs,
-    p90: start.p90Ms,
-    target: start.name.includes('acp') ? '≤ 200 ms median' : 'reported',
+    value: percentile(samples, 0.5),
+    p90: percentile(samples, 0.9),
+    target: 'reported',
   });
-}
-const memory = await runMemoryBenchmark(hermesBin, quick ? 200 : 1000);
-results.push({ name: 'memory: idle hermes gateway RSS', unit: 'MB', value: memory.idleMb, target: 'reported' });
-results.push({
-  name: `memory: RSS per idle live session (${quick ? 200 : 1000})`,
-  unit: 'KB',
-  value: memory.perSessionKb,
-  target: '≤ 200 KB',
+  for (const start of await runColdStarts(hermesBin, runs)) {
+    const acp = start.name.includes('acp');
+    results.push({
+      name: start.name,
+      unit: 'ms',
+      value: start.medianMs,
+      p90: start.p90Ms,
+      target: acp ? '≤ 200 ms median, ≤ 80 MB RSS' : 'reported',
+      ...(acp ? { met: start.medianMs <= 200 && start.rssMb <= 80 } : {}),
+      detail: `RSS ${start.rssMb.toFixed(0)} MB`,
+    });
+  }
 });
-const streams = await runStreamBenchmarks({ quick });
-const providerFloor = streams.find((entry) => entry.name.includes('doStream'))?.wallMs ?? Number.NaN;
-for (const entry of streams) {
-  const ratio = entry.wallMs / providerFloor;
-  results.push({
-    name: entry.name,
-    unit: 'ms',
-    value: entry.wallMs,
-    target: entry.name.includes('floor')
-      ? `cpu ${entry.cpuMs.toFixed(0)} ms, first delta ${entry.firstDeltaMs.toFixed(1)} ms`
-      : `≤ 1.3× provider floor (now ${ratio.toFixed(2)}×, cpu ${entry.cpuMs.toFixed(0)} ms)`,
-  });
-}
-for (const streams of quick ? [100] : [100, 1000]) {
-  const load = await runConcurrency(streams);
-  results.push({
-    name: `concurrency: ${streams} streaming chats, p99 gap`,
-    unit: 'ms',
-    value: load.p99Ms,
-    target: `≤ 50 ms, 0 errors (errors ${load.errors}, p50 ${load.p50Ms.toFixed(1)} ms, ${Math.round(load.deltasPerSecond)} deltas/s)`,
-  });
-}
-results.push(...(await runStoreBenchmarks({ quick })));
 
+await section('memory', async () => {
+  const sessions = quick ? 200 : 1000;
+  const memory = await runMemoryBenchmark(hermesBin, sessions);
+  results.push({ name: 'memory: idle hermes gateway RSS', unit: 'MB', value: memory.idleMb, target: 'reported' });
+  results.push({
+    name: `memory: RSS per idle live session (${sessions})`,
+    unit: 'KB',
+    value: memory.perSessionKb,
+    target: '≤ 200 KB',
+    met: memory.perSessionKb <= 200,
+  });
+});
+
+let providerFloor = Number.NaN;
+await section('stream floors', async () => {
+  const streams = await runStreamBenchmarks({ quick });
+  providerFloor = streams.find((entry) => entry.name.includes('doStream'))?.wallMs ?? Number.NaN;
+  for (const entry of streams) {
+    const floor = entry.name.includes('floor');
+    results.push({
+      name: entry.name,
+      unit: 'ms',
+      value: entry.wallMs,
+      target: floor ? 'reported' : '≤ 1.3× provider floor',
+      ...(floor ? {} : { met: entry.wallMs <= 1.3 * providerFloor }),
+      detail: `${floor ? '' : `${(entry.wallMs / providerFloor).toFixed(2)}× floor, `}bench-process cpu ${entry.cpuMs.toFixed(0)} ms, first delta ${entry.firstDeltaMs.toFixed(1)} ms`,
+    });
+  }
+});
+
+await section('stream paths', async () => {
+  const paths = await runProtocolStreams(hermesBin, { runs: quick ? 1 : 3, ...(profileDir ? { profileDir } : {}) });
+  for (const entry of paths) {
+    const ratio = entry.wallMs / providerFloor;
+    const flat = entry.peakRssMb - entry.peakRssWarmMb <= 10;
+    results.push({
+      name: entry.name,
+      unit: 'ms',
+      value: entry.wallMs,
+      target: '≤ 1.3× provider floor, peak RSS flat',
+      met: ratio <= 1.3 && flat,
+      detail:
+        `${ratio.toFixed(2)}× floor, agent cpu ${entry.agentCpuMs.toFixed(0)} ms, first delta ${entry.firstDeltaMs.toFixed(1)} ms, ` +
+        `peak RSS ${entry.peakRssMb.toFixed(0)} MB (${entry.peakRssWarmMb.toFixed(0)} MB after 1,000 deltas), ${entry.deltasSeen} deltas seen`,
+    });
+  }
+});
+
+await section('concurrency', async () => {
+  for (const streams of quick ? [100] : [100, 1000]) {
+    const load = await runConcurrency(streams);
+    results.push({
+      name: `concurrency: ${streams} streaming chats, p99 gap`,
+      unit: 'ms',
+      value: load.p99Ms,
+      target: '≤ 50 ms, 0 errors',
+      met: load.p99Ms <= 50 && load.errors === 0,
+      detail: `errors ${load.errors}, p50 ${load.p50Ms.toFixed(1)} ms, ${Math.round(load.deltasPerSecond)} deltas/s`,
+    });
+  }
+});
+
+await section('store', async () => {
+  for (const result of await runStoreBenchmarks({ quick })) {
+    const met =
+      result.unit === 'rows/s' ? result.value >= 20_000 : result.name.includes('load') ? result.value <= 50 : undefined;
+    results.push({ ...result, ...(met === undefined ? {} : { met }) });
+  }
+});
+
+const totalSeconds = (performance.now() - runStarted) / 1000;
+const limit = quick ? 60 : 300;
 const format = (value: number) => (value >= 100 ? Math.round(value).toLocaleString('en-US') : value.toFixed(1));
-const table = results.map((result) => {
-  const p90 = result.p90 === undefined ? '' : `  (p90 ${format(result.p90)})`;
-  return `${result.name.padEnd(46)} ${format(result.value).padStart(10)} ${result.unit.padEnd(7)}${p90.padEnd(16)} target ${result.target}`;
+const rows = results.map((result) => {
+  const p90 = result.p90 === undefined ? '' : `p90 ${format(result.p90)}`;
+  const verdict = result.met === undefined ? '' : result.met ? 'met' : 'MISSED';
+  return [
+    result.name.padEnd(44),
+    `${format(result.value)} ${result.unit}`.padStart(14),
+    p90.padEnd(10),
+    result.target.padEnd(38),
+    verdict.padEnd(7),
+    result.detail ?? '',
+  ].join(' ');
 });
-process.stdout.write(`${table.join('\n')}\n`);
+process.stdout.write(
+  `${['figure'.padEnd(44), 'value'.padStart(14), ''.padEnd(10), 'target'.padEnd(38), ''.padEnd(7), 'detail'].join(' ')}\n` +
+    `${rows.join('\n')}\n` +
+    `${quick ? 'quick' : 'full'} run: ${totalSeconds.toFixed(0)} s (target < ${limit} s${totalSeconds < limit ? ', met' : ', MISSED'}); ` +
+    `${sections.map((entry) => `${entry.name} ${entry.seconds.toFixed(0)} s`).join(', ')}\n`,
+);
 const resultsDir = fileURLToPath(new URL('../results', import.meta.url));
 mkdirSync(resultsDir, { recursive: true });
 writeFileSync(
   join(resultsDir, 'latest.json'),
-  `${JSON.stringify({ date: new Date().toISOString(), node: process.version, quick, results }, null, 2)}\n`,
+  `${JSON.stringify({ date: new Date().toISOString(), node: process.version, quick, totalSeconds, sections, results }, null, 2)}\n`,
 );

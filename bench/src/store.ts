@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { type NewMessage, openSqliteStore, type SqliteSessionStore } from '@hermes/core';
+import { median } from './stats.js';
 
 /** One measured figure beside its target. */
 export interface StoreBenchmarkResult {
@@ -83,11 +84,6 @@ function turnRows(text: (words: number) => string, turn: number): NewMessage[] {
     { role: 'tool', content: text(200), turnId, toolCallId: `call_${turn}`, toolName: 'read_file' },
     { role: 'assistant', content: text(80), turnId, finishReason: 'stop' },
   ];
-}
-
-function median(samples: number[]): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.floor((sorted.length - 1) / 2)] ?? Number.NaN;
 }
 
 async function withStore<T>(body: (store: SqliteSessionStore) => Promise<T>): Promise<T> {

@@ -1,0 +1,293 @@
+/**
+ * Stream path through each protocol to its client (issue 11): 10,000 text deltas from the scripted
+ * OpenAI-compatible server through a spawned agent process to a real client of that protocol —
+ * the ACP SDK's client over stdio, the gateway client over stdio and over WebSocket, the `openai`
+ * client on chat completions and the runs client on runs events. For each path: client wall time and
+ * time to first delta, the agent process's CPU time (from /proc/<pid>/stat) and its peak RSS
+ * (VmHWM), after a 1,000-delta warm-up and after the 10,000-delta runs, to show whether peak memory
+ * grows with the number of deltas.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import { setTimeout as delay } from 'node:timers/promises';
+import { client as createAcpClient, ndJsonStream } from '@agentclientprotocol/sdk/unstable';
+import { GatewayClient, RunsClient } from '@hermes/client-sdk';
+import { type ScriptedServer, startScriptedOpenAIServer, step, text } from '@hermes/core/testing';
+import OpenAI from 'openai';
+
+/** One protocol path's figures (medians by wall time). */
+export interface ProtocolStreamMeasurement {
+  name: string;
+  deltasSeen: number;
+  wallMs: number;
+  firstDeltaMs: number;
+  agentCpuMs: number;
+  peakRssWarmMb: number;
+  peakRssMb: number;
+}
+
+const KEY = 'bench-key-0123456789abcdefghij';
+const CLOCK_TICK_MS = 10; // USER_HZ is 100 on Linux.
+
+/** utime + stime of a process, in ms. */
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_MS;
+}
+
+/** Peak resident set size of a process, in MB. */
+function peakRssMb(pid: number): number {
+  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(match?.[1] ?? Number.NaN) / 1024;
+}
+
+/** The pid of this process's child whose command line contains every one of `words`. */
+function childPid(words: string[]): number {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (parent !== process.pid) continue;
+      const command = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (words.every((word) => command.includes(word))) return Number(entry);
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  throw new Error(`no child process running ${words.join(' ')}`);
+}
+
+/**
+ * Ends an agent process with SIGTERM (so `--cpu-prof` can write its profile), or SIGKILL when it
+ * has not exited after 5 s.
+ */
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** Spawns `hermes <args>` and waits for a line on stderr that `ready` accepts. */
+function spawnHermes(
+  entry: string[],
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  ready: RegExp,
+): Promise<{ child: ChildProcess; match: RegExpExecArray }> {
+  const child = spawn(process.execPath, [...entry, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  return new Promise((resolve, reject) => {
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      const match = ready.exec(stderr);
+      if (match) resolve({ child, match });
+    });
+    child.on('exit', (code) => reject(new Error(`hermes ${args.join(' ')} exited with ${code}: ${stderr}`)));
+  });
+}
+
+/** A live agent process driven by one client. */
+interface PathSession {
+  pid: number;
+  /** Runs one turn ("go"), calling `onDelta` for each text delta the client receives. */
+  turn(onDelta: (count: number) => void): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** `entry` is the node arguments that run the CLI: profiler flags, then the bin path. */
+type PathFactory = (entry: string[], env: NodeJS.ProcessEnv, cwd: string) => Promise<PathSession>;
+
+const acpStdio: PathFactory = async (entry, env, cwd) => {
+  const child = spawn(process.execPath, [...entry, 'acp'], { env, cwd, stdio: ['pipe', 'pipe', 'ignore'] });
+  let onDelta: ((count: number) => void) | null = null;
+  const app = createAcpClient({ name: 'bench' }).onNotification('session/update', ({ params }) => {
+    const update = params.update as { sessionUpdate: string; content?: { type: string } };
+    if (update.sessionUpdate === 'agent_message_chunk') onDelta?.(1);
+  });
+  const connection = app.connect(
+    ndJsonStream(
+      Writable.toWeb(child.stdin as Writable) as WritableStream<Uint8Array>,
+      Readable.toWeb(child.stdout as Readable) as unknown as ReadableStream<Uint8Array>,
+    ),
+  );
+  await connection.agent.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
+  return {
+    pid: child.pid as number,
+    async turn(listener) {
+      const session = await connection.agent.request('session/new', { cwd, mcpServers: [] });
+      onDelta = listener;
+      await connection.agent.request('session/prompt', {
+        sessionId: session.sessionId,
+        prompt: [{ type: 'text', text: 'go' }],
+      });
+      onDelta = null;
+    },
+    close: () => stop(child),
+  };
+};
+
+async function gatewayTurns(client: GatewayClient, pid: number, close: () => Promise<void>): Promise<PathSession> {
+  return {
+    pid,
+    async turn(onDelta) {
+      const session = await client.session.create({});
+      const turn = await client.startTurn({ session_id: session.session_id, text: 'go' });
+      for await (const event of turn.events) if (event.type === 'message.delta') onDelta(1);
+      await turn.completed;
+    },
+    async close() {
+      await client.close().catch(() => undefined);
+      await close();
+    },
+  };
+}
+
+const gatewayStdio: PathFactory = async (entry, env, cwd) => {
+  const client = await GatewayClient.connect({
+    connection: { command: process.execPath, args: [...entry, 'gateway'], env: env as Record<string, string>, cwd },
+  });
+  const pid = childPid([...entry, 'gateway']);
+  return gatewayTurns(client, pid, async () => {
+    // Closing the client closes the gateway's stdin; it exits by itself.
+    for (let wait = 0; wait < 100 && existsSync(`/proc/${pid}`); wait += 1) await delay(50);
+  });
+};
+
+const gatewayWebSocket: PathFactory = async (entry, env) => {
+  const { child, match } = await spawnHermes(
+    entry,
+    ['gateway', '--ws', '--port', '0'],
+    env,
+    /gateway listening (ws:\/\/\S+)\?token=(\S+)\n/,
+  );
+  const client = await GatewayClient.connect({
+    connection: { url: match[1] as string, token: match[2] as string },
+  });
+  return gatewayTurns(client, child.pid as number, () => stop(child));
+};
+
+async function serve(entry: string[], env: NodeJS.ProcessEnv) {
+  const { child, match } = await spawnHermes(
+    entry,
+    ['serve', '--port', '0'],
+    { ...env, API_SERVER_KEY: KEY },
+    /listening on (http:\/\/\S+)/,
+  );
+  return { child, url: (match[1] as string).replace(/\/$/, '') };
+}
+
+const openaiChat: PathFactory = async (entry, env) => {
+  const { child, url } = await serve(entry, env);
+  const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: KEY });
+  return {
+    pid: child.pid as number,
+    async turn(onDelta) {
+      const stream = await client.chat.completions.create({
+        model: 'hermes-agent',
+        stream: true,
+        messages: [{ role: 'user', content: 'go' }],
+      });
+      for await (const chunk of stream) if (chunk.choices[0]?.delta.content) onDelta(1);
+    },
+    close: () => stop(child),
+  };
+};
+
+const runsEvents: PathFactory = async (entry, env) => {
+  const { child, url } = await serve(entry, env);
+  const runs = new RunsClient({ baseURL: url, apiKey: KEY });
+  return {
+    pid: child.pid as number,
+    async turn(onDelta) {
+      const run = await runs.create({ input: 'go' });
+      for await (const event of runs.events(run.run_id)) if (event.event === 'message.delta') onDelta(1);
+    },
+    close: () => stop(child),
+  };
+};
+
+const PATHS: [string, PathFactory][] = [
+  ['stream: ACP stdio → SDK client', acpStdio],
+  ['stream: gateway stdio → client', gatewayStdio],
+  ['stream: gateway WebSocket → client', gatewayWebSocket],
+  ['stream: chat completions → openai', openaiChat],
+  ['stream: runs events → runs client', runsEvents],
+];
+
+function deltas(server: ScriptedServer, count: number): void {
+  // One character per chunk: exactly `count` content deltas from the model.
+  server.push(step(text('x'.repeat(count), 1)));
+}
+
+/** Measures every protocol path: `runs` turns of `count` deltas each after one 1,000-delta warm-up turn. */
+export async function runProtocolStreams(
+  bin: string,
+  options: { runs: number; count?: number; only?: string; profileDir?: string },
+): Promise<ProtocolStreamMeasurement[]> {
+  const count = options.count ?? 10_000;
+  const server = await startScriptedOpenAIServer({ script: [], models: ['bench'] });
+  const root = mkdtempSync(join(tmpdir(), 'hermes-bench-streams-'));
+  const results: ProtocolStreamMeasurement[] = [];
+  try {
+    for (const [name, factory] of PATHS) {
+      if (options.only && !name.includes(options.only)) continue;
+      const home = join(root, name.replace(/\W+/g, '-'), 'home');
+      const cwd = join(root, name.replace(/\W+/g, '-'), 'project');
+      mkdirSync(home, { recursive: true });
+      mkdirSync(cwd, { recursive: true });
+      writeFileSync(join(home, 'config.yaml'), 'session:\n  auto_title: false\n');
+      const env = {
+        PATH: process.env.PATH ?? '',
+        HOME: home,
+        HERMES_HOME: home,
+        HERMES_MODEL: 'custom:bench',
+        HERMES_BASE_URL: server.baseURL,
+      };
+      const entry = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`, bin] : [bin];
+      const path = await factory(entry, env, cwd);
+      try {
+        deltas(server, 1_000);
+        await path.turn(() => {});
+        const peakRssWarmMb = peakRssMb(path.pid);
+        const samples: Omit<ProtocolStreamMeasurement, 'peakRssWarmMb' | 'peakRssMb'>[] = [];
+        for (let run = 0; run < options.runs; run += 1) {
+          deltas(server, count);
+          const cpuBefore = cpuMs(path.pid);
+          const started = performance.now();
+          let first = -1;
+          let seen = 0;
+          await path.turn((received) => {
+            if (first < 0) first = performance.now() - started;
+            seen += received;
+          });
+          const wallMs = performance.now() - started;
+          samples.push({
+            name,
+            deltasSeen: seen,
+            wallMs,
+            firstDeltaMs: first,
+            agentCpuMs: cpuMs(path.pid) - cpuBefore,
+          });
+        }
+        samples.sort((a, b) => a.wallMs - b.wallMs);
+        const median = samples[Math.floor(samples.length / 2)] as (typeof samples)[number];
+        results.push({ ...median, peakRssWarmMb, peakRssMb: peakRssMb(path.pid) });
+      } finally {
+        await path.close();
+      }
+    }
+  } finally {
+    await server.close();
+    rmSync(root, { recursive: true, force: true });
+  }
+  return results;
+}
