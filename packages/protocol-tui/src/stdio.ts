@@ -21,7 +21,10 @@ export function serveStdio(options: ServeStdioOptions): void {
   const graceMs = options.graceMs ?? 1000;
   let output: NodeJS.WritableStream & { writableLength?: number } = process.stdout;
   try {
-    const stat = fstatSync(1);
+    // bigint: a plain synchronous stat of a pipe stays in a process-wide buffer that Node's module
+    // resolvers read, and a package imported later (the core loads AI SDK providers on first use)
+    // would then be resolved from its pnpm symlink instead of its real path.
+    const stat = fstatSync(1, { bigint: true });
     // A pipe written through process.stdout is synchronous on Linux; a socket on fd 1 is not, so a
     // stalled reader congests the connection instead of freezing the agent (§1.4).
     if (stat.isFIFO() || stat.isSocket()) output = new Socket({ fd: 1, readable: false, writable: true });

@@ -7,17 +7,20 @@ import { writeDotenvValue } from '../config/index.js';
 import type { ToolContext, ToolDefinition, ToolResult } from '../tools/types.js';
 import type { HostCallbacks, JsonValue, Logger } from '../types.js';
 import { untilAborted } from '../util/abort.js';
+import { importOnFirstUse } from '../util/import-on-first-use.js';
 import { VERSION } from '../version.js';
 import type { McpManager, McpServerConfig, McpServerStatus } from './types.js';
 
 /** The MCP SDK, imported when the first server connects: a host without servers never loads it. */
 async function loadMcpSdk() {
-  const [client, stdio, http, types] = await Promise.all([
-    import('@modelcontextprotocol/sdk/client/index.js'),
-    import('@modelcontextprotocol/sdk/client/stdio.js'),
-    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
-    import('@modelcontextprotocol/sdk/types.js'),
-  ]);
+  const [client, stdio, http, types] = await importOnFirstUse(() =>
+    Promise.all([
+      import('@modelcontextprotocol/sdk/client/index.js'),
+      import('@modelcontextprotocol/sdk/client/stdio.js'),
+      import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+      import('@modelcontextprotocol/sdk/types.js'),
+    ]),
+  );
   return {
     Client: client.Client,
     StdioClientTransport: stdio.StdioClientTransport,

@@ -1,5 +1,6 @@
 import type TurndownService from 'turndown';
 import { z } from 'zod';
+import { importOnFirstUse } from '../util/import-on-first-use.js';
 import { VERSION } from '../version.js';
 import { errorMessage } from './file-access.js';
 import { cutText } from './text.js';
@@ -226,7 +227,7 @@ const REMOVED_ELEMENTS = ['head', 'title', 'script', 'style', 'noscript', 'templ
 
 /** Turndown and its DOM are imported on the first HTML page, not at startup. */
 async function createTurndown(): Promise<TurndownService> {
-  const { default: Turndown } = await import('turndown');
+  const { default: Turndown } = await importOnFirstUse(() => import('turndown'));
   const service = new Turndown({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-' });
   service.remove([...REMOVED_ELEMENTS]);
   return service;
