@@ -1,8 +1,6 @@
-import { createAnthropic } from '@ai-sdk/anthropic';
-import { createOpenAI } from '@ai-sdk/openai';
-import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { HermesError } from '../errors.js';
+import { importOnFirstUse } from '../util/import-on-first-use.js';
 import type { BuiltinProviderId } from './model-spec.js';
 import type { ProviderAdapter, ResolvedRoute } from './types.js';
 
@@ -118,7 +116,7 @@ export function compatibleProviderName(providerId: string): string {
   return providerId.replace(/\./g, '-');
 }
 
-function requireKey(route: ResolvedRoute): string {
+function requireKey(route: Pick<ResolvedRoute, 'apiKey' | 'provider'>): string {
   if (route.apiKey) return route.apiKey;
   // The SDK would otherwise read process.env itself, bypassing the `env` option and key scoping.
   throw new HermesError('missing_credentials', `Provider '${route.provider}' has no API key`, {
@@ -126,43 +124,103 @@ function requireKey(route: ResolvedRoute): string {
   });
 }
 
+/** What a model needs from its route once its package is loaded; fixed when the model is created. */
+interface SdkModelSettings {
+  provider: string;
+  model: string;
+  baseUrl: string | null;
+  apiKey: string | null;
+  fetch: typeof globalThis.fetch | undefined;
+}
+
 /**
- * Creates a `LanguageModelV3` for a route with one of the three AI SDK packages. Base URL and key
- * are always passed explicitly so the SDKs never fall back to `process.env`.
+ * Creates a `LanguageModelV3` with one of the three AI SDK packages, imported here on first use.
+ * Base URL and key are always passed explicitly so the SDKs never fall back to `process.env`.
+ */
+async function loadSdkModel(providerPackage: ProviderPackage, settings: SdkModelSettings): Promise<LanguageModelV3> {
+  const fetch = settings.fetch === undefined ? {} : { fetch: settings.fetch };
+  switch (providerPackage) {
+    case 'openai': {
+      const { createOpenAI } = await importOnFirstUse(() => import('@ai-sdk/openai'));
+      return createOpenAI({
+        apiKey: requireKey(settings),
+        baseURL: settings.baseUrl ?? BUILTIN_PROVIDERS.openai.defaultBaseUrl ?? undefined,
+        ...fetch,
+      }).chat(settings.model);
+    }
+    case 'anthropic': {
+      const { createAnthropic } = await importOnFirstUse(() => import('@ai-sdk/anthropic'));
+      return createAnthropic({
+        apiKey: requireKey(settings),
+        baseURL: settings.baseUrl ?? BUILTIN_PROVIDERS.anthropic.defaultBaseUrl ?? undefined,
+        ...fetch,
+      }).languageModel(settings.model);
+    }
+    case 'openai-compatible': {
+      const { createOpenAICompatible } = await importOnFirstUse(() => import('@ai-sdk/openai-compatible'));
+      return createOpenAICompatible({
+        name: compatibleProviderName(settings.provider),
+        baseURL: settings.baseUrl ?? '',
+        ...(settings.apiKey ? { apiKey: settings.apiKey } : {}),
+        includeUsage: true,
+        ...fetch,
+      }).chatModel(settings.model);
+    }
+  }
+}
+
+/** The `provider` string the SDK's own model reports, known before the package is loaded. */
+function sdkProviderName(providerPackage: ProviderPackage, provider: string): string {
+  switch (providerPackage) {
+    case 'openai':
+      return 'openai.chat';
+    case 'anthropic':
+      return 'anthropic.messages';
+    case 'openai-compatible':
+      return `${compatibleProviderName(provider)}.chat`;
+  }
+}
+
+/**
+ * A model for a route whose AI SDK package is imported on its first call: each package costs tens
+ * of milliseconds to load, and a process that never calls a model (`hermes acp` answering
+ * `initialize`, `hermes --help`) should not pay for it. Errors a route can show up front (no key,
+ * no base URL) are still thrown here, at creation.
  */
 export function createSdkModel(
   providerPackage: ProviderPackage,
   route: ResolvedRoute,
   fetch?: typeof globalThis.fetch,
 ): LanguageModelV3 {
-  switch (providerPackage) {
-    case 'openai':
-      return createOpenAI({
-        apiKey: requireKey(route),
-        baseURL: route.baseUrl ?? BUILTIN_PROVIDERS.openai.defaultBaseUrl ?? undefined,
-        ...(fetch === undefined ? {} : { fetch }),
-      }).chat(route.model);
-    case 'anthropic':
-      return createAnthropic({
-        apiKey: requireKey(route),
-        baseURL: route.baseUrl ?? BUILTIN_PROVIDERS.anthropic.defaultBaseUrl ?? undefined,
-        ...(fetch === undefined ? {} : { fetch }),
-      }).languageModel(route.model);
-    case 'openai-compatible': {
-      if (route.baseUrl === null) {
-        throw new HermesError('missing_credentials', `Provider '${route.provider}' has no base URL`, {
-          details: { provider: route.provider },
-        });
-      }
-      return createOpenAICompatible({
-        name: compatibleProviderName(route.provider),
-        baseURL: route.baseUrl,
-        ...(route.apiKey ? { apiKey: route.apiKey } : {}),
-        includeUsage: true,
-        ...(fetch === undefined ? {} : { fetch }),
-      }).chatModel(route.model);
-    }
+  if (providerPackage !== 'openai-compatible') requireKey(route);
+  else if (route.baseUrl === null) {
+    throw new HermesError('missing_credentials', `Provider '${route.provider}' has no base URL`, {
+      details: { provider: route.provider },
+    });
   }
+  // Read now: the key is a non-enumerable field of this route object, which copies of it lose.
+  const settings: SdkModelSettings = {
+    provider: route.provider,
+    model: route.model,
+    baseUrl: route.baseUrl,
+    apiKey: route.apiKey,
+    fetch,
+  };
+  let loaded: Promise<LanguageModelV3> | null = null;
+  const model = () => {
+    loaded ??= loadSdkModel(providerPackage, settings);
+    return loaded;
+  };
+  return {
+    specificationVersion: 'v3',
+    provider: sdkProviderName(providerPackage, route.provider),
+    modelId: route.model,
+    get supportedUrls() {
+      return model().then((real) => real.supportedUrls);
+    },
+    doGenerate: async (options) => (await model()).doGenerate(options),
+    doStream: async (options) => (await model()).doStream(options),
+  };
 }
 
 /** A provider adapter backed by one of the AI SDK packages. */
