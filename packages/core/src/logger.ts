@@ -1,4 +1,13 @@
+/**
+ * The stderr logger and secret redaction, also published alone as `@hermes/core/logger`: a process
+ * that must answer before the core has loaded (`hermes acp` answering `initialize`) logs through
+ * this entry, which imports nothing else.
+ *
+ * @module
+ */
 import type { JsonObject, Logger } from './types.js';
+
+export type { Logger };
 
 const KEY_SHAPES = [/\bsk-[A-Za-z0-9_-]{8,}/g, /\bBearer\s+[A-Za-z0-9._~+/=-]{8,}/gi];
 
