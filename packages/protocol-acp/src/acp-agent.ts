@@ -9,9 +9,19 @@ import {
   RequestError,
   type SessionId,
 } from '@agentclientprotocol/sdk/unstable';
-import type { Agent, AgentHost, ApprovalRequest, Logger, McpServerConfig, ResumeOptions } from '@hermes/core';
+import type {
+  Agent,
+  AgentHost,
+  ApprovalRequest,
+  CommandRunner,
+  FileAccess,
+  Logger,
+  McpServerConfig,
+  ResumeOptions,
+} from '@hermes/core';
 import { AcpSession, type SessionEnvironment } from './acp-session.js';
 import { type ClientSeamCapabilities, createClientCommandRunner, createClientFileAccess } from './client-seams.js';
+import { type CoreModule, importCore } from './core-module.js';
 import { replayUpdates, ToolCallIds } from './history-replay.js';
 import { validatePrompt } from './prompt-content.js';
 import { CHECK_HINT, firstLine, toRequestError } from './request-errors.js';
@@ -45,8 +55,9 @@ export const ACP_REQUEST_METHODS = [
 export interface AcpAgentOptions {
   /**
    * Creates the core host. Called once, right after the first `initialize` response, so that
-   * nothing slow runs before it (spec/acp.md §2.4). The host must not connect configured MCP
-   * servers itself (`connectMcp: false`); the agent starts them in the background.
+   * nothing slow runs before it (spec/acp.md §2.4); the agent imports `@hermes/core` just before.
+   * The host must not connect configured MCP servers itself (`connectMcp: false`); the agent
+   * starts them in the background.
    */
   createHost: () => Promise<AgentHost>;
   /** `agentInfo.version`: the CLI version. */
@@ -106,6 +117,14 @@ function mcpConfigs(servers: readonly McpServer[] | undefined, logger: Logger): 
   return [...byName.values()];
 }
 
+/** What the handlers work with once the core is loaded: the host and this connection's seams. */
+interface CoreRuntime {
+  core: CoreModule;
+  host: AgentHost;
+  files: FileAccess;
+  commands: CommandRunner;
+}
+
 /**
  * Builds the ACP agent (spec/acp.md): the SDK agent app with one handler per v1 method, over a
  * core host created lazily after `initialize`.
@@ -116,27 +135,39 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
   let capabilities: ClientSeamCapabilities = { readTextFile: false, writeTextFile: false, terminal: false };
   let terminalAuth = false;
   let client: AgentContext | undefined;
-  let hostPromise: Promise<AgentHost> | undefined;
+  let runtimePromise: Promise<CoreRuntime> | undefined;
   let closed = false;
 
   const getClient = (): AgentContext => {
     if (!client) throw new Error('The ACP connection is not open');
     return client;
   };
-  const ensureHost = (): Promise<AgentHost> => {
-    hostPromise ??= options.createHost().then((host) => {
+  const seamContext = {
+    capabilities: () => capabilities,
+    client: getClient,
+    session: (sessionId: string) => sessions.get(sessionId),
+  };
+  const ensureRuntime = (): Promise<CoreRuntime> => {
+    runtimePromise ??= importCore().then(async (core) => {
+      const host = await options.createHost();
       if (Object.keys(host.config.mcp_servers ?? {}).length > 0) {
         void host.mcp
           .reload()
           .catch((error: unknown) => logger.warn('configured MCP servers failed', { error: String(error) }));
       }
-      return host;
+      return {
+        core,
+        host,
+        files: createClientFileAccess(seamContext, core.createLocalFileAccess()),
+        commands: createClientCommandRunner(seamContext, core.createLocalCommandRunner()),
+      };
     });
-    return hostPromise;
+    return runtimePromise;
   };
-  const requireHost = async (): Promise<AgentHost> => {
+  const ensureHost = (): Promise<AgentHost> => ensureRuntime().then((runtime) => runtime.host);
+  const requireRuntime = async (): Promise<CoreRuntime> => {
     try {
-      return await ensureHost();
+      return await ensureRuntime();
     } catch (error) {
       const message = firstLine(error instanceof Error ? error.message : String(error));
       throw new RequestError(-32603, `The Hermes configuration is broken: ${message} ${CHECK_HINT}`);
@@ -156,13 +187,6 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
     if (!session) throw RequestError.sessionNotFound(sessionId);
     return session;
   };
-  const seamContext = {
-    capabilities: () => capabilities,
-    client: getClient,
-    session: (sessionId: string) => sessions.get(sessionId),
-  };
-  const files = createClientFileAccess(seamContext);
-  const commands = createClientCommandRunner(seamContext);
 
   const initialMode = (host: AgentHost): SessionModeId =>
     host.config.approvals.yolo || host.config.approvals.mode === 'off' ? 'yolo' : 'default';
@@ -197,17 +221,23 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
     clearTimeout(timer);
   };
 
-  const environment = (host: AgentHost): SessionEnvironment => ({ host, client: getClient, logger, files });
+  const environment = (runtime: CoreRuntime): SessionEnvironment => ({
+    core: runtime.core,
+    host: runtime.host,
+    client: getClient,
+    logger,
+    files: runtime.files,
+  });
 
   /** Opens a stored session (load, resume, fork target) with this connection's seams. */
-  const openStored = async (host: AgentHost, sessionId: string, cwd: string): Promise<Agent> => {
+  const openStored = async (runtime: CoreRuntime, sessionId: string, cwd: string): Promise<Agent> => {
     const resumeOptions: ResumeOptions = {
       cwd,
       callbacks: callbacksFor(() => sessionId),
-      fileAccess: files,
-      commandRunner: commands,
+      fileAccess: runtime.files,
+      commandRunner: runtime.commands,
     };
-    const agent = await host.resumeSession(sessionId, resumeOptions);
+    const agent = await runtime.host.resumeSession(sessionId, resumeOptions);
     if (agent.cwd !== cwd) await agent.setCwd(cwd);
     return agent;
   };
@@ -276,14 +306,15 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
           `Unknown authentication method "${params.methodId}"`,
         );
       }
-      const host = await requireHost();
+      const { host } = await requireRuntime();
       await host.reloadConfig();
       requireCredentials(host);
       return {};
     })
     .onRequest('session/new', async ({ params }) => {
       const cwd = validateCwd(params.cwd);
-      const host = await requireHost();
+      const runtime = await requireRuntime();
+      const { host } = runtime;
       requireCredentials(host);
       if (params.additionalDirectories && params.additionalDirectories.length > 0) {
         logger.warn('additionalDirectories is not supported and is ignored');
@@ -294,8 +325,8 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
           source: 'acp',
           cwd,
           callbacks: callbacksFor(() => sessionId),
-          fileAccess: files,
-          commandRunner: commands,
+          fileAccess: runtime.files,
+          commandRunner: runtime.commands,
         })
         .catch((error: unknown) => {
           throw toRequestError(error);
@@ -305,7 +336,7 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
         agent,
         mode: initialMode(host),
         ids: new ToolCallIds(),
-        environment: environment(host),
+        environment: environment(runtime),
       });
       session.agent.setYolo(session.mode === 'yolo');
       await attachMcp(host, session, params.mcpServers, false);
@@ -315,7 +346,8 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
     })
     .onRequest('session/load', async ({ params, signal }) => {
       const cwd = validateCwd(params.cwd);
-      const host = await requireHost();
+      const runtime = await requireRuntime();
+      const { host } = runtime;
       const row = await host.store.getSession(params.sessionId);
       if (!row) throw RequestError.sessionNotFound(params.sessionId);
       requireCredentials(host);
@@ -327,11 +359,11 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
         previous.detach();
         sessions.delete(params.sessionId);
       }
-      const agent = await openStored(host, params.sessionId, cwd).catch((error: unknown) => {
+      const agent = await openStored(runtime, params.sessionId, cwd).catch((error: unknown) => {
         throw toRequestError(error);
       });
       const ids = new ToolCallIds();
-      const session = new AcpSession({ agent, mode: initialMode(host), ids, environment: environment(host) });
+      const session = new AcpSession({ agent, mode: initialMode(host), ids, environment: environment(runtime) });
       session.agent.setYolo(session.mode === 'yolo');
       await attachMcp(host, session, params.mcpServers, true);
       let updates: ReturnType<typeof replayUpdates>;
@@ -357,7 +389,8 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
     })
     .onRequest('session/resume', async ({ params }) => {
       const cwd = validateCwd(params.cwd);
-      const host = await requireHost();
+      const runtime = await requireRuntime();
+      const { host } = runtime;
       const row = await host.store.getSession(params.sessionId);
       if (!row) throw RequestError.sessionNotFound(params.sessionId);
       requireCredentials(host);
@@ -366,7 +399,7 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
         throw RequestError.invalidParams({ sessionId: params.sessionId }, 'session has a prompt in progress');
       }
       previous?.detach();
-      const agent = await openStored(host, params.sessionId, cwd).catch((error: unknown) => {
+      const agent = await openStored(runtime, params.sessionId, cwd).catch((error: unknown) => {
         throw toRequestError(error);
       });
       const ids = new ToolCallIds();
@@ -377,7 +410,7 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
         cwd,
         ids,
       });
-      const session = new AcpSession({ agent, mode: initialMode(host), ids, environment: environment(host) });
+      const session = new AcpSession({ agent, mode: initialMode(host), ids, environment: environment(runtime) });
       session.agent.setYolo(session.mode === 'yolo');
       await attachMcp(host, session, params.mcpServers, true);
       sessions.set(params.sessionId, session);
@@ -386,7 +419,8 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
     })
     .onRequest('session/fork', async ({ params }) => {
       const cwd = validateCwd(params.cwd);
-      const host = await requireHost();
+      const runtime = await requireRuntime();
+      const { host } = runtime;
       const source = sessions.get(params.sessionId);
       const live = host.getAgent(params.sessionId);
       const row = await host.store.getSession(params.sessionId);
@@ -404,7 +438,7 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
       } else {
         forkId = (await host.store.branch(params.sessionId)).id;
       }
-      const agent = await openStored(host, forkId, cwd).catch((error: unknown) => {
+      const agent = await openStored(runtime, forkId, cwd).catch((error: unknown) => {
         throw toRequestError(error);
       });
       const ids = new ToolCallIds();
@@ -413,7 +447,7 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
         agent,
         mode: source?.mode ?? initialMode(host),
         ids,
-        environment: environment(host),
+        environment: environment(runtime),
       });
       session.agent.setYolo(session.mode === 'yolo');
       await attachMcp(host, session, params.mcpServers, false);
@@ -425,7 +459,7 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
       if (params.cwd !== undefined && params.cwd !== null && !isAbsolute(params.cwd)) {
         throw RequestError.invalidParams({ cwd: params.cwd }, 'cwd must be an absolute path');
       }
-      const host = await requireHost();
+      const { host } = await requireRuntime();
       const cwdFilter = params.cwd ? normalize(params.cwd).replace(/(.)\/$/, '$1') : undefined;
       let page: Awaited<ReturnType<AgentHost['store']['listSessions']>>;
       try {
@@ -479,7 +513,7 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
           await session.setMode(value, { currentModeUpdate: true, configOptionUpdate: false });
           break;
         case 'model': {
-          const host = await requireHost();
+          const { host } = await requireRuntime();
           const current = session.agent.model?.spec ?? null;
           if (!modelValues(host.listModels(), current).includes(value)) {
             throw RequestError.invalidParams({ value }, `Unknown model "${value}"`);
@@ -515,8 +549,8 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
       const open = [...sessions.values()];
       sessions.clear();
       for (const session of open) session.cancel();
-      if (!hostPromise) return;
-      const host = await hostPromise.catch(() => undefined);
+      if (!runtimePromise) return;
+      const host = await ensureHost().catch(() => undefined);
       await host?.close().catch((error: unknown) => logger.warn('closing the core failed', { error: String(error) }));
     },
   };

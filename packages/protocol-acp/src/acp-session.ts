@@ -12,18 +12,18 @@ import {
   type ToolCallContent,
   type ToolCallStatus,
 } from '@agentclientprotocol/sdk/unstable';
-import {
-  type Agent,
-  type AgentEvent,
-  type AgentHost,
-  type ApprovalDecision,
-  type ApprovalRequest,
-  type FileAccess,
-  type JsonValue,
-  type Logger,
-  parseCommandLine,
-  type TurnResult,
+import type {
+  Agent,
+  AgentEvent,
+  AgentHost,
+  ApprovalDecision,
+  ApprovalRequest,
+  FileAccess,
+  JsonValue,
+  Logger,
+  TurnResult,
 } from '@hermes/core';
+import type { CoreModule } from './core-module.js';
 import type { ToolCallIds } from './history-replay.js';
 import { convertPrompt } from './prompt-content.js';
 import { firstLine, isAbortError } from './request-errors.js';
@@ -80,6 +80,8 @@ interface QueueEntry {
 
 /** What a session needs from its connection. */
 export interface SessionEnvironment {
+  /** The core, imported with the host. */
+  core: CoreModule;
   host: AgentHost;
   client: () => AgentContext;
   logger: Logger;
@@ -248,7 +250,7 @@ export class AcpSession {
   async #runPrompt(prompt: ContentBlock[]): Promise<PromptResponse> {
     const first = prompt[0];
     if (first?.type === 'text') {
-      const parsed = parseCommandLine(first.text);
+      const parsed = this.#environment.core.parseCommandLine(first.text);
       const definition = parsed ? this.#environment.host.commands.find(parsed.name) : undefined;
       if (parsed && definition && ADVERTISED_COMMANDS.some((command) => command.name === definition.name)) {
         return this.#runCommand(definition.name, first.text.trimStart());

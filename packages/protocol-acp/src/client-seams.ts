@@ -7,13 +7,7 @@ import {
   type TerminalOutputResponse,
   type WaitForTerminalExitResponse,
 } from '@agentclientprotocol/sdk/unstable';
-import {
-  type CommandRunner,
-  createLocalCommandRunner,
-  createLocalFileAccess,
-  type FileAccess,
-  type RunningCommand,
-} from '@hermes/core';
+import type { CommandRunner, FileAccess, RunningCommand } from '@hermes/core';
 import type { AcpSession, TerminalRecord } from './acp-session.js';
 
 /** The client capabilities that select the seams (spec/acp.md §12.1). */
@@ -36,10 +30,10 @@ function notFound(path: string): Error {
 
 /**
  * The per-connection file-access seam (§12.2): reads and writes go to the client when it
- * advertises `fs`, otherwise to the disk; edit approval happens before every write.
+ * advertises `fs`, otherwise to `local` (the core's disk access); edit approval happens before
+ * every write.
  */
-export function createClientFileAccess(context: SeamContext): FileAccess {
-  const local = createLocalFileAccess();
+export function createClientFileAccess(context: SeamContext, local: FileAccess): FileAccess {
   const read: FileAccess['readText'] = async (input) => {
     if (!context.capabilities().readTextFile) return local.readText(input);
     const signal = context.session(input.sessionId)?.currentTurn?.controller.signal;
@@ -95,10 +89,9 @@ function hasBash(): boolean {
 
 /**
  * The per-connection command-runner seam (§12.3): foreground commands run in client terminals
- * when the client advertises `terminal`, otherwise locally.
+ * when the client advertises `terminal`, otherwise with `local` (the core's local runner).
  */
-export function createClientCommandRunner(context: SeamContext): CommandRunner {
-  const local = createLocalCommandRunner();
+export function createClientCommandRunner(context: SeamContext, local: CommandRunner): CommandRunner {
   const shell = hasBash() ? 'bash' : 'sh';
   return {
     async start(input): Promise<RunningCommand> {

@@ -1,5 +1,5 @@
 import { RequestError } from '@agentclientprotocol/sdk/unstable';
-import { HermesError } from '@hermes/core';
+import { importedCore } from './core-module.js';
 
 /** Hint added to errors caused by a broken configuration (spec/acp.md §2.4). */
 export const CHECK_HINT = 'Run `hermes acp --check` for details.';
@@ -10,7 +10,7 @@ export const CHECK_HINT = 'Run `hermes acp --check` for details.';
  */
 export function toRequestError(error: unknown): RequestError {
   if (error instanceof RequestError) return error;
-  if (HermesError.isInstance(error)) {
+  if (importedCore()?.HermesError.isInstance(error)) {
     const message = firstLine(error.message);
     switch (error.code) {
       case 'session_not_found':

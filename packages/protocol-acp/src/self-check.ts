@@ -2,8 +2,8 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createAgentHost, loadConfig, resolveHomeDir, silentLogger } from '@hermes/core';
 import { createAcpAgent } from './acp-agent.js';
+import { type CoreModule, importCore } from './core-module.js';
 
 /** The SDK version this package is tested against (spec/acp.md §2.1). */
 export const PINNED_SDK_VERSION = '2.4.0';
@@ -43,46 +43,14 @@ function onPath(program: string, env: Record<string, string | undefined>): boole
   return (env.PATH ?? '').split(delimiter).some((directory) => directory && existsSync(join(directory, program)));
 }
 
-/**
- * The self-check of `hermes acp --check` (spec/acp.md §2.5): no network, no MCP server started,
- * no stdin. Every check yields one line; FAIL lines make the command exit 1.
- */
-export async function runAcpSelfCheck(options: AcpCheckOptions = {}): Promise<AcpCheckLine[]> {
-  const env = options.env ?? process.env;
+/** The checks that need the core: configuration, session store and credentials. */
+async function coreChecks(
+  core: CoreModule,
+  options: AcpCheckOptions,
+  env: Record<string, string | undefined>,
+): Promise<AcpCheckLine[]> {
+  const { createAgentHost, loadConfig, resolveHomeDir, silentLogger } = core;
   const lines: AcpCheckLine[] = [];
-  const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
-  const nodeOk = major > MINIMUM_NODE[0] || (major === MINIMUM_NODE[0] && minor >= MINIMUM_NODE[1]);
-  lines.push({
-    level: nodeOk ? 'OK' : 'FAIL',
-    name: 'node',
-    detail: `Node.js ${process.versions.node}${nodeOk ? '' : ` (needs >= ${MINIMUM_NODE.join('.')})`}`,
-  });
-  try {
-    const version = await packageVersion('@agentclientprotocol/sdk');
-    lines.push({
-      level: version === PINNED_SDK_VERSION ? 'OK' : 'FAIL',
-      name: 'acp-sdk',
-      detail: `@agentclientprotocol/sdk ${version}${version === PINNED_SDK_VERSION ? '' : ` (expected ${PINNED_SDK_VERSION})`}`,
-    });
-  } catch (error) {
-    lines.push({
-      level: 'FAIL',
-      name: 'acp-sdk',
-      detail: `@agentclientprotocol/sdk does not resolve: ${String(error)}`,
-    });
-  }
-  try {
-    await import('zod');
-    lines.push({ level: 'OK', name: 'zod', detail: 'zod resolves' });
-  } catch (error) {
-    lines.push({ level: 'FAIL', name: 'zod', detail: `zod does not resolve: ${String(error)}` });
-  }
-  try {
-    createAcpAgent({ createHost: () => Promise.reject(new Error('not used')), version: '0', logger: silentLogger });
-    lines.push({ level: 'OK', name: 'adapter', detail: 'the ACP agent app builds with every v1 handler' });
-  } catch (error) {
-    lines.push({ level: 'FAIL', name: 'adapter', detail: `the ACP agent app does not build: ${String(error)}` });
-  }
   const homeDir = resolveHomeDir({ homeDir: options.homeDir, env });
   let configOk = false;
   try {
@@ -127,6 +95,57 @@ export async function runAcpSelfCheck(options: AcpCheckOptions = {}): Promise<Ac
       lines.push({ level: 'FAIL', name: 'session-store', detail: `the session store does not open: ${String(error)}` });
     }
   }
+  return lines;
+}
+
+/**
+ * The self-check of `hermes acp --check` (spec/acp.md §2.5): no network, no MCP server started,
+ * no stdin. Every check yields one line; FAIL lines make the command exit 1.
+ */
+export async function runAcpSelfCheck(options: AcpCheckOptions = {}): Promise<AcpCheckLine[]> {
+  const env = options.env ?? process.env;
+  const lines: AcpCheckLine[] = [];
+  const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
+  const nodeOk = major > MINIMUM_NODE[0] || (major === MINIMUM_NODE[0] && minor >= MINIMUM_NODE[1]);
+  lines.push({
+    level: nodeOk ? 'OK' : 'FAIL',
+    name: 'node',
+    detail: `Node.js ${process.versions.node}${nodeOk ? '' : ` (needs >= ${MINIMUM_NODE.join('.')})`}`,
+  });
+  try {
+    const version = await packageVersion('@agentclientprotocol/sdk');
+    lines.push({
+      level: version === PINNED_SDK_VERSION ? 'OK' : 'FAIL',
+      name: 'acp-sdk',
+      detail: `@agentclientprotocol/sdk ${version}${version === PINNED_SDK_VERSION ? '' : ` (expected ${PINNED_SDK_VERSION})`}`,
+    });
+  } catch (error) {
+    lines.push({
+      level: 'FAIL',
+      name: 'acp-sdk',
+      detail: `@agentclientprotocol/sdk does not resolve: ${String(error)}`,
+    });
+  }
+  try {
+    await import('zod');
+    lines.push({ level: 'OK', name: 'zod', detail: 'zod resolves' });
+  } catch (error) {
+    lines.push({ level: 'FAIL', name: 'zod', detail: `zod does not resolve: ${String(error)}` });
+  }
+  let core: CoreModule | undefined;
+  try {
+    // The agent imports the core with its host; the check imports it here.
+    core = await importCore();
+    createAcpAgent({
+      createHost: () => Promise.reject(new Error('not used')),
+      version: '0',
+      logger: core.silentLogger,
+    });
+    lines.push({ level: 'OK', name: 'adapter', detail: 'the ACP agent app builds with every v1 handler' });
+  } catch (error) {
+    lines.push({ level: 'FAIL', name: 'adapter', detail: `the ACP agent app does not build: ${String(error)}` });
+  }
+  if (core) lines.push(...(await coreChecks(core, options, env)));
   for (const program of [
     { name: 'rg', use: 'search_files' },
     { name: 'bash', use: 'terminal' },

@@ -46,16 +46,19 @@ function stdoutWriter(
 
 async function serve(): Promise<void> {
   const write = claimStdout();
-  const { Readable } = await import('node:stream');
-  const { createAcpAgent, serveAcp } = await import('@hermes/protocol-acp');
-  const { createStderrLogger } = await import('@hermes/core');
-  const { createCliHost } = await import('../host.js');
+  // Only the ACP SDK and the logger load before `initialize` is answered; the core (its store,
+  // tools and config schemas) loads with the host, right after the response (spec/acp.md §2.4).
+  const [{ Readable }, { createAcpAgent, serveAcp }, { createStderrLogger }] = await Promise.all([
+    import('node:stream'),
+    import('@hermes/protocol-acp'),
+    import('@hermes/core/logger'),
+  ]);
   const level = (process.env.HERMES_LOG_LEVEL as 'debug' | 'info' | 'warn' | 'error' | undefined) ?? 'warn';
   const logger = createStderrLogger({ level });
   const agent = createAcpAgent({
     version: VERSION,
     logger,
-    createHost: () => createCliHost({ connectMcp: false, logger }),
+    createHost: async () => (await import('../host.js')).createCliHost({ connectMcp: false, logger }),
   });
   const input = Readable.toWeb(process.stdin) as unknown as ReadableStream<Uint8Array>;
   let stopping = false;
