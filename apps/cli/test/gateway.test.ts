@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type ScriptedServer, startScriptedOpenAIServer, step, text } from '@hermes/core/testing';
+import { type ScriptedServer, startScriptedOpenAIServer, step, text, toolCall } from '@hermes/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 
 const bin = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
@@ -21,12 +21,12 @@ interface Frame {
 }
 
 /** A `hermes gateway` child on stdio pipes, with every stdout frame collected in order. */
-function spawnGateway(scripted: ScriptedServer) {
+function spawnGateway(scripted: ScriptedServer, options: { path?: string } = {}) {
   const home = mkdtempSync(join(tmpdir(), 'hermes-gateway-'));
   writeFileSync(join(home, 'config.yaml'), 'session:\n  auto_title: false\n');
   const child = spawn(process.execPath, [bin, 'gateway'], {
     env: {
-      PATH: process.env.PATH ?? '',
+      PATH: options.path ?? process.env.PATH ?? '',
       HOME: home,
       HERMES_HOME: home,
       HERMES_MODEL: 'custom:scripted',
@@ -72,13 +72,14 @@ function spawnGateway(scripted: ScriptedServer) {
     child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
     return waitFor((frame) => frame.id === id);
   };
-  return { waitFor, call };
+  return { home, waitFor, call };
 }
 
 describe('hermes gateway', () => {
   it('answers the first turn: the provider package it imports on first use resolves from its real path', async () => {
     // The gateway stats its stdout pipe at start-up; that stat must not send the provider's
     // first-use import through the workspace symlink (where eventsource-parser is not visible).
+    // No cwd for session.create: its stat of the folder would hide the problem (docs/adr/0004).
     const scripted = await startScriptedOpenAIServer({ script: [step(text('Hello from the model.'))] });
     cleanups.push(() => scripted.close());
     const gateway = spawnGateway(scripted);
@@ -92,5 +93,43 @@ describe('hermes gateway', () => {
       (frame) => frame.params?.type === 'message.complete' && frame.params.session_id === sessionId,
     );
     expect(complete.params?.payload).toMatchObject({ status: 'complete', text: 'Hello from the model.' });
+  });
+
+  it('edits and searches files: jsdiff, picomatch and node-ignore, imported on first use, load as well', async () => {
+    const scripted = await startScriptedOpenAIServer({
+      script: [
+        step(toolCall('write_file', { path: 'notes.txt', content: 'hello gateway\n' }, 'call_write')),
+        step(toolCall('search_files', { pattern: 'hello', file_glob: '*.txt' }, 'call_search')),
+        step(text('Written and found.')),
+      ],
+    });
+    cleanups.push(() => scripted.close());
+    // Without ripgrep on PATH, search_files walks the tree itself and reads .gitignore with node-ignore.
+    const noPrograms = mkdtempSync(join(tmpdir(), 'hermes-path-'));
+    cleanups.push(() => rmSync(noPrograms, { recursive: true, force: true }));
+    const gateway = spawnGateway(scripted, { path: noPrograms });
+    const project = join(gateway.home, 'project');
+    mkdirSync(project);
+    writeFileSync(join(project, '.gitignore'), 'ignored.txt\n');
+    writeFileSync(join(project, 'ignored.txt'), 'hello ignored\n');
+    await gateway.waitFor((frame) => frame.params?.type === 'gateway.ready');
+    const created = await gateway.call('create', 'session.create', { cwd: project });
+    const sessionId = created.result?.session_id as string;
+    await gateway.call('submit', 'prompt.submit', { session_id: sessionId, text: 'write and search' });
+    const complete = await gateway.waitFor(
+      (frame) => frame.params?.type === 'message.complete' && frame.params.session_id === sessionId,
+    );
+    expect(complete.params?.payload).toMatchObject({ status: 'complete', text: 'Written and found.' });
+    expect(readFileSync(join(project, 'notes.txt'), 'utf8')).toBe('hello gateway\n');
+    const written = await gateway.waitFor(
+      (frame) => frame.params?.type === 'tool.complete' && frame.params.payload?.name === 'write_file',
+    );
+    expect(written.params?.payload?.inline_diff).toContain('+hello gateway');
+    const searched = await gateway.waitFor(
+      (frame) => frame.params?.type === 'tool.complete' && frame.params.payload?.name === 'search_files',
+    );
+    const found = JSON.stringify(searched.params?.payload);
+    expect(found).toContain('notes.txt');
+    expect(found).not.toContain('ignored.txt');
   });
 });

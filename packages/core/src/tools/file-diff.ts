@@ -1,5 +1,9 @@
-import { formatPatch, type StructuredPatch, structuredPatch } from 'diff';
+import type { StructuredPatch } from 'diff';
 import type { FileDiff } from '../types.js';
+import { lazyDependency } from '../util/import-on-first-use.js';
+
+/** jsdiff, imported with the first diff a tool builds: start-up never needs it. */
+const loadDiff = lazyDependency(() => import('diff'));
 
 /** Full old and new texts travel in a FileDiff up to this many bytes each (spec/core.md §6.2). */
 export const MAX_DIFF_TEXT_BYTES = 1024 * 1024;
@@ -10,8 +14,9 @@ export const MAX_DIFF_RESULT_CHARS = 20_000;
  * A unified diff with 3 lines of context and `--- a/<path>` / `+++ b/<path>` headers
  * (`--- /dev/null` for a created file). Empty when nothing changed.
  */
-export function unifiedDiff(path: string, oldText: string | null, newText: string): string {
+export async function unifiedDiff(path: string, oldText: string | null, newText: string): Promise<string> {
   if (oldText === newText) return '';
+  const { formatPatch, structuredPatch } = await loadDiff();
   const oldName = oldText === null ? '/dev/null' : `a/${path}`;
   const newName = `b/${path}`;
   const before = oldText ?? '';
@@ -72,13 +77,13 @@ function replaceAllPatch(oldName: string, newName: string, oldText: string, newT
  * Builds the FileDiff of an edit: full texts when both sides are at most 1 MiB, otherwise only
  * the unified diff with `truncated` set (and empty texts; consumers render `unified` then).
  */
-export function buildFileDiff(input: {
+export async function buildFileDiff(input: {
   absolutePath: string;
   displayPath: string;
   oldText: string | null;
   newText: string;
-}): FileDiff {
-  const unified = unifiedDiff(input.displayPath, input.oldText, input.newText);
+}): Promise<FileDiff> {
+  const unified = await unifiedDiff(input.displayPath, input.oldText, input.newText);
   const tooLarge =
     Buffer.byteLength(input.newText) > MAX_DIFF_TEXT_BYTES ||
     (input.oldText !== null && Buffer.byteLength(input.oldText) > MAX_DIFF_TEXT_BYTES);

@@ -39,10 +39,10 @@ describe('patch matching', () => {
 });
 
 describe('unifiedDiff', () => {
-  it('uses a/ and b/ headers, 3 lines of context, and /dev/null for created files', () => {
+  it('uses a/ and b/ headers, 3 lines of context, and /dev/null for created files', async () => {
     const before = `${Array.from({ length: 10 }, (_, index) => `l${index + 1}`).join('\n')}\n`;
     const after = before.replace('l5\n', 'L5\n');
-    expect(unifiedDiff('f.txt', before, after)).toBe(
+    expect(await unifiedDiff('f.txt', before, after)).toBe(
       [
         '--- a/f.txt',
         '+++ b/f.txt',
@@ -58,16 +58,16 @@ describe('unifiedDiff', () => {
         '',
       ].join('\n'),
     );
-    expect(unifiedDiff('n.txt', null, 'x\n')).toBe(
+    expect(await unifiedDiff('n.txt', null, 'x\n')).toBe(
       ['--- /dev/null', '+++ b/n.txt', '@@ -0,0 +1,1 @@', '+x', ''].join('\n'),
     );
-    expect(unifiedDiff('f.txt', 'same', 'same')).toBe('');
+    expect(await unifiedDiff('f.txt', 'same', 'same')).toBe('');
   });
 
-  it('falls back to a whole-file hunk when the edit is too large to diff quickly', () => {
+  it('falls back to a whole-file hunk when the edit is too large to diff quickly', async () => {
     const before = Array.from({ length: 50_000 }, (_, index) => `old ${index}`).join('\n');
     const after = Array.from({ length: 50_000 }, (_, index) => `new ${index}`).join('\n');
-    const diff = unifiedDiff('big.txt', before, after);
+    const diff = await unifiedDiff('big.txt', before, after);
     const lines = diff.split('\n');
     expect(lines.slice(0, 4)).toEqual(['--- a/big.txt', '+++ b/big.txt', '@@ -1,50000 +1,50000 @@', '-old 0']);
     expect(lines).toContain('\\ No newline at end of file');

@@ -98,10 +98,10 @@ export function createPatchTool(): ToolDefinition<PatchArgs> {
 
       const firstLine = oldText.slice(0, (found.matches[0] as { start: number }).start).split('\n').length;
       const strategyNote = found.strategy === 'exact' ? '' : ` (matched ${STRATEGY_LABELS[found.strategy]})`;
-      const diff = unifiedDiff(shown, oldText, newText);
+      const diff = await unifiedDiff(shown, oldText, newText);
       return {
         content: `Patched ${shown}: ${replacements} replacement${replacements === 1 ? '' : 's'}${strategyNote}\n\n${cutText(diff, MAX_DIFF_RESULT_CHARS, 'diff').text}`,
-        diffs: [buildFileDiff({ absolutePath, displayPath: shown, oldText, newText })],
+        diffs: [await buildFileDiff({ absolutePath, displayPath: shown, oldText, newText })],
         structured: { path: shown, replacements, strategy: found.strategy },
         locations: [{ path: absolutePath, line: firstLine }],
       };

@@ -1,6 +1,6 @@
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import picomatch from 'picomatch';
+import { loadPicomatch } from './glob-match.js';
 
 /** Expands a leading `~` or `~/` to the home directory. */
 export function expandHome(input: string, homeDir: string): string {
@@ -71,6 +71,7 @@ export async function matchWriteDenylist(
 ): Promise<string | null> {
   if (options.denylist.length === 0) return null;
   const candidates = new Set([absolutePath, await resolveRealPath(absolutePath)]);
+  const picomatch = await loadPicomatch();
   for (const glob of options.denylist) {
     for (const pattern of await expandDenyGlob(glob, options.cwd, options.homeDir)) {
       const matcher = picomatch(pattern, { dot: true });
@@ -86,7 +87,7 @@ async function expandDenyGlob(glob: string, cwd: string, homeDir: string): Promi
   let pattern = expandHome(glob, homeDir);
   if (!pattern.startsWith('/') && !pattern.startsWith('**')) pattern = `${cwd.split(sep).join('/')}/${pattern}`;
   const patterns = [pattern];
-  const scan = picomatch.scan(pattern);
+  const scan = (await loadPicomatch()).scan(pattern);
   if (scan.base !== '' && scan.base !== '/') {
     const realBase = await resolveRealPath(scan.base);
     if (realBase !== scan.base) {

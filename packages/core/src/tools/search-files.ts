@@ -1,11 +1,11 @@
 import { stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { relative, sep } from 'node:path';
-import picomatch from 'picomatch';
 import { z } from 'zod';
 import { findExecutable } from './executables.js';
 import { errorMessage } from './file-access.js';
 import { statOrNull } from './file-lookup.js';
+import { loadPicomatch } from './glob-match.js';
 import { displayPath, resolveToolPath } from './paths.js';
 import { createRipgrepEngine } from './search-ripgrep.js';
 import { type FileMatches, type SearchEngine, TooManyMatchesError } from './search-types.js';
@@ -136,8 +136,8 @@ function compilePattern(pattern: string, ignoreCase: boolean): { flags: string }
 const GLOB_CHARACTERS = /[*?[\]{}]/;
 
 /** Matches a file against a glob: its name when the glob has no `/`, else its path below the root. */
-function globMatcher(glob: string): (absolutePath: string, root: string) => boolean {
-  const matcher = picomatch(glob, { dot: true });
+async function globMatcher(glob: string): Promise<(absolutePath: string, root: string) => boolean> {
+  const matcher = (await loadPicomatch())(glob, { dot: true });
   if (!glob.includes('/')) return (absolutePath) => matcher(absolutePath.slice(absolutePath.lastIndexOf(sep) + 1));
   return (absolutePath, root) => matcher(relative(root, absolutePath).split(sep).join('/'));
 }
@@ -152,12 +152,12 @@ export async function searchFiles(args: SearchFilesArgs, ctx: ToolContext, engin
   const limit = Math.min(args.limit ?? DEFAULT_LIMIT, MAX_LIMIT);
   const offset = args.offset ?? 0;
   const show = (absolutePath: string) => displayPath(absolutePath, ctx.cwd);
-  const fileGlob = args.file_glob === undefined || args.file_glob === '' ? null : globMatcher(args.file_glob);
+  const fileGlob = args.file_glob === undefined || args.file_glob === '' ? null : await globMatcher(args.file_glob);
   const keepFile = (absolutePath: string) => rootIsFile || fileGlob === null || fileGlob(absolutePath, root);
 
   try {
     if (args.target === 'files') {
-      const nameGlob = GLOB_CHARACTERS.test(args.pattern) ? globMatcher(args.pattern) : null;
+      const nameGlob = GLOB_CHARACTERS.test(args.pattern) ? await globMatcher(args.pattern) : null;
       const needle = args.pattern.toLowerCase();
       const files = (await engine.listFiles(root, rootIsFile, ctx.signal)).filter((absolutePath) => {
         if (!keepFile(absolutePath)) return false;

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, relative, sep } from 'node:path';
-import ignore, { type Ignore } from 'ignore';
+import type { Ignore } from 'ignore';
+import { lazyDependency } from '../util/import-on-first-use.js';
 
 /**
  * Ignore files in ripgrep's order of precedence: a decision from an earlier kind wins over any
@@ -8,6 +9,9 @@ import ignore, { type Ignore } from 'ignore';
  * a matching rule decides (the ignore crate's `matched_ignore`).
  */
 const IGNORE_FILE_KINDS = ['.rgignore', '.ignore', '.gitignore'] as const;
+
+/** node-ignore, imported with the first ignore file a search reads: start-up never needs it. */
+const loadIgnore = lazyDependency(async () => (await import('ignore')).default);
 
 type Matchers = (Ignore | null)[];
 
@@ -79,5 +83,5 @@ async function loadIgnoreFile(path: string): Promise<Ignore | null> {
   } catch {
     return null;
   }
-  return ignore({ ignorecase: false }).add(text);
+  return (await loadIgnore())({ ignorecase: false }).add(text);
 }

@@ -1,6 +1,6 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import picomatch from 'picomatch';
+import { loadPicomatch } from './glob-match.js';
 import { IgnoreRules } from './search-ignore.js';
 import { type FileMatches, type SearchEngine, TooManyMatchesError } from './search-types.js';
 
@@ -21,7 +21,7 @@ export function createWalkerEngine(): SearchEngine {
     },
     async searchContent(request) {
       const files = request.rootIsFile ? [request.root] : await this.listFiles(request.root, false, request.signal);
-      const keep = request.basenameGlob === null ? null : picomatch(request.basenameGlob, { dot: true });
+      const keep = request.basenameGlob === null ? null : (await loadPicomatch())(request.basenameGlob, { dot: true });
       const regex = new RegExp(request.pattern, request.regexFlags);
       const results: FileMatches[] = [];
       let total = 0;

@@ -73,7 +73,7 @@ export function createWriteFileTool(): ToolDefinition<WriteFileArgs> {
       const lineCount = countLines(args.content);
       let content = `${created ? 'Created' : 'Updated'} ${shown} (${lineCount} line${lineCount === 1 ? '' : 's'})`;
       if (!created) {
-        const diff = unifiedDiff(shown, oldText, args.content);
+        const diff = await unifiedDiff(shown, oldText, args.content);
         content +=
           diff === ''
             ? '\n\nNo changes: the new content is identical.'
@@ -81,7 +81,7 @@ export function createWriteFileTool(): ToolDefinition<WriteFileArgs> {
       }
       return {
         content,
-        diffs: [buildFileDiff({ absolutePath, displayPath: shown, oldText, newText: args.content })],
+        diffs: [await buildFileDiff({ absolutePath, displayPath: shown, oldText, newText: args.content })],
         structured: { path: shown, created, bytes: Buffer.byteLength(args.content) },
         locations,
       };

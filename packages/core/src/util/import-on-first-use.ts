@@ -26,3 +26,16 @@ export function importOnFirstUse<T>(load: () => Promise<T>): Promise<T> {
   }
   return load();
 }
+
+/**
+ * A getter for a dependency that is imported by the getter's first call (through
+ * {@link importOnFirstUse}) and reused afterwards. For modules the core needs only inside some
+ * tools, so that importing the core does not load them.
+ */
+export function lazyDependency<T>(load: () => Promise<T>): () => Promise<T> {
+  let loading: Promise<T> | undefined;
+  return () => {
+    loading ??= importOnFirstUse(load);
+    return loading;
+  };
+}
