@@ -770,14 +770,16 @@ export class GatewayClient {
         if (session.lastSeq === undefined) {
           // The host never saw an event of this session: nothing to continue, start from now.
           session.lastSeq = since.latest_seq;
-        } else if (since.truncated || since.epoch !== this.#epoch) {
+        } else if (since.epoch !== this.#epoch || session.lastSeq > since.latest_seq) {
+          // Another gateway process, or a watermark ahead of the server's: its seqs do not continue ours.
+          const reason = since.epoch !== this.#epoch ? 'epoch_changed' : 'truncated';
           session.lastSeq = since.latest_seq;
-          const notice: ResyncNotice = {
-            sessionId: session.sessionId,
-            reason: since.epoch !== this.#epoch ? 'epoch_changed' : 'truncated',
-          };
-          for (const listener of [...this.#resyncListeners]) listener(notice);
+          this.#notifyResync({ sessionId: session.sessionId, reason });
         } else {
+          // A truncated ring cannot fill the whole gap: the host is told to re-read the history, and what the
+          // ring still has, then the live events buffered meanwhile (a turn's message.complete among them),
+          // are delivered in order rather than skipped.
+          if (since.truncated) this.#notifyResync({ sessionId: session.sessionId, reason: 'truncated' });
           const replayed = [...since.events].sort((left, right) => Number(left.seq) - Number(right.seq));
           for (const event of replayed)
             if (this.#applyReplayed(session, event as unknown as AnyGatewayEvent)) replayedEvents += 1;
@@ -799,6 +801,10 @@ export class GatewayClient {
     })();
     session.catchingUp = running;
     return running;
+  }
+
+  #notifyResync(notice: ResyncNotice): void {
+    for (const listener of [...this.#resyncListeners]) listener(notice);
   }
 
   #applyReplayed(session: SessionTrack, event: AnyGatewayEvent): boolean {
