@@ -11,14 +11,22 @@ export const SSE_HEADERS: Readonly<Record<string, string>> = {
   'X-Accel-Buffering': 'no',
 };
 
+/** Buffered characters above which a frame waits for the buffer to be written (back-pressure). */
+const HIGH_WATER_CHARS = 64 * 1024;
+
 /**
- * Writes SSE frames over hono's streaming API: one write per frame, in call order, with a keepalive comment after
- * every idle interval.
+ * Writes SSE frames over hono's streaming API, in call order, with a keepalive comment after every idle interval.
+ * The frames queued during one turn of the event loop go out as one write: a streamed reply is thousands of small
+ * frames, and one write each (encoder, web stream, socket write) costs more than the rest of the path. A frame waits at
+ * most one macrotask; once 64 KiB are buffered, the caller waits for the write, so a slow client holds the turn back
+ * instead of growing the buffer.
  */
 export class SseWriter {
   private queue: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
   private finished = false;
+  private buffer = '';
+  private flushScheduled = false;
 
   constructor(
     private readonly stream: StreamingApi,
@@ -40,13 +48,30 @@ export class SseWriter {
     return this.finished || this.stream.aborted;
   }
 
-  /** Queues one raw frame; resolves once written. */
+  /** Queues one raw frame; resolves at once, or once written when the buffer is over its high-water mark. */
   raw(frame: string): Promise<void> {
     if (this.closed) return Promise.resolve();
     this.armKeepalive();
-    const next = this.queue.then(() => (this.stream.aborted ? undefined : this.stream.write(frame)));
-    this.queue = next.catch(() => undefined);
-    return next.then(() => undefined);
+    this.buffer += frame;
+    if (this.buffer.length >= HIGH_WATER_CHARS) return this.flush();
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => void this.flush());
+    }
+    return Promise.resolve();
+  }
+
+  /** Writes the buffered frames as one chunk; resolves once everything queued so far is written. */
+  private flush(): Promise<void> {
+    this.flushScheduled = false;
+    if (this.buffer !== '') {
+      const text = this.buffer;
+      this.buffer = '';
+      this.queue = this.queue
+        .then(() => (this.stream.aborted ? undefined : this.stream.write(text)))
+        .catch(() => undefined);
+    }
+    return this.queue.then(() => undefined);
   }
 
   /** A comment frame such as `: open`. */
@@ -66,7 +91,7 @@ export class SseWriter {
   /** Stops the keepalive and waits for queued frames. */
   async finish(): Promise<void> {
     clearTimeout(this.timer);
-    await this.queue;
+    await this.flush();
     this.finished = true;
     clearTimeout(this.timer);
   }

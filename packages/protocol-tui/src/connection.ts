@@ -93,6 +93,21 @@ export class GatewayConnection {
       this.flushTimer = null;
     }
     if (!this.open) return;
+    const writeMany = this.transport.writeMany;
+    if (writeMany) {
+      // Everything pending goes out in one call, unless the peer is already congested.
+      if (this.pending.length > 0) {
+        if (this.isCongested()) {
+          this.waitForDrain();
+          return;
+        }
+        const frames = this.pending.map((entry) => entry.frame);
+        this.pending.length = 0;
+        writeMany.call(this.transport, frames);
+      }
+      this.congestedSince = null;
+      return;
+    }
     while (this.pending.length > 0) {
       if (this.isCongested()) {
         this.waitForDrain();

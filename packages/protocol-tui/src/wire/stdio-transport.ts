@@ -67,18 +67,26 @@ export function createStdioTransport(options: StdioTransportOptions): Transport 
     options.onWriteError?.(error);
   };
   options.output.on('error', failWrite);
+  const writeText = (text: string) => {
+    if (writeFailed) return;
+    options.output.write(text, (error) => {
+      if (error) failWrite(error);
+    });
+  };
   const writable = new WritableStream<unknown>({
     write(message) {
-      if (writeFailed) return;
-      options.output.write(`${encodeFrame(message)}\n`, (error) => {
-        if (error) failWrite(error);
-      });
+      writeText(`${encodeFrame(message)}\n`);
     },
   });
   return {
     kind: options.kind ?? 'stdio',
     readable,
     writable,
+    writeMany(messages) {
+      let text = '';
+      for (const message of messages) text += `${encodeFrame(message)}\n`;
+      writeText(text);
+    },
     closed,
     bufferedAmount: () => options.output.writableLength ?? 0,
     async close() {

@@ -11,6 +11,12 @@ export interface Transport {
   readonly readable: ReadableStream<InboundFrame>;
   /** Outbound messages; a write never waits for the peer to read. */
   readonly writable: WritableStream<unknown>;
+  /**
+   * Optional fast path: writes several messages at once, in order, exactly as writing each to
+   * `writable` would (a stdio transport sends them in one write). A writer that uses it must not
+   * also write to `writable`, or the two could interleave.
+   */
+  writeMany?(messages: readonly unknown[]): void;
   /** Bytes written but not yet accepted by the operating system (used for back-pressure, §1.4). */
   bufferedAmount(): number;
   /** Closes both directions. WebSocket transports send `code` and `reason`. */

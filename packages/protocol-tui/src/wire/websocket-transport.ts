@@ -55,20 +55,23 @@ export function createWebSocketTransport(socket: WebSocketLike, options: WebSock
       socket.on('error', end);
     },
   });
-  const writable = new WritableStream<unknown>({
-    write(message) {
-      if (isClosed) return;
-      try {
-        socket.send(encodeFrame(message));
-      } catch {
-        // A socket that died between the check and the send; its close event runs the detach.
-      }
-    },
-  });
+  const send = (message: unknown) => {
+    if (isClosed) return;
+    try {
+      socket.send(encodeFrame(message));
+    } catch {
+      // A socket that died between the check and the send; its close event runs the detach.
+    }
+  };
+  const writable = new WritableStream<unknown>({ write: send });
   return {
     kind: 'websocket',
     readable,
     writable,
+    writeMany(messages) {
+      // One message per frame (§1.3), without a web-stream hop for each.
+      for (const message of messages) send(message);
+    },
     closed,
     bufferedAmount: () => socket.bufferedAmount,
     async close(code, reason) {
