@@ -8,7 +8,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { delay, startScriptedOpenAIServer, step, text } from '@hermes/core/testing';
+import { delay, step, text } from '@hermes/core/testing';
+import { startRemoteModel } from './remote-model.js';
 import { percentile } from './stats.js';
 
 const KEY = 'bench-key-0123456789abcdefghij';
@@ -23,11 +24,14 @@ export async function runConcurrency(
     'dist',
     'main.js',
   );
-  const model = await startScriptedOpenAIServer({ script: [] });
+  const model = await startRemoteModel();
   // Each answer streams `deltas` two-character chunks with a 10 ms pause in the middle, like a model.
   const body = 'ab'.repeat(deltas);
-  for (let index = 0; index < streams; index += 1)
-    model.push(step(text(body.slice(0, deltas), 2), delay(10), text(body.slice(deltas), 2)));
+  await model.push(
+    ...Array.from({ length: streams }, () =>
+      step(text(body.slice(0, deltas), 2), delay(10), text(body.slice(deltas), 2)),
+    ),
+  );
   const home = mkdtempSync(join(tmpdir(), 'hermes-concurrency-'));
   writeFileSync(join(home, 'config.yaml'), 'session:\n  auto_title: false\n');
   const child = spawn(process.execPath, [serverEntry], {

@@ -15,8 +15,9 @@ import { Readable, Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { client as createAcpClient, ndJsonStream } from '@agentclientprotocol/sdk/unstable';
 import { GatewayClient, RunsClient } from '@hermes/client-sdk';
-import { type ScriptedServer, startScriptedOpenAIServer, step, text } from '@hermes/core/testing';
+import { step, text } from '@hermes/core/testing';
 import OpenAI from 'openai';
+import { type RemoteModel, startRemoteModel } from './remote-model.js';
 
 /** One protocol path's figures (medians by wall time). */
 export interface ProtocolStreamMeasurement {
@@ -25,6 +26,8 @@ export interface ProtocolStreamMeasurement {
   wallMs: number;
   firstDeltaMs: number;
   agentCpuMs: number;
+  /** CPU time of this process (the protocol's client) during the run. */
+  clientCpuMs: number;
   peakRssWarmMb: number;
   peakRssMb: number;
 }
@@ -223,9 +226,9 @@ const PATHS: [string, PathFactory][] = [
   ['stream: runs events → runs client', runsEvents],
 ];
 
-function deltas(server: ScriptedServer, count: number): void {
+function deltas(server: RemoteModel, count: number): Promise<void> {
   // One character per chunk: exactly `count` content deltas from the model.
-  server.push(step(text('x'.repeat(count), 1)));
+  return server.push(step(text('x'.repeat(count), 1)));
 }
 
 /** Measures every protocol path: `runs` turns of `count` deltas each after one 1,000-delta warm-up turn. */
@@ -234,7 +237,7 @@ export async function runProtocolStreams(
   options: { runs: number; count?: number; only?: string; profileDir?: string },
 ): Promise<ProtocolStreamMeasurement[]> {
   const count = options.count ?? 10_000;
-  const server = await startScriptedOpenAIServer({ script: [], models: ['bench'] });
+  const server = await startRemoteModel();
   const root = mkdtempSync(join(tmpdir(), 'hermes-bench-streams-'));
   const results: ProtocolStreamMeasurement[] = [];
   try {
@@ -255,13 +258,14 @@ export async function runProtocolStreams(
       const entry = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`, bin] : [bin];
       const path = await factory(entry, env, cwd);
       try {
-        deltas(server, 1_000);
+        await deltas(server, 1_000);
         await path.turn(() => {});
         const peakRssWarmMb = peakRssMb(path.pid);
         const samples: Omit<ProtocolStreamMeasurement, 'peakRssWarmMb' | 'peakRssMb'>[] = [];
         for (let run = 0; run < options.runs; run += 1) {
-          deltas(server, count);
+          await deltas(server, count);
           const cpuBefore = cpuMs(path.pid);
+          const clientBefore = process.cpuUsage();
           const started = performance.now();
           let first = -1;
           let seen = 0;
@@ -270,12 +274,14 @@ export async function runProtocolStreams(
             seen += received;
           });
           const wallMs = performance.now() - started;
+          const client = process.cpuUsage(clientBefore);
           samples.push({
             name,
             deltasSeen: seen,
             wallMs,
             firstDeltaMs: first,
             agentCpuMs: cpuMs(path.pid) - cpuBefore,
+            clientCpuMs: (client.user + client.system) / 1000,
           });
         }
         samples.sort((a, b) => a.wallMs - b.wallMs);

@@ -123,7 +123,7 @@ await section('stream paths', async () => {
       target: '≤ 1.3× provider floor, peak RSS flat',
       met: ratio <= 1.3 && flat,
       detail:
-        `${ratio.toFixed(2)}× floor, agent cpu ${entry.agentCpuMs.toFixed(0)} ms, first delta ${entry.firstDeltaMs.toFixed(1)} ms, ` +
+        `${ratio.toFixed(2)}× floor, agent cpu ${entry.agentCpuMs.toFixed(0)} ms, client cpu ${entry.clientCpuMs.toFixed(0)} ms, first delta ${entry.firstDeltaMs.toFixed(1)} ms, ` +
         `peak RSS ${entry.peakRssMb.toFixed(0)} MB (${entry.peakRssWarmMb.toFixed(0)} MB after 1,000 deltas), ${entry.deltasSeen} deltas seen`,
     });
   }

@@ -2,14 +2,16 @@
  * Stream-path benchmarks: 10,000 text deltas from the core's scripted OpenAI-compatible server,
  * measured on the two floors of issue 11 — a client reading the SSE itself (direct path) and the
  * AI SDK provider's `doStream` consumed in-process (provider path) — and through the core's turn
- * loop in-process. Wall time and CPU time of this process, and time to first delta.
+ * loop in-process. Wall time and CPU time of this process, and time to first delta. The model server
+ * runs in its own process, as it does for the protocol paths.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { createAgentHost, silentLogger } from '@hermes/core';
-import { startScriptedOpenAIServer, step, text } from '@hermes/core/testing';
+import { step, text } from '@hermes/core/testing';
+import { startRemoteModel } from './remote-model.js';
 
 /** One measured path. */
 export interface StreamMeasurement {
@@ -41,7 +43,7 @@ async function measure(name: string, run: (onDelta: () => void) => Promise<void>
 /** Medians of `runs` runs of each path. */
 export async function runStreamBenchmarks(options: { quick: boolean }): Promise<StreamMeasurement[]> {
   const runs = options.quick ? 3 : 5;
-  const server = await startScriptedOpenAIServer({ script: [], models: ['bench'] });
+  const server = await startRemoteModel();
   const home = mkdtempSync(join(tmpdir(), 'hermes-bench-'));
   const host = await createAgentHost({
     homeDir: home,
@@ -104,7 +106,7 @@ export async function runStreamBenchmarks(options: { quick: boolean }): Promise<
     for (const [name, path] of paths) {
       const samples: StreamMeasurement[] = [];
       for (let index = 0; index < runs; index += 1) {
-        server.push(...script());
+        await server.push(...script());
         samples.push(await measure(name, path));
       }
       samples.sort((a, b) => a.wallMs - b.wallMs);

@@ -1,0 +1,41 @@
+/** The parent side of model-process.ts: a scripted model served from its own process. */
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { ScriptStep } from '@hermes/core/testing';
+
+/** A scripted model server running in a child process. */
+export interface RemoteModel {
+  /** `http://127.0.0.1:<port>/v1` */
+  baseURL: string;
+  /** Appends steps; resolves once the server has them. */
+  push(...steps: ScriptStep[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Forks model-process.ts (through tsx, as the harness itself runs) and waits for its URL. */
+export async function startRemoteModel(): Promise<RemoteModel> {
+  const child = fork(fileURLToPath(new URL('./model-process.ts', import.meta.url)), [], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  const baseURL = await new Promise<string>((resolve, reject) => {
+    child.once('message', (message: { baseURL?: string }) => {
+      if (message.baseURL) resolve(message.baseURL);
+    });
+    child.once('exit', (code) => reject(new Error(`the model process exited with ${code}`)));
+  });
+  return {
+    baseURL,
+    push: (...steps) =>
+      new Promise<void>((resolve) => {
+        child.once('message', () => resolve());
+        child.send({ push: steps });
+      }),
+    close: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.disconnect();
+      await exited;
+    },
+  };
+}
