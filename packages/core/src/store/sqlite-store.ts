@@ -217,6 +217,7 @@ export class SqliteSessionStore implements SessionStore {
   private countAppend: { run(values: Record<string, unknown>): { changes: number } } | undefined;
   private loadAll: Statement | undefined;
   private loadActive: Statement | undefined;
+  private sessionById: { get(values: { id: string }): SessionRecord | undefined } | undefined;
 
   /** Inserts rows in order and returns their ids in that order; the caller holds the write transaction. */
   private insertMessages(values: MessageInsert[]): number[] {
@@ -873,7 +874,14 @@ export class SqliteSessionStore implements SessionStore {
   // --------------------------------------------------------- inside transactions
 
   private findSession(id: string): SessionRecord | undefined {
-    return this.db.select().from(sessions).where(eq(sessions.id, id)).get();
+    // Prepared once: every turn looks its session up several times, and building the query and
+    // compiling the statement cost more than running it (the concurrency benchmark's profile).
+    this.sessionById ??= this.db
+      .select()
+      .from(sessions)
+      .where(eq(sessions.id, sql.placeholder('id')))
+      .prepare();
+    return this.sessionById.get({ id });
   }
 
   private requireSession(id: string): SessionRecord {
