@@ -1,7 +1,7 @@
 /**
  * Concurrency: N concurrent streaming chat completions against one apps/server process whose model
- * is the scripted OpenAI-compatible server (issue 11): errors, throughput, and inter-delta latency
- * seen by the clients.
+ * is the scripted OpenAI-compatible server in its own process (issue 11): errors, throughput,
+ * inter-delta gaps and time to first delta seen by the clients.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,27 +14,45 @@ import { percentile } from './stats.js';
 
 const KEY = 'bench-key-0123456789abcdefghij';
 
-/** One run of `streams` concurrent completions of `deltas` deltas each. */
+/** Pause between two deltas of one answer, as a model streaming about 10 chunks a second. */
+export const DELTA_PACE_MS = 100;
+
+/** Figures of one concurrency run. */
+export interface ConcurrencyResult {
+  errors: number;
+  deltasPerSecond: number;
+  /** Gaps between consecutive deltas of one stream as the client sees them (0 within one chunk). */
+  p50Ms: number;
+  p99Ms: number;
+  /** Time from sending the request to the first delta. */
+  firstDeltaP50Ms: number;
+  firstDeltaP99Ms: number;
+}
+
+/**
+ * One run of `streams` concurrent completions of `deltas` deltas each, sent by the model
+ * `DELTA_PACE_MS` apart: an ideal server shows every gap at the pace, and what it adds on top is
+ * its latency.
+ */
 export async function runConcurrency(
   streams: number,
-  deltas = 50,
-): Promise<{ errors: number; deltasPerSecond: number; p50Ms: number; p99Ms: number }> {
+  options: { deltas?: number; profileDir?: string } = {},
+): Promise<ConcurrencyResult> {
+  const deltas = options.deltas ?? 10;
   const serverEntry = join(
     dirname(createRequire(import.meta.url).resolve('@hermes/server/package.json')),
     'dist',
     'main.js',
   );
   const model = await startRemoteModel();
-  // Each answer streams `deltas` two-character chunks with a 10 ms pause in the middle, like a model.
-  const body = 'ab'.repeat(deltas);
-  await model.push(
-    ...Array.from({ length: streams }, () =>
-      step(text(body.slice(0, deltas), 2), delay(10), text(body.slice(deltas), 2)),
-    ),
-  );
+  const answer = Array.from({ length: deltas }, (_, index) =>
+    index === 0 ? [text('ab', 2)] : [delay(DELTA_PACE_MS), text('ab', 2)],
+  ).flat();
+  await model.push(...Array.from({ length: streams }, () => step(...answer)));
   const home = mkdtempSync(join(tmpdir(), 'hermes-concurrency-'));
   writeFileSync(join(home, 'config.yaml'), 'session:\n  auto_title: false\n');
-  const child = spawn(process.execPath, [serverEntry], {
+  const profile = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [];
+  const child = spawn(process.execPath, [...profile, serverEntry], {
     env: {
       PATH: process.env.PATH ?? '',
       HOME: home,
@@ -59,12 +77,14 @@ export async function runConcurrency(
       child.on('exit', (code) => reject(new Error(`server exited with ${code}`)));
     });
     const gaps: number[] = [];
+    const firsts: number[] = [];
     let errors = 0;
     let received = 0;
     const started = performance.now();
     await Promise.all(
       Array.from({ length: streams }, async (_unused, index) => {
         try {
+          const sent = performance.now();
           const response = await fetch(`${url}/v1/chat/completions`, {
             method: 'POST',
             headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
@@ -79,16 +99,21 @@ export async function runConcurrency(
             return;
           }
           let last = -1;
+          let seen = 0;
           const decoder = new TextDecoder();
           for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
-            const textChunk = decoder.decode(chunk, { stream: true });
-            const count = textChunk.split('"content":"').length - 1;
+            // Deltas with text; the role chunk's empty content does not count.
+            const count = decoder.decode(chunk, { stream: true }).match(/"content":"[^"]/g)?.length ?? 0;
             if (count === 0) continue;
             const now = performance.now();
-            if (last >= 0) gaps.push(now - last);
+            if (last < 0) firsts.push(now - sent);
+            else gaps.push(now - last);
+            for (let extra = 1; extra < count; extra += 1) gaps.push(0);
             last = now;
-            received += count;
+            seen += count;
           }
+          received += seen;
+          if (seen !== deltas) errors += 1;
         } catch {
           errors += 1;
         }
@@ -96,9 +121,22 @@ export async function runConcurrency(
     );
     const seconds = (performance.now() - started) / 1000;
     gaps.sort((a, b) => a - b);
-    return { errors, deltasPerSecond: received / seconds, p50Ms: percentile(gaps, 0.5), p99Ms: percentile(gaps, 0.99) };
+    firsts.sort((a, b) => a - b);
+    return {
+      errors,
+      deltasPerSecond: received / seconds,
+      p50Ms: percentile(gaps, 0.5),
+      p99Ms: percentile(gaps, 0.99),
+      firstDeltaP50Ms: percentile(firsts, 0.5),
+      firstDeltaP99Ms: percentile(firsts, 0.99),
+    };
   } finally {
-    child.kill('SIGKILL');
+    // SIGTERM drains (nothing is running by now) and exits, which lets --cpu-prof write its profile.
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill(options.profileDir ? 'SIGTERM' : 'SIGKILL');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
     await model.close();
     rmSync(home, { recursive: true, force: true });
   }

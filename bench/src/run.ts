@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runColdStarts } from './cold-start.js';
-import { runConcurrency } from './concurrency.js';
+import { DELTA_PACE_MS, runConcurrency } from './concurrency.js';
 import { runMemoryBenchmark } from './memory.js';
 import { runProtocolStreams } from './protocol-stream.js';
 import { percentile } from './stats.js';
@@ -132,13 +132,17 @@ await section('stream paths', async () => {
 await section('concurrency', async () => {
   for (const streams of quick ? [100] : [100, 1000]) {
     const load = await runConcurrency(streams);
+    // The model sends deltas DELTA_PACE_MS apart; the latency the server adds is the gap beyond that.
+    const added = load.p99Ms - DELTA_PACE_MS;
     results.push({
-      name: `concurrency: ${streams} streaming chats, p99 gap`,
+      name: `concurrency: ${streams} streaming chats, p99 added gap`,
       unit: 'ms',
-      value: load.p99Ms,
+      value: added,
       target: '≤ 50 ms, 0 errors',
-      met: load.p99Ms <= 50 && load.errors === 0,
-      detail: `errors ${load.errors}, p50 ${load.p50Ms.toFixed(1)} ms, ${Math.round(load.deltasPerSecond)} deltas/s`,
+      met: added <= 50 && load.errors === 0,
+      detail:
+        `errors ${load.errors}, p50 gap ${load.p50Ms.toFixed(0)} ms, p99 gap ${load.p99Ms.toFixed(0)} ms at a ${DELTA_PACE_MS} ms model pace, ` +
+        `first delta p50 ${load.firstDeltaP50Ms.toFixed(0)} / p99 ${load.firstDeltaP99Ms.toFixed(0)} ms, ${Math.round(load.deltasPerSecond)} deltas/s`,
     });
   }
 });
