@@ -30,6 +30,8 @@ export interface ProtocolStreamMeasurement {
   clientCpuMs: number;
   peakRssWarmMb: number;
   peakRssMb: number;
+  /** Peak RSS after one more turn of `longCount` deltas, when asked for. */
+  peakRssLongMb?: number;
 }
 
 const KEY = 'bench-key-0123456789abcdefghij';
@@ -234,7 +236,7 @@ function deltas(server: RemoteModel, count: number): Promise<void> {
 /** Measures every protocol path: `runs` turns of `count` deltas each after one 1,000-delta warm-up turn. */
 export async function runProtocolStreams(
   bin: string,
-  options: { runs: number; count?: number; only?: string; profileDir?: string },
+  options: { runs: number; count?: number; longCount?: number; only?: string; profileDir?: string },
 ): Promise<ProtocolStreamMeasurement[]> {
   const count = options.count ?? 10_000;
   const server = await startRemoteModel();
@@ -286,7 +288,20 @@ export async function runProtocolStreams(
         }
         samples.sort((a, b) => a.wallMs - b.wallMs);
         const median = samples[Math.floor(samples.length / 2)] as (typeof samples)[number];
-        results.push({ ...median, peakRssWarmMb, peakRssMb: peakRssMb(path.pid) });
+        const peakAfterRuns = peakRssMb(path.pid);
+        let peakRssLongMb: number | undefined;
+        if (options.longCount) {
+          // One much longer reply: a flat peak RSS does not grow with the number of deltas.
+          await deltas(server, options.longCount);
+          await path.turn(() => {});
+          peakRssLongMb = peakRssMb(path.pid);
+        }
+        results.push({
+          ...median,
+          peakRssWarmMb,
+          peakRssMb: peakAfterRuns,
+          ...(peakRssLongMb === undefined ? {} : { peakRssLongMb }),
+        });
       } finally {
         await path.close();
       }
