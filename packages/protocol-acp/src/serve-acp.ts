@@ -1,5 +1,6 @@
 import { ndJsonStream } from '@agentclientprotocol/sdk/unstable';
 import type { AcpAgent } from './acp-agent.js';
+import { NdjsonSink } from './ndjson-sink.js';
 
 /** The byte streams an ACP connection runs over: stdin and the dedicated stdout writer in the CLI. */
 export interface AcpByteStreams {
@@ -12,10 +13,15 @@ export interface AcpByteStreams {
  * connection has closed and the agent has shut down (spec/acp.md §2.4).
  */
 export async function serveAcp(agent: AcpAgent, streams: AcpByteStreams): Promise<void> {
-  const connection = agent.app.connect(ndJsonStream(streams.output, streams.input));
+  // The SDK parses the input; outbound messages go through one buffer, a write per event-loop turn.
+  const sink = new NdjsonSink(streams.output);
+  const { readable } = ndJsonStream(sink.bytes, streams.input);
+  const connection = agent.app.connect({ readable, writable: sink.messages });
   try {
     await connection.closed;
   } finally {
     await agent.close();
+    // What the agent wrote while closing still goes out before the caller exits.
+    await sink.close().catch(() => undefined);
   }
 }

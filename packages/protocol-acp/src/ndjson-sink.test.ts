@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { NdjsonSink } from './ndjson-sink.js';
+
+function recordingOutput(options: { fail?: boolean; hold?: Promise<void> } = {}) {
+  const writes: string[] = [];
+  const decoder = new TextDecoder();
+  const output = new WritableStream<Uint8Array>({
+    async write(chunk) {
+      await options.hold;
+      if (options.fail) throw new Error('EPIPE');
+      writes.push(decoder.decode(chunk));
+    },
+  });
+  return { output, writes };
+}
+
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('NdjsonSink', () => {
+  it('sends the messages and raw lines of one event-loop turn as one write, in call order', async () => {
+    const { output, writes } = recordingOutput();
+    const sink = new NdjsonSink(output);
+    const messages = sink.messages.getWriter();
+    const bytes = sink.bytes.getWriter();
+    void messages.write({ jsonrpc: '2.0', id: 1, result: {} });
+    void bytes.write(new TextEncoder().encode('{"jsonrpc":"2.0","id":null,"error":{"code":-32700}}\n'));
+    void messages.write({ jsonrpc: '2.0', method: 'session/update', params: { text: 'a\nb' } });
+    await turn();
+    await turn();
+    void messages.write({ jsonrpc: '2.0', id: 2, result: {} });
+    await sink.close();
+    expect(writes).toEqual([
+      '{"jsonrpc":"2.0","id":1,"result":{}}\n{"jsonrpc":"2.0","id":null,"error":{"code":-32700}}\n{"jsonrpc":"2.0","method":"session/update","params":{"text":"a\\nb"}}\n',
+      '{"jsonrpc":"2.0","id":2,"result":{}}\n',
+    ]);
+  });
+
+  it('makes writers wait for the output once 1 MiB is queued', async () => {
+    let release: () => void = () => {};
+    const { output, writes } = recordingOutput({
+      hold: new Promise<void>((resolve) => {
+        release = resolve;
+      }),
+    });
+    const sink = new NdjsonSink(output);
+    const writer = sink.messages.getWriter();
+    let settled = false;
+    const big = writer.write({ text: 'x'.repeat(1024 * 1024) }).then(() => {
+      settled = true;
+    });
+    await turn();
+    expect(settled).toBe(false);
+    release();
+    await big;
+    await sink.close();
+    expect(writes).toHaveLength(1);
+  });
+
+  it('fails later writes once the output failed', async () => {
+    const { output } = recordingOutput({ fail: true });
+    const sink = new NdjsonSink(output);
+    const writer = sink.messages.getWriter();
+    await writer.write({ id: 1 });
+    await turn();
+    await turn();
+    await expect(writer.write({ id: 2 })).rejects.toThrow('EPIPE');
+  });
+});
