@@ -31,6 +31,8 @@ export class GatewayConnection {
   private readonly writer: WritableStreamDefaultWriter<unknown>;
   private readonly pending: { frame: unknown; delta: boolean }[] = [];
   private flushTimer: ReturnType<typeof setTimeout> | null = null;
+  /** When the first delta of the pending batch was queued. */
+  private batchStartedAt = 0;
   private congestionTimer: ReturnType<typeof setTimeout> | null = null;
   private congestedSince: number | null = null;
   private readonly options: BackPressureOptions;
@@ -56,7 +58,14 @@ export class GatewayConnection {
     this.pending.push({ frame, delta });
     if (delta) {
       if (this.isCongested()) this.dropExcessDeltas();
-      if (!this.flushTimer) this.flushTimer = setTimeout(() => this.flush(), this.options.coalesceMs);
+      if (!this.flushTimer) {
+        this.batchStartedAt = Date.now();
+        this.flushTimer = setTimeout(() => this.flush(), this.options.coalesceMs);
+      } else if (Date.now() - this.batchStartedAt >= this.options.coalesceMs) {
+        // A busy event loop (a burst of deltas parsed in one go) can hold the timer back well past
+        // the interval; the deltas then go out at the interval anyway.
+        this.flush();
+      }
       return;
     }
     this.flush();
