@@ -1,7 +1,7 @@
 import { homedir } from 'node:os';
 import { z } from 'zod';
 import { errorMessage, isNotFoundError } from './file-access.js';
-import { buildFileDiff, MAX_DIFF_RESULT_CHARS, unifiedDiff } from './file-diff.js';
+import { buildFileDiff, MAX_DIFF_RESULT_CHARS } from './file-diff.js';
 import { describeMissingFile, statOrNull } from './file-lookup.js';
 import { applyPatchMatches, closestCandidates, findPatchMatches, type PatchStrategy } from './patch-matching.js';
 import { displayPath, resolveToolPath } from './paths.js';
@@ -98,10 +98,11 @@ export function createPatchTool(): ToolDefinition<PatchArgs> {
 
       const firstLine = oldText.slice(0, (found.matches[0] as { start: number }).start).split('\n').length;
       const strategyNote = found.strategy === 'exact' ? '' : ` (matched ${STRATEGY_LABELS[found.strategy]})`;
-      const diff = await unifiedDiff(shown, oldText, newText);
+      // One diff serves the result text and the FileDiff.
+      const fileDiff = await buildFileDiff({ absolutePath, displayPath: shown, oldText, newText });
       return {
-        content: `Patched ${shown}: ${replacements} replacement${replacements === 1 ? '' : 's'}${strategyNote}\n\n${cutText(diff, MAX_DIFF_RESULT_CHARS, 'diff').text}`,
-        diffs: [await buildFileDiff({ absolutePath, displayPath: shown, oldText, newText })],
+        content: `Patched ${shown}: ${replacements} replacement${replacements === 1 ? '' : 's'}${strategyNote}\n\n${cutText(fileDiff.unified, MAX_DIFF_RESULT_CHARS, 'diff').text}`,
+        diffs: [fileDiff],
         structured: { path: shown, replacements, strategy: found.strategy },
         locations: [{ path: absolutePath, line: firstLine }],
       };

@@ -3,7 +3,7 @@ import { homedir } from 'node:os';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { errorMessage, isNotFoundError } from './file-access.js';
-import { buildFileDiff, MAX_DIFF_RESULT_CHARS, unifiedDiff } from './file-diff.js';
+import { buildFileDiff, MAX_DIFF_RESULT_CHARS } from './file-diff.js';
 import { statOrNull } from './file-lookup.js';
 import { displayPath, matchWriteDenylist, resolveToolPath } from './paths.js';
 import { countLines, cutText } from './text.js';
@@ -72,16 +72,17 @@ export function createWriteFileTool(): ToolDefinition<WriteFileArgs> {
       const created = oldText === null;
       const lineCount = countLines(args.content);
       let content = `${created ? 'Created' : 'Updated'} ${shown} (${lineCount} line${lineCount === 1 ? '' : 's'})`;
+      // One diff serves the result text and the FileDiff.
+      const fileDiff = await buildFileDiff({ absolutePath, displayPath: shown, oldText, newText: args.content });
       if (!created) {
-        const diff = await unifiedDiff(shown, oldText, args.content);
         content +=
-          diff === ''
+          fileDiff.unified === ''
             ? '\n\nNo changes: the new content is identical.'
-            : `\n\n${cutText(diff, MAX_DIFF_RESULT_CHARS, 'diff').text}`;
+            : `\n\n${cutText(fileDiff.unified, MAX_DIFF_RESULT_CHARS, 'diff').text}`;
       }
       return {
         content,
-        diffs: [await buildFileDiff({ absolutePath, displayPath: shown, oldText, newText: args.content })],
+        diffs: [fileDiff],
         structured: { path: shown, created, bytes: Buffer.byteLength(args.content) },
         locations,
       };
