@@ -103,24 +103,18 @@ export class GatewayConnection {
     }
     if (!this.open) return;
     const writeMany = this.transport.writeMany;
-    if (writeMany) {
-      // Everything pending goes out in one call, unless the peer is already congested.
-      if (this.pending.length > 0) {
-        if (this.isCongested()) {
-          this.waitForDrain();
-          return;
-        }
-        const frames = this.pending.map((entry) => entry.frame);
-        this.pending.length = 0;
-        writeMany.call(this.transport, frames);
-      }
-      this.congestedSince = null;
-      return;
-    }
     while (this.pending.length > 0) {
       if (this.isCongested()) {
         this.waitForDrain();
         return;
+      }
+      if (writeMany) {
+        // Everything pending goes out in one call.
+        writeMany.call(
+          this.transport,
+          this.pending.splice(0).map((entry) => entry.frame),
+        );
+        break;
       }
       const entry = this.pending.shift();
       if (!entry) break;

@@ -207,7 +207,7 @@ export class TurnRunner {
       },
       model: this.route ? publicRoute(this.route) : null,
       maxIterations: this.maxIterations,
-      ...(this.options.memoryScope !== undefined ? { memoryScope: this.options.memoryScope } : {}),
+      ...(this.memoryScope !== null ? { memoryScope: this.memoryScope } : {}),
     });
     if (spec === null) {
       await this.finish('failed', 'provider_error(no_model_configured)', {
