@@ -13,23 +13,6 @@ export const SECRET_VARIABLES: readonly string[] = [
   'VLLM_API_KEY',
 ];
 
-/** Provider variables of spec/core.md §4.4 (keys and base URLs), kept out of subprocess environments (§20). */
-export const PROVIDER_VARIABLES: readonly string[] = [
-  'HERMES_MODEL',
-  'HERMES_BASE_URL',
-  'HERMES_API_KEY',
-  'OPENAI_API_KEY',
-  'OPENAI_BASE_URL',
-  'ANTHROPIC_API_KEY',
-  'ANTHROPIC_BASE_URL',
-  'OPENROUTER_API_KEY',
-  'OLLAMA_BASE_URL',
-  'VLLM_BASE_URL',
-  'VLLM_API_KEY',
-  'LLAMACPP_BASE_URL',
-  'LMSTUDIO_BASE_URL',
-];
-
 const SECRET_NAME_SHAPE = /_(API_KEY|TOKEN|SECRET|PASSWORD)$/i;
 
 /** True for a variable name that holds a secret: the keys of §4.4 and names ending in `_API_KEY`, `_TOKEN`, `_SECRET`, `_PASSWORD`. */

@@ -7,7 +7,6 @@
 export {
   environmentOverrides,
   isSecretVariableName,
-  PROVIDER_VARIABLES,
   SECRET_VARIABLES,
   secretValues,
   type VariableLookup,

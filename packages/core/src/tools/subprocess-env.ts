@@ -1,3 +1,5 @@
+import { isSecretVariableName } from '../config/environment.js';
+
 /** Provider variables of spec/core.md §4.4 that never reach subprocesses. */
 const PROVIDER_VARIABLES = new Set([
   'HERMES_API_KEY',
@@ -11,8 +13,6 @@ const PROVIDER_VARIABLES = new Set([
   'LLAMACPP_BASE_URL',
   'LMSTUDIO_BASE_URL',
 ]);
-
-const SECRET_SUFFIX = /_(API_KEY|TOKEN|SECRET|PASSWORD)$/i;
 
 /**
  * The environment for `terminal` and `process` subprocesses (spec/core.md §20): `env` minus
@@ -28,7 +28,7 @@ export function filterSubprocessEnv(
   const filtered: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
     if (value === undefined) continue;
-    const secret = SECRET_SUFFIX.test(name) || PROVIDER_VARIABLES.has(name) || name.startsWith('ANTHROPIC_');
+    const secret = isSecretVariableName(name) || PROVIDER_VARIABLES.has(name) || name.startsWith('ANTHROPIC_');
     if (secret && !allowed.has(name)) continue;
     filtered[name] = value;
   }
