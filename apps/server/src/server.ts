@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type AgentHost, createAgentHost, loadConfig, resolveHomeDir, writeDotenvValue } from '@hermes/core';
-import { createOpenAIApp, type OpenAIApp, weakKeyReason } from '@hermes/protocol-openai';
+import { ApiError, createOpenAIApp, type OpenAIApp, weakKeyReason } from '@hermes/protocol-openai';
 import { attachGatewayWebSocket, createGateway, type Gateway } from '@hermes/protocol-tui';
 import { createAdaptorServer } from '@hono/node-server';
 import { Hono } from 'hono';
@@ -10,7 +10,7 @@ import { requestId } from 'hono/request-id';
 import type { Logger } from 'pino';
 import { createDemoProvider, DEMO_MODEL_SPEC } from './demo-model.js';
 import { coreLogger, createServerLogger } from './logger.js';
-import { clientAddress, isLoopback, readServerSettings, type ServerSettings } from './settings.js';
+import { clientAddress, clientScheme, isLoopback, readServerSettings, type ServerSettings } from './settings.js';
 
 /** A started server. */
 export interface RunningServer {
@@ -78,6 +78,7 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise
     const started = performance.now();
     await next();
     const incoming = context.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
+    const peer = incoming?.incoming?.socket?.remoteAddress;
     logger.info(
       {
         requestId: context.get('requestId'),
@@ -85,11 +86,10 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise
         path: context.req.path,
         status: context.res.status,
         durationMs: Math.round(performance.now() - started),
-        client: clientAddress(
-          incoming?.incoming?.socket?.remoteAddress,
-          context.req.header('x-forwarded-for'),
-          settings.trustedProxies,
-        ),
+        client: clientAddress(peer, context.req.header('x-forwarded-for'), settings.trustedProxies),
+        // The scheme the client used, as a trusted proxy reports it; the only place the scheme matters, since the
+        // server builds no absolute URL (Location headers are paths) and sets no cookie.
+        proto: clientScheme(peer, context.req.header('x-forwarded-proto'), settings.trustedProxies),
         ...runIdOf(context.req.path, context.res.headers.get('location')),
       },
       'request',
@@ -106,6 +106,12 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise
     );
   });
   app.route('/', api.app);
+  // Paths neither app knows get the API's JSON error envelope, not hono's plain-text default (spec §5: `not_found`).
+  app.notFound((context) =>
+    context.json(new ApiError(404, 'not_found', `Not found: ${context.req.path}`).body(), 404, {
+      'Cache-Control': 'no-store',
+    }),
+  );
 
   const server = createAdaptorServer({ fetch: app.fetch }) as Server;
   const detachGateway = attachGatewayWebSocket(server, {
@@ -144,11 +150,12 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise
     closing ??= (async () => {
       logger.info('draining');
       const timeoutMs = (settings.drainTimeoutSeconds ?? api.settings.drainTimeoutSeconds) * 1000;
-      // Stop accepting connections; open ones keep working and new turns on them get 503.
-      const connectionsClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // The listener keeps accepting connections while turns drain (spec §6.4), so a new turn gets 503
+      // `gateway_draining` with Retry-After (a proxy retries elsewhere) instead of a refused connection (a 502).
       await api.drain({ timeoutMs });
       await gateway.shutdown();
       detachGateway();
+      const connectionsClosed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Let the last responses flush; streams a client keeps open (run events) are cut after a grace.
       let grace: NodeJS.Timeout | undefined;
       await Promise.race([connectionsClosed, new Promise<void>((resolve) => (grace = setTimeout(resolve, 2000)))]);

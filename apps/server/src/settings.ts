@@ -44,6 +44,24 @@ export function readServerSettings(env: NodeJS.ProcessEnv): ServerSettings {
   };
 }
 
+function normalizeAddress(address: string): string {
+  return address.replace(/^::ffff:/, '');
+}
+
+/**
+ * The scheme the client used: the socket's (plain HTTP: this server terminates no TLS), or the left-most value of
+ * X-Forwarded-Proto when the peer is a trusted proxy. Anything other than http/https in the header is ignored.
+ */
+export function clientScheme(
+  peer: string | undefined,
+  forwardedProto: string | undefined,
+  trusted: readonly string[],
+): 'http' | 'https' {
+  if (!peer || !forwardedProto || !trusted.includes(normalizeAddress(peer))) return 'http';
+  const first = forwardedProto.split(',')[0]?.trim().toLowerCase();
+  return first === 'https' ? 'https' : 'http';
+}
+
 /**
  * The client address of a request: the socket peer, or the left-most untrusted hop of
  * X-Forwarded-For when the peer is a trusted proxy.
@@ -53,7 +71,7 @@ export function clientAddress(
   forwardedFor: string | undefined,
   trusted: readonly string[],
 ): string | undefined {
-  const normalize = (address: string) => address.replace(/^::ffff:/, '');
+  const normalize = normalizeAddress;
   if (!peer || !forwardedFor || !trusted.includes(normalize(peer))) return peer && normalize(peer);
   const hops = forwardedFor
     .split(',')

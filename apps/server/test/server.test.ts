@@ -174,6 +174,105 @@ describe('apps/server', () => {
     expect(model.requests).toHaveLength(1);
   });
 
+  it('19.3 while draining, the listener stays open: new turns get 503 with Retry-After, other routes keep working', async () => {
+    const model = await scripted([step(text('holding on'), hang())]);
+    const server = await startServer({ ...modelEnv(model, temp('hermes-home-')), HERMES_DRAIN_TIMEOUT: '600' });
+    const created = await fetch(`${server.url}/v1/runs`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ input: 'hang' }),
+    });
+    const { run_id: runId } = (await created.json()) as { run_id: string };
+    for (let attempt = 0; attempt < 300 && model.requests.length === 0; attempt += 1)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    server.child.kill('SIGTERM');
+    for (let attempt = 0; attempt < 300 && !server.stdout().includes('"msg":"draining"'); attempt += 1)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    // The run hangs until it is stopped, so the drain is certainly still under way here.
+    const refused = await fetch(`${server.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ model: 'hermes-agent', messages: [{ role: 'user', content: 'too late' }] }),
+    });
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('gateway_draining');
+    const head = await fetch(`${server.url}/health`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect((await fetch(`${server.url}/v1/runs/${runId}`, { headers: auth })).status).toBe(200);
+    const stopped = await fetch(`${server.url}/v1/runs/${runId}/stop`, { method: 'POST', headers: auth });
+    expect(stopped.status).toBeLessThan(300);
+    // With the last turn settled the drain ends and the process exits cleanly.
+    expect(await server.exited).toBe(0);
+    expect(model.requests).toHaveLength(1);
+  });
+
+  it('19.3 behind a proxy: HEAD /health is open, unknown paths get the JSON envelope, forwarded headers only from trusted proxies', async () => {
+    const homeDir = temp('hermes-home-');
+    writeFileSync(join(homeDir, 'config.yaml'), 'session:\n  auto_title: false\n');
+    const server = await startServer({
+      HERMES_HOME: homeDir,
+      API_SERVER_KEY: KEY,
+      HERMES_TRUSTED_PROXIES: '127.0.0.1',
+    });
+
+    const head = await fetch(`${server.url}/health`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe('');
+    expect((await fetch(`${server.url}/v1/health`, { method: 'HEAD' })).status).toBe(200);
+    // Only the open health routes are open to HEAD.
+    expect((await fetch(`${server.url}/health/detailed`, { method: 'HEAD' })).status).toBe(401);
+
+    for (const [method, path] of [
+      ['GET', '/v1/nope'],
+      ['POST', '/health'],
+      ['GET', '/no/such/thing'],
+    ] as const) {
+      const missing = await fetch(`${server.url}${path}`, { method, headers: auth });
+      expect(missing.status, `${method} ${path}`).toBe(404);
+      expect(missing.headers.get('content-type')).toContain('application/json');
+      expect(missing.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(await missing.json()).toEqual({
+        error: { message: `Not found: ${path}`, type: 'invalid_request_error', param: null, code: 'not_found' },
+      });
+    }
+
+    await fetch(`${server.url}/health`, {
+      headers: { 'X-Forwarded-For': '203.0.113.7', 'X-Forwarded-Proto': 'https', 'X-Request-Id': 'proxied' },
+    });
+    await fetch(`${server.url}/health`, { headers: { 'X-Request-Id': 'direct' } });
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+    const logs = server
+      .stdout()
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(logs.find((entry) => entry.requestId === 'proxied')).toMatchObject({
+      client: '203.0.113.7',
+      proto: 'https',
+    });
+    expect(logs.find((entry) => entry.requestId === 'direct')).toMatchObject({ client: '127.0.0.1', proto: 'http' });
+  });
+
+  it('19.3 forwarded headers from a peer that is not a trusted proxy are ignored', async () => {
+    const homeDir = temp('hermes-home-');
+    writeFileSync(join(homeDir, 'config.yaml'), 'session:\n  auto_title: false\n');
+    const server = await startServer({ HERMES_HOME: homeDir, API_SERVER_KEY: KEY, HERMES_TRUSTED_PROXIES: '10.0.0.1' });
+    await fetch(`${server.url}/health`, {
+      headers: { 'X-Forwarded-For': '203.0.113.7', 'X-Forwarded-Proto': 'https', 'X-Request-Id': 'spoofed' },
+    });
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+    const entry = server
+      .stdout()
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .find((line) => line.requestId === 'spoofed');
+    expect(entry).toMatchObject({ client: '127.0.0.1', proto: 'http' });
+  });
+
   it('interrupts turns still running at the drain timeout with issuer shutdown and marks their runs ended', async () => {
     const homeDir = temp('hermes-home-');
     const model = await scripted([step(text('never ends'), hang())]);

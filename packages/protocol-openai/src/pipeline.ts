@@ -108,11 +108,15 @@ export function authError(): ApiError {
   });
 }
 
-/** Authentication (stage 4): bearer key compared through fixed-length digests in constant time. */
+/**
+ * Authentication (stage 4): bearer key compared through fixed-length digests in constant time. The open paths are
+ * open to GET and to HEAD, which load balancers and proxies use for health checks.
+ */
 export function authStage(key: string, openPaths: readonly string[]): MiddlewareHandler {
   const expected = digest(key);
   return async (context, next) => {
-    if (context.req.method === 'GET' && openPaths.includes(context.req.path)) return next();
+    if ((context.req.method === 'GET' || context.req.method === 'HEAD') && openPaths.includes(context.req.path))
+      return next();
     const header = context.req.header('Authorization') ?? '';
     const space = header.indexOf(' ');
     const scheme = space < 0 ? '' : header.slice(0, space);

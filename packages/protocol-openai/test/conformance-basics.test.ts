@@ -48,6 +48,11 @@ describe('health, auth and models', () => {
       expect(body.status).toBe('ok');
       expect(body.platform).toBe('hermes-agent');
       expect(typeof body.version === 'string' && body.version.length > 0).toBe(true);
+      // Load balancers check health with HEAD: open too, same status, no body.
+      const head = await fetch(rig.base + path, { method: 'HEAD' });
+      expect(head.status).toBe(200);
+      expectSecurityHeaders(head.headers);
+      expect(await head.text()).toBe('');
     }
   });
 
