@@ -19,6 +19,7 @@ import type {
   McpServerConfig,
   ResumeOptions,
 } from '@hermes/core';
+import { type AcpCommandRegistry, createAcpCommandRegistry } from './acp-commands.js';
 import { AcpSession, type SessionEnvironment } from './acp-session.js';
 import { type ClientSeamCapabilities, createClientCommandRunner, createClientFileAccess } from './client-seams.js';
 import { type CoreModule, importCore } from './core-module.js';
@@ -70,6 +71,8 @@ export interface AcpAgentOptions {
 export interface AcpAgent {
   /** The SDK agent app with every v1 handler registered, not connected. */
   readonly app: AgentApp;
+  /** The slash commands advertised to this connection's sessions; `register` adds more (§6.3). */
+  readonly commands: AcpCommandRegistry;
   /** The core host once created, for tests and shutdown. */
   host(): Promise<AgentHost>;
   /** Releases client terminals, closes sessions and the core host. Idempotent. */
@@ -132,6 +135,7 @@ interface CoreRuntime {
 export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
   const logger = options.logger;
   const sessions = new Map<string, AcpSession>();
+  const commands = createAcpCommandRegistry();
   let capabilities: ClientSeamCapabilities = { readTextFile: false, writeTextFile: false, terminal: false };
   let terminalAuth = false;
   let client: AgentContext | undefined;
@@ -227,6 +231,8 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
     client: getClient,
     logger,
     files: runtime.files,
+    commands,
+    version: options.version,
   });
 
   /** Opens a stored session (load, resume, fork target) with this connection's seams. */
@@ -542,6 +548,7 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
 
   return {
     app,
+    commands,
     host: ensureHost,
     async close() {
       if (closed) return;
