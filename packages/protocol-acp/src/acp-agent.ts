@@ -19,6 +19,8 @@ import type {
   McpServerConfig,
   ResumeOptions,
 } from '@hermes/core';
+import { z } from 'zod';
+import { type AcpCommandRegistry, createAcpCommandRegistry } from './acp-commands.js';
 import { AcpSession, type SessionEnvironment } from './acp-session.js';
 import { type ClientSeamCapabilities, createClientCommandRunner, createClientFileAccess } from './client-seams.js';
 import { type CoreModule, importCore } from './core-module.js';
@@ -27,6 +29,7 @@ import { validatePrompt } from './prompt-content.js';
 import { CHECK_HINT, firstLine, toRequestError } from './request-errors.js';
 import {
   isSessionModeId,
+  modelState,
   modelValues,
   modeState,
   REASONING_EFFORT_OPTIONS,
@@ -49,7 +52,14 @@ export const ACP_REQUEST_METHODS = [
   'session/prompt',
   'session/set_mode',
   'session/set_config_option',
+  'session/set_model',
 ] as const;
+
+/**
+ * Params of the legacy unstable `session/set_model` (removed from the SDK schema, still sent by
+ * clients such as acpx when a session advertises `models`; see docs/adr/0009).
+ */
+const setModelParams = z.object({ sessionId: z.string(), modelId: z.string() });
 
 /** Options of {@link createAcpAgent}. */
 export interface AcpAgentOptions {
@@ -70,6 +80,8 @@ export interface AcpAgentOptions {
 export interface AcpAgent {
   /** The SDK agent app with every v1 handler registered, not connected. */
   readonly app: AgentApp;
+  /** The slash commands advertised to this connection's sessions; `register` adds more (§6.3). */
+  readonly commands: AcpCommandRegistry;
   /** The core host once created, for tests and shutdown. */
   host(): Promise<AgentHost>;
   /** Releases client terminals, closes sessions and the core host. Idempotent. */
@@ -132,6 +144,7 @@ interface CoreRuntime {
 export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
   const logger = options.logger;
   const sessions = new Map<string, AcpSession>();
+  const commands = createAcpCommandRegistry();
   let capabilities: ClientSeamCapabilities = { readTextFile: false, writeTextFile: false, terminal: false };
   let terminalAuth = false;
   let client: AgentContext | undefined;
@@ -227,6 +240,8 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
     client: getClient,
     logger,
     files: runtime.files,
+    commands,
+    version: options.version,
   });
 
   /** Opens a stored session (load, resume, fork target) with this connection's seams. */
@@ -245,7 +260,19 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
   const setupResponse = (session: AcpSession) => ({
     modes: modeState(session.mode),
     configOptions: session.configOptions(),
+    models: modelState(session.configOptions()),
   });
+
+  /** Switches the session's model (session-scoped); the core's `model.switched` sends `config_option_update`. */
+  const switchSessionModel = async (session: AcpSession, value: string): Promise<void> => {
+    const { host } = await requireRuntime();
+    const current = session.agent.model?.spec ?? null;
+    if (!modelValues(host.listModels(), current).includes(value)) {
+      throw RequestError.invalidParams({ value }, `Unknown model "${value}"`);
+    }
+    const result = await session.agent.switchModel(value, { persist: 'session' });
+    if (!result.ok) throw new RequestError(-32603, firstLine(result.error?.message ?? 'The model switch failed'));
+  };
 
   const afterResponse = (work: () => Promise<void>) => {
     setImmediate(
@@ -512,16 +539,9 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
           if (!isSessionModeId(value)) throw RequestError.invalidParams({ value }, `Unknown mode "${value}"`);
           await session.setMode(value, { currentModeUpdate: true, configOptionUpdate: false });
           break;
-        case 'model': {
-          const { host } = await requireRuntime();
-          const current = session.agent.model?.spec ?? null;
-          if (!modelValues(host.listModels(), current).includes(value)) {
-            throw RequestError.invalidParams({ value }, `Unknown model "${value}"`);
-          }
-          const result = await session.agent.switchModel(value, { persist: 'session' });
-          if (!result.ok) throw new RequestError(-32603, firstLine(result.error?.message ?? 'The model switch failed'));
+        case 'model':
+          await switchSessionModel(session, value);
           break;
-        }
         case 'reasoning_effort': {
           if (!REASONING_EFFORT_OPTIONS.some((option) => option.value === value)) {
             throw RequestError.invalidParams({ value }, `Unknown reasoning effort "${value}"`);
@@ -536,12 +556,19 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
       }
       return { configOptions: session.configOptions() };
     })
+    .onRequest('session/set_model', setModelParams, async ({ params }) => {
+      const session = activeSession(params.sessionId);
+      await switchSessionModel(session, params.modelId);
+      await session.flush();
+      return {};
+    })
     .onNotification('session/cancel', ({ params }) => {
       sessions.get(params.sessionId)?.cancel();
     });
 
   return {
     app,
+    commands,
     host: ensureHost,
     async close() {
       if (closed) return;

@@ -23,23 +23,13 @@ import type {
   Logger,
   TurnResult,
 } from '@hermes/core';
+import { type AcpCommand, type AcpCommandRegistry, runAcpCommand } from './acp-commands.js';
 import type { CoreModule } from './core-module.js';
 import type { ToolCallIds } from './history-replay.js';
 import { convertPrompt } from './prompt-content.js';
 import { firstLine, isAbortError } from './request-errors.js';
 import { configOptions, type ReasoningEffortValue, type SessionModeId } from './session-config.js';
 import { completionContent, completionStatus, planEntries, rawOutputOf, runningContent } from './tool-rendering.js';
-
-/** Slash commands advertised in v1, with their input hints (spec/acp.md §6.3). */
-export const ADVERTISED_COMMANDS: readonly { name: string; hint?: string }[] = [
-  { name: 'help' },
-  { name: 'model', hint: 'provider:model' },
-  { name: 'compress', hint: 'focus' },
-  { name: 'title', hint: 'title' },
-  { name: 'usage' },
-  { name: 'status' },
-  { name: 'tools', hint: 'list | enable <name> | disable <name>' },
-];
 
 /** Released after this long at most when a cancelled turn stops its client terminals (§7.1). */
 const TERMINAL_CLEANUP_BUDGET_MS = 1000;
@@ -86,6 +76,10 @@ export interface SessionEnvironment {
   client: () => AgentContext;
   logger: Logger;
   files: FileAccess;
+  /** The slash commands of the connection (§6.3). */
+  commands: AcpCommandRegistry;
+  /** The CLI version, for `/version`. */
+  version: string;
 }
 
 /** One ACP session active on a connection (spec/acp.md §5.1). */
@@ -188,18 +182,28 @@ export class AcpSession {
   }
 
   #availableCommands() {
-    return ADVERTISED_COMMANDS.map((command) => {
-      const definition = this.#environment.host.commands.find(command.name);
-      return {
-        name: command.name,
-        description: definition?.description ?? command.name,
-        ...(command.hint ? { input: { hint: command.hint } } : {}),
-      };
-    });
+    return this.#environment.commands.available(this.#environment.host);
+  }
+
+  /** Sends the current command list again (after commands were registered or removed). */
+  sendAvailableCommands(): Promise<void> {
+    return this.send({ sessionUpdate: 'available_commands_update', availableCommands: this.#availableCommands() });
+  }
+
+  /** The advertised command a prompt invokes, with its argument string, or null for a model prompt (§6.3). */
+  #commandOf(prompt: ContentBlock[]): { command: AcpCommand; args: string } | null {
+    const first = prompt[0];
+    if (first?.type !== 'text') return null;
+    const parsed = this.#environment.core.parseCommandLine(first.text);
+    const command = parsed ? this.#environment.commands.find(parsed.name) : undefined;
+    return parsed && command ? { command, args: parsed.args } : null;
   }
 
   /** Handles `session/prompt`: queue, run, answer exactly once (§6). */
   async prompt(prompt: ContentBlock[], requestSignal: AbortSignal): Promise<PromptResponse> {
+    const invoked = this.#commandOf(prompt);
+    // `/steer` acts on the running turn, so it cannot wait behind it in the queue.
+    if (invoked?.command.immediate) return this.#runCommand(invoked.command, invoked.args);
     const entry: QueueEntry = { epoch: this.#cancelEpoch, cancelled: false };
     // The SDK may run a notification handler a few microtasks after a request handler of the
     // same read, so a `session/cancel` sent just before this prompt can be processed after it.
@@ -248,14 +252,8 @@ export class AcpSession {
   }
 
   async #runPrompt(prompt: ContentBlock[]): Promise<PromptResponse> {
-    const first = prompt[0];
-    if (first?.type === 'text') {
-      const parsed = this.#environment.core.parseCommandLine(first.text);
-      const definition = parsed ? this.#environment.host.commands.find(parsed.name) : undefined;
-      if (parsed && definition && ADVERTISED_COMMANDS.some((command) => command.name === definition.name)) {
-        return this.#runCommand(definition.name, first.text.trimStart());
-      }
-    }
+    const invoked = this.#commandOf(prompt);
+    if (invoked) return this.#runCommand(invoked.command, invoked.args);
     const turn = new TurnState();
     this.currentTurn = turn;
     try {
@@ -285,38 +283,24 @@ export class AcpSession {
     }
   }
 
-  async #runCommand(name: string, line: string): Promise<PromptResponse> {
-    let text: string;
-    if (name === 'help') {
-      text = ADVERTISED_COMMANDS.map((command) => {
-        const definition = this.#environment.host.commands.find(command.name);
-        const hint = command.hint ? ` ${command.hint}` : '';
-        return `- \`/${command.name}${hint}\`: ${definition?.description ?? ''}`;
-      }).join('\n');
-    } else {
-      try {
-        const result = await this.#environment.host.commands.execute(this.agent, line);
-        text = result.text ?? (result.data !== undefined ? JSON.stringify(result.data) : '');
-      } catch (error) {
-        text = `Error: ${firstLine(error instanceof Error ? error.message : String(error))}`;
-      }
-      if (name === 'tools' && this.clientMcpServers.length > 0) {
-        const statuses = this.#environment.host.mcp
-          .status()
-          .filter((status) => this.clientMcpServers.includes(status.name));
-        const lines = statuses.map(
-          (status) =>
-            `- ${status.name} (${status.transport}): ${status.state}${status.error ? ` (${status.error})` : ''}`,
-        );
-        text = `${text}\n\nMCP servers from the client:\n${lines.join('\n')}`;
-      }
-    }
+  async #runCommand(command: AcpCommand, args: string): Promise<PromptResponse> {
+    const outcome = await runAcpCommand(
+      command,
+      {
+        agent: this.agent,
+        host: this.#environment.host,
+        version: this.#environment.version,
+        clientMcpServers: this.clientMcpServers,
+        commands: this.#environment.commands.list(),
+      },
+      args,
+    );
     void this.send({
       sessionUpdate: 'agent_message_chunk',
-      content: { type: 'text', text: text || '(no output)' },
+      content: { type: 'text', text: outcome.text || '(no output)' },
       messageId: randomUUID(),
     });
-    if (name === 'compress') void this.sendUsageSnapshot();
+    if (outcome.usageUpdate) void this.sendUsageSnapshot();
     await this.flush();
     return { stopReason: 'end_turn' };
   }

@@ -3,7 +3,15 @@
  *
  * @packageDocumentation
  */
+
 export { ACP_REQUEST_METHODS, type AcpAgent, type AcpAgentOptions, createAcpAgent } from './acp-agent.js';
+export {
+  type AcpCommand,
+  type AcpCommandContext,
+  type AcpCommandOutcome,
+  type AcpCommandRegistry,
+  builtinAcpCommands,
+} from './acp-commands.js';
 export { type AcpCheckLine, type AcpCheckOptions, runAcpSelfCheck } from './self-check.js';
 export { type AcpByteStreams, serveAcp } from './serve-acp.js';
 export { VERSION } from './version.js';

@@ -117,3 +117,21 @@ export function configOptions(input: ConfigOptionsInput): SessionConfigOption[] 
     },
   ];
 }
+
+/** The legacy `models` state of set-up responses (`session/set_model` clients such as acpx read it). */
+export interface LegacyModelState {
+  currentModelId: string;
+  availableModels: { modelId: string; name: string }[];
+}
+
+/** The `models` field, derived from the `model` config option so both always agree. */
+export function modelState(options: readonly SessionConfigOption[]): LegacyModelState {
+  const option = options.find((candidate) => candidate.id === 'model');
+  if (option?.type !== 'select') return { currentModelId: '', availableModels: [] };
+  const availableModels = option.options.flatMap((entry) =>
+    'group' in entry
+      ? entry.options.map((choice) => ({ modelId: choice.value, name: choice.value }))
+      : [{ modelId: entry.value, name: entry.value }],
+  );
+  return { currentModelId: String(option.currentValue), availableModels };
+}

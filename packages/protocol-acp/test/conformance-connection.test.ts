@@ -94,7 +94,7 @@ describe('ACP conformance: connection (spec/acp.md §19)', () => {
     expect(response.protocolVersion).toBe(1);
   });
 
-  it('06. malformed lines, batches, unknown methods and set_model get the JSON-RPC errors and the connection keeps working', async () => {
+  it('06. malformed lines, batches, unknown methods and set_model for an unknown session get the JSON-RPC errors and the connection keeps working', async () => {
     const fixture = await fixtureFor();
     const agent = await agentOn(fixture);
     await initialize(agent);
@@ -122,7 +122,8 @@ describe('ACP conformance: connection (spec/acp.md §19)', () => {
       .slice(before)
       .filter((line) => line.from === 'agent' && 'error' in line.message);
     expect(afterNotification).toEqual([]);
-    await expectError(agent.agent.request('session/set_model', { sessionId: 'x', modelId: 'y' }), -32601);
+    // session/set_model exists again for legacy clients (issue 16.3, docs/adr/0009).
+    await expectError(agent.agent.request('session/set_model', { sessionId: 'x', modelId: 'y' }), -32002);
     await newSession();
 
     agent.writeRaw(JSON.stringify({ foo: 1 }));

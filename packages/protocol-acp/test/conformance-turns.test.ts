@@ -560,7 +560,7 @@ describe('ACP conformance: prompt turns (spec/acp.md §19)', () => {
     expect(updatesOf(run.agent, run.sessionId, 'agent_message_chunk').length).toBeGreaterThanOrEqual(3);
   });
 
-  it('43. the advertised commands are exactly the v1 list, /help answers locally, unknown commands reach the model', async () => {
+  it('43. the advertised commands are exactly the v1 list plus those of issue 16.3, /help answers locally, unknown commands reach the model', async () => {
     const run = await openRun({ script: [step(text('model saw it'))] });
     await run.agent.waitFor(
       (line) =>
@@ -577,6 +577,11 @@ describe('ACP conformance: prompt turns (spec/acp.md §19)', () => {
       'usage',
       'status',
       'tools',
+      'compact',
+      'context',
+      'reset',
+      'steer',
+      'version',
     ]);
     for (const command of list) expect(command.description).not.toBe('');
     expect(Object.fromEntries(list.map((command) => [command.name, command.input?.hint ?? null]))).toEqual({
@@ -587,6 +592,11 @@ describe('ACP conformance: prompt turns (spec/acp.md §19)', () => {
       usage: null,
       status: null,
       tools: 'list | enable <name> | disable <name>',
+      compact: 'focus',
+      context: null,
+      reset: null,
+      steer: 'guidance for the running turn',
+      version: null,
     });
     expect((await prompt(run, '/help')).stopReason).toBe('end_turn');
     const help = updatesOf(run.agent, run.sessionId, 'agent_message_chunk');

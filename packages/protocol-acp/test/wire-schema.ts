@@ -67,6 +67,13 @@ export function validateAgentLine(
   check('unstable.json', '', message, errors, 'line');
   const method = typeof message.method === 'string' ? message.method : undefined;
   const validateAgainst = (kind: string, methodName: string, value: unknown) => {
+    if (methodName === 'session/set_model' && kind === 'Response') {
+      // The legacy method is gone from the SDK schema; its response was an object (docs/adr/0009).
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+        errors.push('session/set_model Response is not an object');
+      }
+      return;
+    }
     const unstableName = unstableIndex.get(`${methodName}:${kind}`);
     if (unstableName) check('unstable.json', `#/$defs/${unstableName}`, value, errors, `${methodName} ${kind}`);
     else errors.push(`no schema definition for ${methodName} ${kind}`);
