@@ -20,6 +20,12 @@ export type {
   UsageSnapshot,
 } from './agent/types.js';
 export { detectDangerousCommand } from './approvals/detect.js';
+export {
+  type CheckpointFileChange,
+  type FileCheckpoint,
+  FileCheckpointStore,
+  type FileCheckpointStoreOptions,
+} from './checkpoints/file-checkpoints.js';
 export { systemClock } from './clock.js';
 export { helpText, parseCommandLine } from './commands/registry.js';
 export type { CommandDef, CommandRegistry, CommandResult } from './commands/types.js';

@@ -138,6 +138,8 @@ export class AgentCore implements Agent {
   private readonly usedCallIds = new Set<string>();
   private readonly children = new Map<string, SubagentInfo>();
   readonly fileAccess: FileAccess;
+  /** `fileAccess` with a checkpoint before every write; what file tools get. */
+  private readonly checkpointedFiles: FileAccess;
   readonly commandRunner: CommandRunner;
   readonly approvalRoot: AgentCore | null;
   readonly subagentInfo: { childId: string; goal: string } | null;
@@ -171,6 +173,7 @@ export class AgentCore implements Agent {
     this.hidden = row?.hidden ?? options.hidden ?? false;
     for (const name of options.disabledTools ?? this.modelConfig.disabled_tools ?? []) this.disabled.add(name);
     this.fileAccess = options.fileAccess ?? host.defaultFileAccess;
+    this.checkpointedFiles = host.checkpoints.wrap(this.fileAccess, () => this.cwd);
     this.commandRunner = options.commandRunner ?? host.defaultCommandRunner;
     this.approvalRoot = init.approvalRoot ?? null;
     this.subagentInfo = init.subagentInfo ?? null;
@@ -1078,7 +1081,7 @@ export class AgentCore implements Agent {
       signal,
       env: host.subprocessEnv(),
       settings: host.toolSettings(),
-      files: this.fileAccess,
+      files: this.checkpointedFiles,
       commands: this.commandRunner,
       processes: host.processes,
       progress: (update) => {

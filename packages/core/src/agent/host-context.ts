@@ -1,4 +1,5 @@
 import type { LanguageModelV3, SharedV3ProviderOptions } from '@ai-sdk/provider';
+import type { FileCheckpointStore } from '../checkpoints/file-checkpoints.js';
 import type { ProviderAdapter, ResolvedRoute } from '../providers/types.js';
 import type { CommandRunner, FileAccess, ToolDefinition, ToolSettings } from '../tools/types.js';
 import type { CostStatus, HostCallbacks, Usage } from '../types.js';
@@ -36,6 +37,8 @@ export interface HostContext extends AgentHost {
   persistDefaultModel(route: ResolvedRoute): Promise<void>;
   defaultFileAccess: FileAccess;
   defaultCommandRunner: CommandRunner;
+  /** File checkpoints taken before each file-tool write (rollback). */
+  checkpoints: FileCheckpointStore;
   /** Tools visible to a session (built-ins, extra tools, MCP tools of the host and the session). */
   toolsForSession(sessionId: string): ToolDefinition[];
   emitHostEvent(event: {

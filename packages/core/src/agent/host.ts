@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { SharedV3ProviderOptions } from '@ai-sdk/provider';
+import { FileCheckpointStore } from '../checkpoints/file-checkpoints.js';
 import { systemClock } from '../clock.js';
 import { createCommandRegistry } from '../commands/registry.js';
 import type { CommandRegistry } from '../commands/types.js';
@@ -87,6 +88,8 @@ export interface AgentHost {
   /** Throws invalid_model_spec / unknown_provider / missing_credentials. */
   resolveModel(spec: string): import('../types.js').ModelRoute & { contextWindow: number };
   listModels(): ModelOption[];
+  /** File checkpoints taken before each file-tool write, for rollback (ADR 0006). */
+  readonly checkpoints: FileCheckpointStore;
   /** Raw value of a protocol-owned config section (display, tui_gateway, acp, api_server, server). */
   configSection(name: string): unknown;
   /** Looks a variable up in the environment, then HERMES_HOME/.env. */
@@ -108,6 +111,7 @@ class HostImpl implements HostContext {
   readonly fetch: typeof globalThis.fetch;
   readonly callbacks: HostCallbacks;
   readonly defaultFileAccess = createLocalFileAccess();
+  readonly checkpoints = new FileCheckpointStore({ now: () => this.clock.now() });
   readonly defaultCommandRunner = createLocalCommandRunner();
   private loaded: LoadedConfig;
   private catalog: ProviderCatalog;

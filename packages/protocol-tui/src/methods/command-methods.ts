@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import type { LiveSession } from '../live-session.js';
 import { isUserOriginated } from '../projection.js';
 import { ErrorCode, RpcError } from '../wire/index.js';
+import { configSet } from './config-methods.js';
 import { fail, type MethodContext, requireSession, stringParam } from './context.js';
 import { enqueueInput } from './prompt-methods.js';
 import { cutBefore } from './rewind.js';
@@ -59,13 +60,30 @@ function quickCommands(context: MethodContext): Record<string, { type?: string; 
   return typeof value === 'object' && value !== null ? (value as Record<string, { type?: string }>) : {};
 }
 
-const BUILTINS = new Set(['queue', 'q', 'steer', 'retry', 'undo', 'compress', 'compact']);
+const BUILTINS = new Set(['queue', 'q', 'steer', 'retry', 'undo', 'compress', 'compact', 'model']);
+
+/**
+ * The command named by `command.dispatch` params: `name` + `arg` (the TUI's form), or one
+ * `command` line such as `"/model openai:gpt-4o"` (the form other clients send).
+ */
+function dispatchLine(params: Record<string, unknown>): { name: string; arg: string } {
+  const whole = stringParam(params, 'command');
+  const rawName = stringParam(params, 'name');
+  if (whole !== undefined && rawName === undefined) {
+    const trimmed = whole.trim();
+    const space = trimmed.search(/\s/);
+    const head = space === -1 ? trimmed : trimmed.slice(0, space);
+    const tail = space === -1 ? '' : trimmed.slice(space + 1).trim();
+    return { name: head.replace(/^\//, '').toLowerCase(), arg: stringParam(params, 'arg') ?? tail };
+  }
+  return { name: (rawName ?? '').replace(/^\//, '').trim().toLowerCase(), arg: stringParam(params, 'arg') ?? '' };
+}
 
 /** `command.dispatch` (§4.8). */
 export async function commandDispatch(context: MethodContext): Promise<Record<string, unknown>> {
-  const rawName = stringParam(context.params, 'name') ?? '';
-  const name = rawName.replace(/^\//, '').trim().toLowerCase();
-  const arg = stringParam(context.params, 'arg') ?? '';
+  const line = dispatchLine(context.params);
+  const name = line.name;
+  const arg = line.arg;
   const quick = quickCommands(context)[name];
   const sessionFor = (): LiveSession => {
     const id = stringParam(context.params, 'session_id');
@@ -141,6 +159,18 @@ export async function commandDispatch(context: MethodContext): Promise<Record<st
       );
       return { type: 'exec', output: '' };
     }
+    case 'model': {
+      if (!arg.trim()) {
+        // A pin not yet applied (agent still building, or a turn running) is the model that answers next.
+        const info = session.modelPin
+          ? context.gateway.host.resolveModel(session.modelPin)
+          : context.gateway.info(session);
+        return { type: 'exec', output: `model: ${info.provider ? `${info.provider}:` : ''}${info.model}` };
+      }
+      const result = await configSet(sub({ key: 'model', value: arg }));
+      const route = `${String(result.provider)}:${String(result.value)}`;
+      return { type: 'exec', output: result.deferred ? `model → ${route} (from the next turn)` : `model → ${route}` };
+    }
     case 'undo': {
       const result = await sessionUndo(sub({}));
       return { type: 'exec', output: `Removed ${String(result.removed)} messages.` };
@@ -170,7 +200,8 @@ export async function slashExec(context: MethodContext): Promise<Record<string, 
   if (!command) fail(ErrorCode.malformedTruncation, 'empty command');
   const [first = '', ...rest] = command.split(/\s+/);
   const name = first.replace(/^\//, '').toLowerCase();
-  if (BUILTINS.has(name)) {
+  // A bare `/model` stays the core command: it lists the models the host knows.
+  if (BUILTINS.has(name) && !(name === 'model' && rest.length === 0)) {
     return commandDispatch({ ...context, params: { session_id: session.runtimeId, name, arg: rest.join(' ') } });
   }
   const host = context.gateway.host;

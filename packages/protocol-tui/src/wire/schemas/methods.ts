@@ -120,7 +120,13 @@ export const MethodParamsSchemas = {
   }),
   'commands.catalog': z.object({ session_id: z.string().optional() }),
   'command.resolve': z.object({ name: z.string() }),
-  'command.dispatch': z.object({ name: z.string(), arg: z.string().optional(), session_id: z.string().optional() }),
+  'command.dispatch': z.object({
+    name: z.string().optional(),
+    arg: z.string().optional(),
+    /** The whole command line (`"/model openai:gpt-4o"`), an alternative to `name` + `arg`. */
+    command: z.string().optional(),
+    session_id: z.string().optional(),
+  }),
   'slash.exec': z.object({ session_id: sessionId, command: z.string() }),
   'cli.exec': z.object({ argv: z.array(z.string()), timeout: z.number().optional() }),
   'reload.mcp': z.object({
