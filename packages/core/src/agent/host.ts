@@ -87,6 +87,10 @@ export interface AgentHost {
   /** Throws invalid_model_spec / unknown_provider / missing_credentials. */
   resolveModel(spec: string): import('../types.js').ModelRoute & { contextWindow: number };
   listModels(): ModelOption[];
+  /** The user's own OpenAI-compatible providers (`custom` when configured, then `providers:` entries). */
+  customProviders(): string[];
+  /** Asks a provider's endpoint for its model ids (`GET <base_url>/models`); throws `provider_error`. */
+  remoteModels(provider: string, options?: { signal?: AbortSignal; timeoutMs?: number }): Promise<string[]>;
   /** Raw value of a protocol-owned config section (display, tui_gateway, acp, api_server, server). */
   configSection(name: string): unknown;
   /** Looks a variable up in the environment, then HERMES_HOME/.env. */
@@ -327,6 +331,14 @@ class HostImpl implements HostContext {
 
   listModels(): ModelOption[] {
     return this.catalog.listModels();
+  }
+
+  customProviders(): string[] {
+    return this.catalog.customProviders();
+  }
+
+  remoteModels(provider: string, options?: { signal?: AbortSignal; timeoutMs?: number }): Promise<string[]> {
+    return this.catalog.remoteModels(provider, options);
   }
 
   configSection(name: string): unknown {
