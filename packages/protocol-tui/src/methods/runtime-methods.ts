@@ -266,10 +266,12 @@ export function delegationStatus(context: MethodContext) {
   };
 }
 
-/** `delegation.pause` (§4.10). The core has no pause switch, so the flag is recorded only. */
+/** `delegation.pause` (§4.10): the host's spawn gate holds new children until resumed. */
 export function delegationPause(context: MethodContext) {
-  context.gateway.delegationPaused = booleanParam(context.params, 'paused') ?? true;
-  return { paused: context.gateway.delegationPaused };
+  const paused = booleanParam(context.params, 'paused') ?? true;
+  context.gateway.host.pauseDelegation(paused);
+  context.gateway.delegationPaused = paused;
+  return { paused };
 }
 
 function authorizedSession(context: MethodContext) {
