@@ -25,6 +25,18 @@ export async function runDelegation(
 
   const runOne = async (task: { goal: string; context?: string }, taskIndex: number): Promise<JsonValue> => {
     const childId = newId('sub_', 12);
+    // delegation.pause: the child does not exist until the gate opens; an interrupt while held
+    // ends the task without ever starting it.
+    if (!(await host.spawnGate.wait(signal))) {
+      return {
+        task_index: taskIndex,
+        status: 'interrupted',
+        summary: '',
+        exit_reason: 'interrupted before the subagent started (delegation was paused)',
+        child_session_id: null,
+        iterations: 0,
+      };
+    }
     const startedAt = host.clock.now();
     const child = await parent.spawnChild({
       goal: task.goal,

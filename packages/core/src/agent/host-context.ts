@@ -51,6 +51,8 @@ export interface HostContext extends AgentHost {
     options: import('./types.js').SessionOptions,
     extra?: Partial<import('./agent.js').AgentInit>,
   ): import('./agent.js').AgentCore;
+  /** Holds new delegation children while `pauseDelegation(true)` is in force. */
+  readonly spawnGate: import('./spawn-gate.js').SpawnGate;
   /** Called by an Agent when it closes, so the host forgets it. */
   forgetAgent(sessionId: string): void;
 }

@@ -37,6 +37,7 @@ import type { Clock, CostStatus, DeepPartial, HostCallbacks, Logger, ModelOption
 import { AgentCore } from './agent.js';
 import type { HostContext } from './host-context.js';
 import type { HermesSettings } from './settings.js';
+import { SpawnGate } from './spawn-gate.js';
 import type { Agent, ResumeOptions, SessionOptions } from './types.js';
 
 /** Options of {@link createAgentHost} (spec/core.md §5.1). */
@@ -90,6 +91,17 @@ export interface AgentHost {
   listModels(): ModelOption[];
   /** File checkpoints taken before each file-tool write, for rollback (ADR 0006). */
   readonly checkpoints: FileCheckpointStore;
+  /** The user's own OpenAI-compatible providers (`custom` when configured, then `providers:` entries). */
+  customProviders(): string[];
+  /** Asks a provider's endpoint for its model ids (`GET <base_url>/models`); throws `provider_error`. */
+  remoteModels(provider: string, options?: { signal?: AbortSignal; timeoutMs?: number }): Promise<string[]>;
+  /** Whether new `delegate_task` children are held (see {@link AgentHost.pauseDelegation}). */
+  readonly delegationPaused: boolean;
+  /**
+   * Holds (true) or releases (false) new `delegate_task` children across every session of this host:
+   * while held, a child about to start waits without spawning; running children continue.
+   */
+  pauseDelegation(paused: boolean): void;
   /** Raw value of a protocol-owned config section (display, tui_gateway, acp, api_server, server). */
   configSection(name: string): unknown;
   /** Looks a variable up in the environment, then HERMES_HOME/.env. */
@@ -113,6 +125,7 @@ class HostImpl implements HostContext {
   readonly defaultFileAccess = createLocalFileAccess();
   readonly checkpoints = new FileCheckpointStore({ now: () => this.clock.now() });
   readonly defaultCommandRunner = createLocalCommandRunner();
+  readonly spawnGate = new SpawnGate();
   private loaded: LoadedConfig;
   private catalog: ProviderCatalog;
   private readonly agents = new Map<string, AgentCore>();
@@ -331,6 +344,22 @@ class HostImpl implements HostContext {
 
   listModels(): ModelOption[] {
     return this.catalog.listModels();
+  }
+
+  get delegationPaused(): boolean {
+    return this.spawnGate.paused;
+  }
+
+  pauseDelegation(paused: boolean): void {
+    this.spawnGate.setPaused(paused);
+  }
+
+  customProviders(): string[] {
+    return this.catalog.customProviders();
+  }
+
+  remoteModels(provider: string, options?: { signal?: AbortSignal; timeoutMs?: number }): Promise<string[]> {
+    return this.catalog.remoteModels(provider, options);
   }
 
   configSection(name: string): unknown {

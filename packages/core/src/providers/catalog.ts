@@ -21,6 +21,7 @@ import {
   providerNameIndex,
 } from './model-spec.js';
 import { type ModelPrice, priceFor } from './pricing.js';
+import { fetchRemoteModelIds } from './remote-models.js';
 import { providerOptionsFor } from './request-options.js';
 import type { ProviderAdapter, ResolvedRoute } from './types.js';
 
@@ -72,6 +73,13 @@ export interface ProviderCatalog {
   providerIds(): string[];
   /** Default model, fallbacks, models of configured providers, and table models of keyed providers (§10.4). */
   listModels(): ModelOption[];
+  /**
+   * The user's own OpenAI-compatible endpoints: `custom` when its base URL is configured, then every
+   * named provider of `providers:` (spec/core.md §10.3), in configuration order.
+   */
+  customProviders(): string[];
+  /** Asks a provider's endpoint which models it serves (`GET <base_url>/models`); throws `provider_error`. */
+  remoteModels(provider: string, options?: { signal?: AbortSignal; timeoutMs?: number }): Promise<string[]>;
   /** Local providers have no key and their cost is `included`. */
   isLocal(provider: string): boolean;
   /** Whether requests to this provider must alternate user and assistant roles. */
@@ -443,6 +451,26 @@ export function createProviderCatalog(
         }
       }
       return [...result.values()];
+    },
+
+    customProviders() {
+      const result: string[] = [];
+      if (customBaseUrl || nonEmpty(config.providers.custom?.base_url) !== null) result.push('custom');
+      for (const entry of entries.values()) if (entry.kind === 'named') result.push(entry.id);
+      return result;
+    },
+
+    async remoteModels(provider, remoteOptions = {}) {
+      const entry = requireEntry(provider);
+      const baseUrl = baseUrlOf(entry);
+      if (baseUrl === null)
+        throw new HermesError('provider_error', `model listing failed: provider '${entry.id}' has no base URL`);
+      return fetchRemoteModelIds(baseUrl, {
+        fetch: options.fetch ?? globalThis.fetch,
+        apiKey: keyOf(entry).key,
+        signal: remoteOptions.signal,
+        timeoutMs: remoteOptions.timeoutMs,
+      });
     },
 
     isLocal(provider) {

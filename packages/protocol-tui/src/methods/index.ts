@@ -3,6 +3,7 @@ import { approvalPending, approvalRespond, clarifyLock, requestAnswer } from './
 import { cliExec, commandDispatch, commandResolve, commandsCatalog, slashExec } from './command-methods.js';
 import { configGet, configSet } from './config-methods.js';
 import type { MethodHandler } from './context.js';
+import { modelOptions } from './model-options.js';
 import { promptBackground, promptSubmit, sessionInterrupt, sessionSteer } from './prompt-methods.js';
 import {
   clipboardPaste,
@@ -10,7 +11,6 @@ import {
   delegationStatus,
   imageAttach,
   imageDetach,
-  modelOptions,
   processKill,
   processList,
   processStop,

@@ -143,37 +143,6 @@ export async function processStop(context: MethodContext) {
   return { killed };
 }
 
-/** `model.options` (§4.9). */
-export function modelOptions(context: MethodContext) {
-  const { gateway, params } = context;
-  const options = gateway.host.listModels();
-  const includeUnconfigured = booleanParam(params, 'include_unconfigured') ?? false;
-  const byProvider = new Map<string, { slug: string; name: string; models: string[]; authenticated: boolean }>();
-  for (const option of options) {
-    if (!option.configured && !includeUnconfigured) continue;
-    const entry = byProvider.get(option.provider) ?? {
-      slug: option.provider,
-      name: option.provider,
-      models: [],
-      authenticated: option.configured,
-    };
-    entry.models.push(option.model);
-    byProvider.set(option.provider, entry);
-  }
-  const id = stringParam(params, 'session_id');
-  const session = id ? gateway.sessions.get(id) : undefined;
-  const info = session ? gateway.info(session) : null;
-  const defaultSpec = gateway.host.config.model.default ?? gateway.host.lookupEnv('HERMES_MODEL') ?? '';
-  const model = info?.model ?? defaultSpec.split(':').slice(1).join(':');
-  const provider = info?.provider ?? defaultSpec.split(':')[0] ?? '';
-  const providers = [...byProvider.values()].map((entry) => ({
-    ...entry,
-    total_models: entry.models.length,
-    is_current: entry.slug === provider,
-  }));
-  return { providers, model, provider };
-}
-
 /** `clipboard.paste` (§4.5). */
 export function clipboardPaste(context: MethodContext) {
   requireSession(context);
@@ -297,10 +266,12 @@ export function delegationStatus(context: MethodContext) {
   };
 }
 
-/** `delegation.pause` (§4.10). The core has no pause switch, so the flag is recorded only. */
+/** `delegation.pause` (§4.10): the host's spawn gate holds new children until resumed. */
 export function delegationPause(context: MethodContext) {
-  context.gateway.delegationPaused = booleanParam(context.params, 'paused') ?? true;
-  return { paused: context.gateway.delegationPaused };
+  const paused = booleanParam(context.params, 'paused') ?? true;
+  context.gateway.host.pauseDelegation(paused);
+  context.gateway.delegationPaused = paused;
+  return { paused };
 }
 
 function authorizedSession(context: MethodContext) {
