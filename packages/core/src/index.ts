@@ -62,6 +62,23 @@ export {
   parseModelSpec,
 } from './providers/index.js';
 export type { ProviderAdapter, ResolvedRoute } from './providers/types.js';
+export {
+  buildSkillMessage,
+  createSkillRegistry,
+  parseSkillFile,
+  type SkillRegistryOptions,
+  skillCommandName,
+  skillsByCategory,
+} from './skills/index.js';
+export type {
+  Skill,
+  SkillInvocation,
+  SkillRegistry,
+  SkillReloadResult,
+  SkillScope,
+  SkillSnapshot,
+  SkillSource,
+} from './skills/types.js';
 export { openSqliteStore, SqliteSessionStore, type SqliteStoreOptions, sanitizeFtsQuery } from './store/index.js';
 export type * from './store/types.js';
 export {

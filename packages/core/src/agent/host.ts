@@ -22,6 +22,8 @@ import { createMcpManager, type McpManagerInternal } from '../mcp/manager.js';
 import type { McpManager } from '../mcp/types.js';
 import { costStatusFor, createProviderCatalog, type ProviderCatalog } from '../providers/index.js';
 import type { ProviderAdapter, ResolvedRoute } from '../providers/types.js';
+import { createSkillRegistry } from '../skills/registry.js';
+import type { SkillRegistry } from '../skills/types.js';
 import { openSqliteStore } from '../store/index.js';
 import type { SessionStore } from '../store/types.js';
 import {
@@ -77,6 +79,8 @@ export interface AgentHost {
   readonly store: SessionStore;
   readonly tools: ToolRegistry;
   readonly commands: CommandRegistry;
+  /** SKILL.md skills from HERMES_HOME/skills and the projects' `.hermes/skills`. */
+  readonly skills: SkillRegistry;
   readonly mcp: McpManager;
   readonly processes: ProcessRegistry;
   readonly logger: Logger;
@@ -119,6 +123,7 @@ class HostImpl implements HostContext {
   readonly tools: ToolRegistry;
   readonly processes: ProcessRegistry;
   readonly commands: CommandRegistry;
+  readonly skills: SkillRegistry;
   readonly holderId: string;
   readonly fetch: typeof globalThis.fetch;
   readonly callbacks: HostCallbacks;
@@ -158,6 +163,11 @@ class HostImpl implements HostContext {
     for (const tool of init.options.tools ?? []) this.tools.register(tool);
     this.processes = createProcessRegistry({ clock: this.clock });
     this.commands = createCommandRegistry();
+    this.skills = createSkillRegistry({
+      homeSkillsDir: join(this.homeDir, 'skills'),
+      isBuiltinCommand: (name) => this.commands.find(name) !== undefined,
+      logger: this.logger,
+    });
   }
 
   get config(): Readonly<HermesSettings> {
