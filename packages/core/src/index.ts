@@ -64,6 +64,7 @@ export {
   createLocalCommandRunner,
   createLocalFileAccess,
   filterSubprocessEnv,
+  findRipgrep,
 } from './tools/index.js';
 export type {
   ApprovalOutcome,
