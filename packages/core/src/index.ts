@@ -87,6 +87,7 @@ export {
   createLocalCommandRunner,
   createLocalFileAccess,
   filterSubprocessEnv,
+  findRipgrep,
 } from './tools/index.js';
 export type {
   ApprovalOutcome,

@@ -150,7 +150,9 @@ export async function runAcpSelfCheck(options: AcpCheckOptions = {}): Promise<Ac
     { name: 'rg', use: 'search_files' },
     { name: 'bash', use: 'terminal' },
   ]) {
-    const present = onPath(program.name, env);
+    // search_files runs the ripgrep shipped with the core first, then `rg` on PATH.
+    const present =
+      program.name === 'rg' && core ? (await core.findRipgrep(env.PATH)) !== null : onPath(program.name, env);
     lines.push({
       level: present ? 'OK' : 'WARN',
       name: program.name,

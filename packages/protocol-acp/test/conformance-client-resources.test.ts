@@ -270,6 +270,8 @@ describe('ACP conformance: CLI modes (spec/acp.md §19)', () => {
     expect(ready.code).toBe(0);
     expect(ready.stdout).toMatch(/^OK/m);
     expect(ready.stdout.trim().split('\n').at(-1)).toBe('ready');
+    // The core ships ripgrep, so search_files has it even where PATH has no `rg`.
+    expect(ready.stdout).toMatch(/^OK\s+rg: rg found/m);
     expect(ready.durationMs).toBeLessThan(10_000);
     expect(ready.stdout).not.toContain('jsonrpc');
 

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HermesError } from '../errors.js';
@@ -338,17 +338,27 @@ describe('invalid values', () => {
 describe('writable', () => {
   /**
    * Permission bits do not bind root, so as root the read-only cases run the check in a child
-   * process switched to the unprivileged user `nobody` (through the built package).
+   * process that loads the built package as root (the checkout may sit in a folder only root can
+   * enter, such as a `mktemp -d` clone), then drops to the unprivileged user `nobody` before it
+   * calls loadConfig.
    */
   async function writableAs(home: string): Promise<boolean> {
     if (process.getuid?.() !== 0) return (await loadConfig({ homeDir: home, env: {} })).writable;
-    const entry = fileURLToPath(new URL('../../dist/index.js', import.meta.url));
-    const script = `import(${JSON.stringify(entry)}).then(async (core) => { const loaded = await core.loadConfig({ homeDir: ${JSON.stringify(home)}, env: {} }); process.stdout.write(String(loaded.writable)); })`;
+    const entry = pathToFileURL(fileURLToPath(new URL('../../dist/index.js', import.meta.url))).href;
+    const script = [
+      `const core = await import(${JSON.stringify(entry)});`,
+      'process.setgroups([65534]);',
+      'process.setgid(65534);',
+      'process.setuid(65534);',
+      `const loaded = await core.loadConfig({ homeDir: ${JSON.stringify(home)}, env: {} });`,
+      'process.stdout.write(JSON.stringify({ uid: process.getuid(), writable: loaded.writable }));',
+    ].join('\n');
     const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
-      uid: 65534,
-      gid: 65534,
+      cwd: tmpdir(),
     });
-    return stdout.trim() === 'true';
+    const answer = JSON.parse(stdout) as { uid: number; writable: boolean };
+    expect(answer.uid).toBe(65534);
+    return answer.writable;
   }
 
   /** Lets `nobody` reach the test's home directory. */

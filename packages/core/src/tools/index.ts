@@ -20,6 +20,7 @@ export {
 export { createProcessTool, type ProcessArgs } from './process-tool.js';
 export { createReadFileTool, type ReadFileArgs } from './read-file.js';
 export { createToolRegistry } from './registry.js';
+export { findRipgrep } from './ripgrep-path.js';
 export { createSearchFilesTool, type SearchFilesArgs, type SearchFilesOptions } from './search-files.js';
 export { shellInvocation } from './shell.js';
 export { filterSubprocessEnv } from './subprocess-env.js';

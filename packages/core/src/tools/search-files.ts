@@ -2,11 +2,11 @@ import { stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { relative, sep } from 'node:path';
 import { z } from 'zod';
-import { findExecutable } from './executables.js';
 import { errorMessage } from './file-access.js';
 import { statOrNull } from './file-lookup.js';
 import { loadPicomatch } from './glob-match.js';
 import { displayPath, resolveToolPath } from './paths.js';
+import { findRipgrep } from './ripgrep-path.js';
 import { createRipgrepEngine } from './search-ripgrep.js';
 import { type FileMatches, type SearchEngine, TooManyMatchesError } from './search-types.js';
 import { createWalkerEngine } from './search-walker.js';
@@ -73,7 +73,8 @@ export type SearchFilesArgs = z.infer<typeof SearchFilesArgsSchema>;
 export interface SearchFilesOptions {
   /**
    * The ripgrep executable: a path, `false` to always use the built-in walker, or `'auto'`
-   * (default) for `rg` found on the subprocess PATH at each call.
+   * (default) for the ripgrep shipped with the core (`@vscode/ripgrep`), else `rg` found on the
+   * subprocess PATH at each call.
    */
   ripgrep?: string | false | 'auto';
 }
@@ -99,15 +100,15 @@ export function createSearchFilesTool(options: SearchFilesOptions = {}): ToolDef
         args.target === 'files' ? `Find files "${args.pattern}"${where}` : `Search "${args.pattern}"${where}`;
       return { title: title.length > 120 ? `${title.slice(0, 119)}…` : title, locations: [{ path: root }] };
     },
-    execute(args, ctx) {
-      return searchFiles(args, ctx, selectEngine(options.ripgrep ?? 'auto', ctx));
+    async execute(args, ctx) {
+      return searchFiles(args, ctx, await selectEngine(options.ripgrep ?? 'auto', ctx));
     },
   };
 }
 
-function selectEngine(ripgrep: string | false | 'auto', ctx: ToolContext): SearchEngine {
+async function selectEngine(ripgrep: string | false | 'auto', ctx: ToolContext): Promise<SearchEngine> {
   if (ripgrep === false) return createWalkerEngine();
-  const executable = ripgrep === 'auto' ? findExecutable('rg', ctx.env.PATH ?? process.env.PATH) : ripgrep;
+  const executable = ripgrep === 'auto' ? await findRipgrep(ctx.env.PATH ?? process.env.PATH) : ripgrep;
   return executable === null ? createWalkerEngine() : createRipgrepEngine(executable);
 }
 

@@ -1,11 +1,13 @@
+import { execFileSync } from 'node:child_process';
 import { mkdir, symlink, utimes, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findExecutable } from '../../src/tools/executables.js';
+import { findRipgrep } from '../../src/tools/ripgrep-path.js';
 import { createSearchFilesTool, type SearchFilesArgs } from '../../src/tools/search-files.js';
 import { createTestToolContext, type TestToolContext } from './context.js';
 
-const ripgrepPath = findExecutable('rg', process.env.PATH);
+// The core ships ripgrep (`@vscode/ripgrep`), so the comparison below runs on every supported platform.
+const ripgrepPath = await findRipgrep(process.env.PATH);
 const withRipgrep = createSearchFilesTool({ ripgrep: ripgrepPath ?? false });
 const withWalker = createSearchFilesTool({ ripgrep: false });
 
@@ -90,7 +92,14 @@ const CASES: [string, SearchFilesArgs][] = [
 ];
 
 describe('search_files', () => {
-  it.skipIf(ripgrepPath === null).each(CASES)(
+  it('finds the ripgrep shipped with the core even when PATH has none', async () => {
+    const shipped = await findRipgrep('');
+    expect(shipped).not.toBeNull();
+    expect(shipped).toBe(ripgrepPath);
+    expect(execFileSync(shipped as string, ['--version'], { encoding: 'utf8' })).toMatch(/^ripgrep \d+\./);
+  });
+
+  it.each(CASES)(
     '31. search_files returns identical results with ripgrep and with the built-in walker: %s',
     async (_name, args) => {
       const fromRipgrep = await test.run(withRipgrep, args);
