@@ -2,6 +2,7 @@ import type { Agent, AgentEvent, JsonValue, ResponseRecord, TurnResult } from '@
 import { redactSecrets } from '@hermes/core';
 import type { Context, Hono } from 'hono';
 import { stream } from 'hono/streaming';
+import { NO_APPROVAL_CHANNEL } from './chat-completions.js';
 import { ApiError, invalidField } from './http-error.js';
 import { hexId, newSessionId } from './ids.js';
 import { selectModel } from './model-selection.js';
@@ -226,7 +227,7 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
       signal: controller.signal,
       ...(selection.spec ? { model: selection.spec } : {}),
       ...(sessionKey !== undefined ? { memoryScope: sessionKey } : {}),
-      callbacks: { approve: async () => 'deny' as const },
+      callbacks: { approve: async () => NO_APPROVAL_CHANNEL },
     });
 
     // Item bookkeeping shared by both modes (spec §14.7).

@@ -323,7 +323,8 @@ export class RunRegistry {
     await this.server.host.store.runs
       .update(run.id, {
         status: stored,
-        result: { ...fields, wire_status: status } as JsonValue,
+        // `wire_seq` is the terminal event's seq, so a resume from another process knows whether it was seen.
+        result: { ...fields, wire_status: status, wire_seq: run.nextSeq } as JsonValue,
         exitReason: result?.exitReason ?? null,
         error:
           status === 'failed' || status === 'interrupted' ? ({ message: String(fields.error) } as JsonValue) : null,
@@ -561,13 +562,20 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
         }
         const status = registry.statusObject(current, undefined);
         const stored = (current.result ?? {}) as Record<string, unknown>;
-        const { wire_status: _wire, ...fields } = stored;
-        await writer.frame({
-          event: `run.${String(status.status)}`,
-          run_id: runId,
-          timestamp: Date.now() / 1000,
-          ...fields,
-        });
+        const { wire_status: _wire, wire_seq: terminalSeq, ...fields } = stored;
+        const seq = typeof terminalSeq === 'number' ? terminalSeq : null;
+        // A client that already saw the terminal event (Last-Event-ID at or past it) gets nothing replayed.
+        if (after === null || seq === null || after < seq)
+          await writer.frame(
+            {
+              event: `run.${String(status.status)}`,
+              run_id: runId,
+              timestamp: Date.now() / 1000,
+              ...(seq === null ? {} : { seq }),
+              ...fields,
+            },
+            seq === null ? {} : { id: seq },
+          );
         await writer.comment('stream closed');
         await writer.finish();
         return;
@@ -603,6 +611,12 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
               await writer.finish();
               return;
             }
+          }
+          // A resume at or past the terminal event has nothing left to receive: close instead of waiting forever.
+          if (run.terminal && next >= run.nextSeq) {
+            await writer.comment('stream closed');
+            await writer.finish();
+            return;
           }
           await new Promise<void>((resolve) => {
             wake = resolve;
