@@ -148,7 +148,7 @@ export async function handleChatCompletions(server: ServerContext, context: Cont
       // Nobody was asked, so the model is told it was the server's policy, not the user.
       async () => NO_APPROVAL_CHANNEL;
   const created = Math.floor(Date.now() / 1000);
-  const model = typeof body.model === 'string' && body.model !== '' ? body.model : settings.modelName;
+  const model = selection.display;
   const run = agent.runTurn(toTurnInput(conversation.input, conversation.systemText), {
     signal: controller.signal,
     ...(selection.spec ? { model: selection.spec } : {}),

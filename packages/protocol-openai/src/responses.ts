@@ -149,7 +149,7 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
       instructions ? [instructions] : [],
     );
     const selection = selectModel(host, settings, body, settings.directModelRequests);
-    const model = typeof body.model === 'string' && body.model !== '' ? body.model : settings.modelName;
+    const model = selection.display;
     const responseId = hexId('resp_', 24);
     admission.checkCapacity();
     const placement = await placeTurn(host, previous, body.conversation_history, newSessionId());

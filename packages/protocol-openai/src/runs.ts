@@ -221,6 +221,8 @@ export class RunRegistry {
         switch (event.type) {
           case 'turn.start':
             if (run.status === 'queued') run.status = 'running';
+            // The route the turn really runs on, after the request's model and any session lock were applied.
+            if (event.model) Object.assign(run.runtime, { provider: event.model.provider, model: event.model.model });
             await store
               .update(run.id, { status: 'running', turnId: event.turnId, startedAt: Date.now() })
               .catch(() => undefined);
@@ -473,7 +475,7 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
     const record = await host.store.runs.create({
       id: runId,
       sessionId,
-      input: { fingerprint, model: (body.model as string | undefined) ?? null, body: body as JsonValue },
+      input: { fingerprint, model: selection.display, body: body as JsonValue },
       idempotencyKey: idempotencyKey ?? null,
       holder: host.holderId,
     });
@@ -505,8 +507,7 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
       throw error;
     }
     server.metrics.turns += 1;
-    const model = typeof body.model === 'string' && body.model !== '' ? body.model : settings.modelName;
-    const run = registry.register(runId, sessionId, model, selection);
+    const run = registry.register(runId, sessionId, selection.display, selection);
     registry.start(run, slot, async () => {
       const agent = await agentForSession(host, sessionId);
       const history = [
