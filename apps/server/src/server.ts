@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import type { Server } from 'node:http';
+import { EventEmitter } from 'node:events';
+import type { IncomingMessage, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { type AgentHost, createAgentHost, loadConfig, resolveHomeDir, writeDotenvValue } from '@hermes/core';
 import { ApiError, createOpenAIApp, type OpenAIApp, weakKeyReason } from '@hermes/protocol-openai';
 import { attachGatewayWebSocket, createGateway, type Gateway } from '@hermes/protocol-tui';
@@ -114,7 +116,23 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise
   );
 
   const server = createAdaptorServer({ fetch: app.fetch }) as Server;
-  const detachGateway = attachGatewayWebSocket(server, {
+  // WebSocket upgrades reach the gateway through this gate, so that while draining a new connection gets the same
+  // retryable 503 as a new turn instead of starting a session the shutdown is about to cut (spec §6.4).
+  let draining = false;
+  const upgrades = Object.assign(new EventEmitter(), { address: () => server.address() });
+  server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (!draining) {
+      upgrades.emit('upgrade', request, socket, head);
+      return;
+    }
+    const body = JSON.stringify(
+      new ApiError(503, 'gateway_draining', 'The server is shutting down.', { headers: { 'Retry-After': '1' } }).body(),
+    );
+    socket.end(
+      `HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  });
+  const detachGateway = attachGatewayWebSocket(upgrades as unknown as Server, {
     gateway,
     token: settings.gatewayToken ?? key,
     boundHost: settings.host,
@@ -149,6 +167,7 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise
   const shutdown = () => {
     closing ??= (async () => {
       logger.info('draining');
+      draining = true;
       const timeoutMs = (settings.drainTimeoutSeconds ?? api.settings.drainTimeoutSeconds) * 1000;
       // The listener keeps accepting connections while turns drain (spec §6.4), so a new turn gets 503
       // `gateway_draining` with Retry-After (a proxy retries elsewhere) instead of a refused connection (a 502).

@@ -200,6 +200,16 @@ describe('apps/server', () => {
     const head = await fetch(`${server.url}/health`, { method: 'HEAD' });
     expect(head.status).toBe(200);
     expect((await fetch(`${server.url}/v1/runs/${runId}`, { headers: auth })).status).toBe(200);
+    // A new gateway WebSocket is refused the same retryable way.
+    const upgrade = await new Promise<{ status: number | undefined; retryAfter: unknown }>((resolve, reject) => {
+      const socket = new WebSocket(`${server.url.replace('http', 'ws')}/api/ws?token=${KEY}`);
+      socket.on('unexpected-response', (_request, response) =>
+        resolve({ status: response.statusCode, retryAfter: response.headers['retry-after'] }),
+      );
+      socket.on('open', () => reject(new Error('the upgrade was accepted while draining')));
+      socket.on('error', () => undefined);
+    });
+    expect(upgrade).toEqual({ status: 503, retryAfter: '1' });
     const stopped = await fetch(`${server.url}/v1/runs/${runId}/stop`, { method: 'POST', headers: auth });
     expect(stopped.status).toBeLessThan(300);
     // With the last turn settled the drain ends and the process exits cleanly.
