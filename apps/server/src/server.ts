@@ -12,7 +12,14 @@ import { requestId } from 'hono/request-id';
 import type { Logger } from 'pino';
 import { createDemoProvider, DEMO_MODEL_SPEC } from './demo-model.js';
 import { coreLogger, createServerLogger } from './logger.js';
-import { clientAddress, clientScheme, isLoopback, readServerSettings, type ServerSettings } from './settings.js';
+import {
+  clientAddress,
+  clientScheme,
+  isLoopback,
+  isTrustedProxy,
+  readServerSettings,
+  type ServerSettings,
+} from './settings.js';
 
 /** A started server. */
 export interface RunningServer {
@@ -122,6 +129,15 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise
   const upgrades = Object.assign(new EventEmitter(), { address: () => server.address() });
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     if (!draining) {
+      // The gateway checks Host against the bound address (a DNS-rebinding guard). A trusted proxy forwards the
+      // public Host it was reached by; it already chose this backend, so the gateway sees the bound address and the
+      // public name stays in X-Forwarded-Host.
+      const peer = request.socket.remoteAddress;
+      if (isTrustedProxy(peer, settings.trustedProxies)) {
+        if (request.headers.host && !request.headers['x-forwarded-host'])
+          request.headers['x-forwarded-host'] = request.headers.host;
+        request.headers.host = settings.host.includes(':') ? `[${settings.host}]` : settings.host;
+      }
       upgrades.emit('upgrade', request, socket, head);
       return;
     }

@@ -265,6 +265,33 @@ describe('apps/server', () => {
     expect(logs.find((entry) => entry.requestId === 'direct')).toMatchObject({ client: '127.0.0.1', proto: 'http' });
   });
 
+  it('19.3 the gateway WebSocket works behind a trusted proxy that forwards the public Host, and only then', async () => {
+    const connect = async (url: string) =>
+      new Promise<string>((resolve) => {
+        const socket = new WebSocket(`${url.replace('http', 'ws')}/api/ws?token=${KEY}`, {
+          headers: { Host: 'hermes.example.com' },
+        });
+        cleanups.push(() => socket.terminate());
+        socket.on('message', (data: Buffer) => {
+          const frame = JSON.parse(data.toString()) as { params?: { type?: string } };
+          if (frame.params?.type === 'gateway.ready') resolve('ready');
+        });
+        socket.on('close', (code) => resolve(`closed ${code}`));
+        socket.on('error', () => undefined);
+      });
+    for (const [trusted, expected] of [
+      ['127.0.0.1', 'ready'],
+      ['10.0.0.1', 'closed 4403'],
+    ] as const) {
+      const homeDir = temp('hermes-home-');
+      writeFileSync(join(homeDir, 'config.yaml'), 'session:\n  auto_title: false\n');
+      const server = await startServer({ HERMES_HOME: homeDir, API_SERVER_KEY: KEY, HERMES_TRUSTED_PROXIES: trusted });
+      expect(await connect(server.url), `trusted ${trusted}`).toBe(expected);
+      server.child.kill('SIGTERM');
+      expect(await server.exited).toBe(0);
+    }
+  });
+
   it('19.3 forwarded headers from a peer that is not a trusted proxy are ignored', async () => {
     const homeDir = temp('hermes-home-');
     writeFileSync(join(homeDir, 'config.yaml'), 'session:\n  auto_title: false\n');
