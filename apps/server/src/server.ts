@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import type { Server } from 'node:http';
+import { EventEmitter } from 'node:events';
+import type { IncomingMessage, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { type AgentHost, createAgentHost, loadConfig, resolveHomeDir, writeDotenvValue } from '@hermes/core';
 import { ApiError, createOpenAIApp, type OpenAIApp, weakKeyReason } from '@hermes/protocol-openai';
 import { attachGatewayWebSocket, createGateway, type Gateway } from '@hermes/protocol-tui';
@@ -10,7 +12,14 @@ import { requestId } from 'hono/request-id';
 import type { Logger } from 'pino';
 import { createDemoProvider, DEMO_MODEL_SPEC } from './demo-model.js';
 import { coreLogger, createServerLogger } from './logger.js';
-import { clientAddress, clientScheme, isLoopback, readServerSettings, type ServerSettings } from './settings.js';
+import {
+  clientAddress,
+  clientScheme,
+  isLoopback,
+  isTrustedProxy,
+  readServerSettings,
+  type ServerSettings,
+} from './settings.js';
 
 /** A started server. */
 export interface RunningServer {
@@ -114,7 +123,32 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise
   );
 
   const server = createAdaptorServer({ fetch: app.fetch }) as Server;
-  const detachGateway = attachGatewayWebSocket(server, {
+  // WebSocket upgrades reach the gateway through this gate, so that while draining a new connection gets the same
+  // retryable 503 as a new turn instead of starting a session the shutdown is about to cut (spec §6.4).
+  let draining = false;
+  const upgrades = Object.assign(new EventEmitter(), { address: () => server.address() });
+  server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (!draining) {
+      // The gateway checks Host against the bound address (a DNS-rebinding guard). A trusted proxy forwards the
+      // public Host it was reached by; it already chose this backend, so the gateway sees the bound address and the
+      // public name stays in X-Forwarded-Host.
+      const peer = request.socket.remoteAddress;
+      if (isTrustedProxy(peer, settings.trustedProxies)) {
+        if (request.headers.host && !request.headers['x-forwarded-host'])
+          request.headers['x-forwarded-host'] = request.headers.host;
+        request.headers.host = settings.host.includes(':') ? `[${settings.host}]` : settings.host;
+      }
+      upgrades.emit('upgrade', request, socket, head);
+      return;
+    }
+    const body = JSON.stringify(
+      new ApiError(503, 'gateway_draining', 'The server is shutting down.', { headers: { 'Retry-After': '1' } }).body(),
+    );
+    socket.end(
+      `HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  });
+  const detachGateway = attachGatewayWebSocket(upgrades as unknown as Server, {
     gateway,
     token: settings.gatewayToken ?? key,
     boundHost: settings.host,
@@ -149,6 +183,7 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise
   const shutdown = () => {
     closing ??= (async () => {
       logger.info('draining');
+      draining = true;
       const timeoutMs = (settings.drainTimeoutSeconds ?? api.settings.drainTimeoutSeconds) * 1000;
       // The listener keeps accepting connections while turns drain (spec §6.4), so a new turn gets 503
       // `gateway_draining` with Retry-After (a proxy retries elsewhere) instead of a refused connection (a 502).

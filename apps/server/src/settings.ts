@@ -48,6 +48,11 @@ function normalizeAddress(address: string): string {
   return address.replace(/^::ffff:/, '');
 }
 
+/** True when the socket peer is one of the trusted proxies. */
+export function isTrustedProxy(peer: string | undefined, trusted: readonly string[]): boolean {
+  return peer !== undefined && trusted.includes(normalizeAddress(peer));
+}
+
 /**
  * The scheme the client used: the socket's (plain HTTP: this server terminates no TLS), or the left-most value of
  * X-Forwarded-Proto when the peer is a trusted proxy. Anything other than http/https in the header is ignored.

@@ -200,6 +200,16 @@ describe('apps/server', () => {
     const head = await fetch(`${server.url}/health`, { method: 'HEAD' });
     expect(head.status).toBe(200);
     expect((await fetch(`${server.url}/v1/runs/${runId}`, { headers: auth })).status).toBe(200);
+    // A new gateway WebSocket is refused the same retryable way.
+    const upgrade = await new Promise<{ status: number | undefined; retryAfter: unknown }>((resolve, reject) => {
+      const socket = new WebSocket(`${server.url.replace('http', 'ws')}/api/ws?token=${KEY}`);
+      socket.on('unexpected-response', (_request, response) =>
+        resolve({ status: response.statusCode, retryAfter: response.headers['retry-after'] }),
+      );
+      socket.on('open', () => reject(new Error('the upgrade was accepted while draining')));
+      socket.on('error', () => undefined);
+    });
+    expect(upgrade).toEqual({ status: 503, retryAfter: '1' });
     const stopped = await fetch(`${server.url}/v1/runs/${runId}/stop`, { method: 'POST', headers: auth });
     expect(stopped.status).toBeLessThan(300);
     // With the last turn settled the drain ends and the process exits cleanly.
@@ -253,6 +263,33 @@ describe('apps/server', () => {
       proto: 'https',
     });
     expect(logs.find((entry) => entry.requestId === 'direct')).toMatchObject({ client: '127.0.0.1', proto: 'http' });
+  });
+
+  it('19.3 the gateway WebSocket works behind a trusted proxy that forwards the public Host, and only then', async () => {
+    const connect = async (url: string) =>
+      new Promise<string>((resolve) => {
+        const socket = new WebSocket(`${url.replace('http', 'ws')}/api/ws?token=${KEY}`, {
+          headers: { Host: 'hermes.example.com' },
+        });
+        cleanups.push(() => socket.terminate());
+        socket.on('message', (data: Buffer) => {
+          const frame = JSON.parse(data.toString()) as { params?: { type?: string } };
+          if (frame.params?.type === 'gateway.ready') resolve('ready');
+        });
+        socket.on('close', (code) => resolve(`closed ${code}`));
+        socket.on('error', () => undefined);
+      });
+    for (const [trusted, expected] of [
+      ['127.0.0.1', 'ready'],
+      ['10.0.0.1', 'closed 4403'],
+    ] as const) {
+      const homeDir = temp('hermes-home-');
+      writeFileSync(join(homeDir, 'config.yaml'), 'session:\n  auto_title: false\n');
+      const server = await startServer({ HERMES_HOME: homeDir, API_SERVER_KEY: KEY, HERMES_TRUSTED_PROXIES: trusted });
+      expect(await connect(server.url), `trusted ${trusted}`).toBe(expected);
+      server.child.kill('SIGTERM');
+      expect(await server.exited).toBe(0);
+    }
   });
 
   it('19.3 forwarded headers from a peer that is not a trusted proxy are ignored', async () => {

@@ -101,8 +101,12 @@ export interface ToolLocation {
 
 /** Approval choices (spec/core.md §12.4). */
 export type ApprovalChoice = 'once' | 'session' | 'always' | 'deny';
-/** What an approve callback returns. */
-export type ApprovalDecision = ApprovalChoice | { choice: ApprovalChoice; comment?: string };
+/**
+ * What an approve callback returns. A `deny` with `policy` was decided by the host's policy, not by a person (for
+ * example a request with no approval channel); `policy` says why, and the model is told that instead of "denied by
+ * the user".
+ */
+export type ApprovalDecision = ApprovalChoice | { choice: ApprovalChoice; comment?: string; policy?: string };
 /** What a clarify callback returns; `null` means the user declined. */
 export type ClarifyAnswer = string | string[] | null;
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Agent, AgentEvent, TurnResult } from '@hermes/core';
+import type { Agent, AgentEvent, ApprovalDecision, TurnResult } from '@hermes/core';
 import { redactSecrets } from '@hermes/core';
 import type { Context } from 'hono';
 import { stream } from 'hono/streaming';
@@ -36,6 +36,12 @@ const TOOL_EMOJI: Record<string, string> = {
   fetch: '🌐',
   other: '🔧',
 };
+
+/** The decision for a command needing approval on a request that has no approval channel. */
+export const NO_APPROVAL_CHANNEL = {
+  choice: 'deny',
+  policy: 'this API request has no approval channel, so commands that need approval are not run (no person was asked)',
+} as const satisfies ApprovalDecision;
 
 /** How long a settled completion id keeps answering `approval_not_active` (spec §13.7). */
 const APPROVAL_ID_RETENTION_MS = 3_600_000;
@@ -139,9 +145,10 @@ export async function handleChatCompletions(server: ServerContext, context: Cont
         notifyApproval?.();
       })
     : // Without an approval channel the agent is denied at once rather than stalling until the timeout (spec §13.7).
-      async () => 'deny' as const;
+      // Nobody was asked, so the model is told it was the server's policy, not the user.
+      async () => NO_APPROVAL_CHANNEL;
   const created = Math.floor(Date.now() / 1000);
-  const model = typeof body.model === 'string' && body.model !== '' ? body.model : settings.modelName;
+  const model = selection.display;
   const run = agent.runTurn(toTurnInput(conversation.input, conversation.systemText), {
     signal: controller.signal,
     ...(selection.spec ? { model: selection.spec } : {}),

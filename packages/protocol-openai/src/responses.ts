@@ -2,6 +2,7 @@ import type { Agent, AgentEvent, JsonValue, ResponseRecord, TurnResult } from '@
 import { redactSecrets } from '@hermes/core';
 import type { Context, Hono } from 'hono';
 import { stream } from 'hono/streaming';
+import { NO_APPROVAL_CHANNEL } from './chat-completions.js';
 import { ApiError, invalidField } from './http-error.js';
 import { hexId, newSessionId } from './ids.js';
 import { selectModel } from './model-selection.js';
@@ -23,6 +24,9 @@ function cut(value: string): string {
 }
 
 type Item = Record<string, unknown> & { id: string; type: string };
+
+/** The `server_label` of the `mcp_call` items that stand for the agent's own tool calls. */
+const SERVER_LABEL = 'hermes';
 
 /** Builds a response object (spec §14.4). */
 function responseObject(fields: {
@@ -129,7 +133,10 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
       .map((item) => (typeof item === 'string' ? { role: 'user', content: item } : (item as Record<string, unknown>)))
       .filter(
         (item) =>
-          !['reasoning', 'function_call', 'function_call_output', 'item_reference'].includes(String(item.type ?? '')),
+          // Tool items sent back by clients are display copies; the session's transcript carries the calls.
+          !['reasoning', 'function_call', 'function_call_output', 'item_reference', 'mcp_call'].includes(
+            String(item.type ?? ''),
+          ),
       ) as { role: unknown; content: unknown }[];
     let previous: ResponseRecord | null = null;
     if (typeof body.previous_response_id === 'string') {
@@ -148,7 +155,7 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
       instructions ? [instructions] : [],
     );
     const selection = selectModel(host, settings, body, settings.directModelRequests);
-    const model = typeof body.model === 'string' && body.model !== '' ? body.model : settings.modelName;
+    const model = selection.display;
     const responseId = hexId('resp_', 24);
     admission.checkCapacity();
     const placement = await placeTurn(host, previous, body.conversation_history, newSessionId());
@@ -226,7 +233,7 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
       signal: controller.signal,
       ...(selection.spec ? { model: selection.spec } : {}),
       ...(sessionKey !== undefined ? { memoryScope: sessionKey } : {}),
-      callbacks: { approve: async () => 'deny' as const },
+      callbacks: { approve: async () => NO_APPROVAL_CHANNEL },
     });
 
     // Item bookkeeping shared by both modes (spec §14.7).
@@ -341,46 +348,40 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
         }
         if (openReasoning) await closeReasoning();
       } else if (event.type === 'tool.start') {
+        // A tool the server runs itself is an `mcp_call` item, the Responses type for a tool executed on the
+        // server's side: clients show it and never run it themselves, unlike `function_call` (ADR 0010).
         const args = cut(JSON.stringify(event.args ?? {}));
         const item: Item = {
-          id: hexId('fc_', 24),
-          type: 'function_call',
+          id: hexId('mcp_', 24),
+          type: 'mcp_call',
           status: 'in_progress',
-          call_id: event.callId,
+          server_label: SERVER_LABEL,
           name: event.name,
           arguments: '',
+          output: null,
+          error: null,
         };
         output.push(item);
         calls.set(event.callId, item);
+        const base = { item_id: item.id, output_index: indexOf(item) };
         await emit({ type: 'response.output_item.added', output_index: indexOf(item), item: { ...item } });
+        await emit({ type: 'response.mcp_call.in_progress', ...base });
         item.arguments = args;
-        await emit({
-          type: 'response.function_call_arguments.delta',
-          item_id: item.id,
-          output_index: indexOf(item),
-          delta: args,
-        });
-        await emit({
-          type: 'response.function_call_arguments.done',
-          item_id: item.id,
-          output_index: indexOf(item),
-          arguments: args,
-        });
+        await emit({ type: 'response.mcp_call_arguments.delta', ...base, delta: args });
+        await emit({ type: 'response.mcp_call_arguments.done', ...base, arguments: args });
       } else if (event.type === 'tool.end') {
         const call = calls.get(event.callId);
         if (!call) return;
-        call.status = event.status === 'cancelled' ? 'incomplete' : 'completed';
+        const text = cut(redactSecrets(event.result));
+        const failed = event.status !== 'completed';
+        Object.assign(call, {
+          status: event.status === 'cancelled' ? 'incomplete' : failed ? 'failed' : 'completed',
+          output: text,
+          error: failed ? text : null,
+        });
+        const base = { item_id: call.id, output_index: indexOf(call) };
+        await emit({ type: failed ? 'response.mcp_call.failed' : 'response.mcp_call.completed', ...base });
         await emit({ type: 'response.output_item.done', output_index: indexOf(call), item: { ...call } });
-        const result: Item = {
-          id: hexId('fco_', 24),
-          type: 'function_call_output',
-          status: 'completed',
-          call_id: event.callId,
-          output: cut(redactSecrets(event.result)),
-        };
-        output.push(result);
-        await emit({ type: 'response.output_item.added', output_index: indexOf(result), item: { ...result } });
-        await emit({ type: 'response.output_item.done', output_index: indexOf(result), item: { ...result } });
       }
     };
     const finalize = async (result: TurnResult) => {

@@ -221,6 +221,8 @@ export class RunRegistry {
         switch (event.type) {
           case 'turn.start':
             if (run.status === 'queued') run.status = 'running';
+            // The route the turn really runs on, after the request's model and any session lock were applied.
+            if (event.model) Object.assign(run.runtime, { provider: event.model.provider, model: event.model.model });
             await store
               .update(run.id, { status: 'running', turnId: event.turnId, startedAt: Date.now() })
               .catch(() => undefined);
@@ -323,7 +325,8 @@ export class RunRegistry {
     await this.server.host.store.runs
       .update(run.id, {
         status: stored,
-        result: { ...fields, wire_status: status } as JsonValue,
+        // `wire_seq` is the terminal event's seq, so a resume from another process knows whether it was seen.
+        result: { ...fields, wire_status: status, wire_seq: run.nextSeq } as JsonValue,
         exitReason: result?.exitReason ?? null,
         error:
           status === 'failed' || status === 'interrupted' ? ({ message: String(fields.error) } as JsonValue) : null,
@@ -472,7 +475,7 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
     const record = await host.store.runs.create({
       id: runId,
       sessionId,
-      input: { fingerprint, model: (body.model as string | undefined) ?? null, body: body as JsonValue },
+      input: { fingerprint, model: selection.display, body: body as JsonValue },
       idempotencyKey: idempotencyKey ?? null,
       holder: host.holderId,
     });
@@ -504,8 +507,7 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
       throw error;
     }
     server.metrics.turns += 1;
-    const model = typeof body.model === 'string' && body.model !== '' ? body.model : settings.modelName;
-    const run = registry.register(runId, sessionId, model, selection);
+    const run = registry.register(runId, sessionId, selection.display, selection);
     registry.start(run, slot, async () => {
       const agent = await agentForSession(host, sessionId);
       const history = [
@@ -561,13 +563,20 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
         }
         const status = registry.statusObject(current, undefined);
         const stored = (current.result ?? {}) as Record<string, unknown>;
-        const { wire_status: _wire, ...fields } = stored;
-        await writer.frame({
-          event: `run.${String(status.status)}`,
-          run_id: runId,
-          timestamp: Date.now() / 1000,
-          ...fields,
-        });
+        const { wire_status: _wire, wire_seq: terminalSeq, ...fields } = stored;
+        const seq = typeof terminalSeq === 'number' ? terminalSeq : null;
+        // A client that already saw the terminal event (Last-Event-ID at or past it) gets nothing replayed.
+        if (after === null || seq === null || after < seq)
+          await writer.frame(
+            {
+              event: `run.${String(status.status)}`,
+              run_id: runId,
+              timestamp: Date.now() / 1000,
+              ...(seq === null ? {} : { seq }),
+              ...fields,
+            },
+            seq === null ? {} : { id: seq },
+          );
         await writer.comment('stream closed');
         await writer.finish();
         return;
@@ -603,6 +612,12 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
               await writer.finish();
               return;
             }
+          }
+          // A resume at or past the terminal event has nothing left to receive: close instead of waiting forever.
+          if (run.terminal && next >= run.nextSeq) {
+            await writer.comment('stream closed');
+            await writer.finish();
+            return;
           }
           await new Promise<void>((resolve) => {
             wake = resolve;

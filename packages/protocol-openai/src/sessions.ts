@@ -219,8 +219,7 @@ export function registerSessionRoutes(app: Hono, server: ServerContext, registry
       slot.release();
       throw error;
     }
-    const model = typeof body.model === 'string' && body.model !== '' ? body.model : server.settings.modelName;
-    const run = registry.register(runId, sessionId, model, selection);
+    const run = registry.register(runId, sessionId, selection.display, selection);
     if (streaming) run.coreLog = [];
     registry.start(run, slot, async () => {
       const agent = await agentForSession(host, sessionId, false);

@@ -30,8 +30,14 @@ describe('model selection', () => {
       settings: { modelRoutes: { fast: { model: 'scripted-fast', provider: 'scripted' } } },
       providers: [{ id: 'scripted-b', local: true, create: (route, fetch) => second.create(route, fetch) }],
     });
-    const gpt = await rig.client.chat.completions.create({ model: 'gpt-4o', messages: [user('hi')] });
-    expect(gpt.model).toBe('gpt-4o');
+    // A bare model this host does not know is refused, not silently answered by the default (issue 16.5, ADR 0010).
+    const gpt = await rig.client.chat.completions
+      .create({ model: 'gpt-4o', messages: [user('hi')] })
+      .catch((caught: unknown) => caught);
+    expect(gpt).toBeInstanceOf(OpenAI.NotFoundError);
+    expect((gpt as InstanceType<typeof OpenAI.NotFoundError>).code).toBe('model_not_found');
+    const advertised = await rig.client.chat.completions.create({ model: 'hermes-agent', messages: [user('hi')] });
+    expect(advertised.model).toBe('hermes-agent');
     expect(rig.host.model.calls).toHaveLength(1);
     await rig.client.chat.completions.create({
       model: 'other-model',

@@ -198,28 +198,35 @@ describe('responses', () => {
       'created',
       'in_progress',
       ...message,
+      // The tool ran on the server: one `mcp_call` item, never a `function_call` a client would run (ADR 0010).
       'output_item.added',
-      'function_call_arguments.delta',
-      'function_call_arguments.done',
-      'output_item.done',
-      'output_item.added',
+      'mcp_call.in_progress',
+      'mcp_call_arguments.delta',
+      'mcp_call_arguments.done',
+      'mcp_call.completed',
       'output_item.done',
       ...message,
       'completed',
     ]);
     const done = events.filter((event) => event.type === 'response.output_item.done');
     expect(done[0]?.item.phase).toBe('commentary');
-    expect(done[1]?.item).toMatchObject({ type: 'function_call', status: 'completed' });
     expect(
-      events.find((event) => event.type === 'response.output_item.added' && event.item.type === 'function_call')?.item
-        .arguments,
-    ).toBe('');
-    expect(events.find((event) => event.type === 'response.function_call_arguments.done')?.arguments).toBe(
+      events.find((event) => event.type === 'response.output_item.added' && event.item.type === 'mcp_call')?.item,
+    ).toMatchObject({ status: 'in_progress', arguments: '', output: null, server_label: 'hermes', name: 'test_echo' });
+    expect(events.find((event) => event.type === 'response.mcp_call_arguments.done')?.arguments).toBe(
       '{"text":"README.md"}',
     );
-    expect(done[2]?.item).toMatchObject({ type: 'function_call_output', output: 'README.md' });
-    expect(done[3]?.item.phase).toBe('final_answer');
-    expect(done.map((event) => event.output_index)).toEqual([0, 1, 2, 3]);
+    expect(done[1]?.item).toMatchObject({
+      type: 'mcp_call',
+      status: 'completed',
+      server_label: 'hermes',
+      name: 'test_echo',
+      arguments: '{"text":"README.md"}',
+      output: 'README.md',
+      error: null,
+    });
+    expect(done[2]?.item.phase).toBe('final_answer');
+    expect(done.map((event) => event.output_index)).toEqual([0, 1, 2]);
     const final = events.at(-1)?.response;
     expect(final.output.map((item: { id: string }) => item.id)).toEqual(done.map((event) => event.item.id));
   });
@@ -234,12 +241,7 @@ describe('responses', () => {
       .map((part) => (part.type === 'output_text' ? part.text : ''))
       .join('');
     expect(outputText).toBe('Checking. Done');
-    expect(final.output.map((item) => item.type)).toEqual([
-      'message',
-      'function_call',
-      'function_call_output',
-      'message',
-    ]);
+    expect(final.output.map((item) => item.type)).toEqual(['message', 'mcp_call', 'message']);
     const retrieved = await rig.client.responses.retrieve(final.id);
     expect(retrieved.id).toBe(final.id);
   });

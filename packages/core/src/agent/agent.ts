@@ -1216,7 +1216,12 @@ export class AgentCore implements Agent {
     if (answer.kind === 'error') return resolved('deny', 'error', false, 'the approval callback failed');
     const decision = answer.value;
     const choice: ApprovalChoice = typeof decision === 'string' ? decision : decision.choice;
-    if (choice === 'deny') return resolved('deny', 'user', false, 'denied by the user');
+    if (choice === 'deny') {
+      const policy = typeof decision === 'string' ? undefined : decision.policy;
+      return policy === undefined
+        ? resolved('deny', 'user', false, 'denied by the user')
+        : resolved('deny', 'policy', false, `refused by policy: ${policy}`);
+    }
     if (choice === 'session' || choice === 'always')
       for (const key of detection.patternKeys) root.sessionGrants.add(key);
     if (choice === 'always') {

@@ -44,6 +44,27 @@ describe('approvals', () => {
     expect(result).toMatchObject({ outcome: 'completed', finalText: 'I will not delete it.' });
   });
 
+  it('a deny decided by policy (no person asked) tells the model so, never "denied by the user"', async () => {
+    const cwd = withBuild();
+    const host = await testHost({
+      script: [step(toolCall('terminal', { command: 'rm -rf build' }, 't1')), step(text('Understood.'))],
+    });
+    const agent = await host.newSession({ cwd });
+    const { events } = await collectTurn(
+      agent.runTurn(
+        { text: 'clean up' },
+        { callbacks: { approve: async () => ({ choice: 'deny', policy: 'this request has no approval channel' }) } },
+      ),
+    );
+    expect(existsSync(join(cwd, 'build'))).toBe(true);
+    expect(resolved(events)[0]).toMatchObject({ choice: 'deny', source: 'policy' });
+    const toolEnd = events.find((event) => event.type === 'tool.end');
+    expect(toolEnd).toMatchObject({ status: 'denied' });
+    const seen = JSON.stringify(host.model.calls[1]?.messages);
+    expect(seen).toContain('refused by policy: this request has no approval channel');
+    expect(seen).not.toContain('by the user');
+  });
+
   it('24. a session grant lets a second rm -r run without asking; a new session asks again', async () => {
     const cwd = withBuild();
     mkdirSync(join(cwd, 'dist'));

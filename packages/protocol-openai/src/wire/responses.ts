@@ -33,20 +33,16 @@ export const ResponseOutputItemSchema = z.discriminatedUnion('type', [
     type: z.literal('reasoning'),
     summary: z.array(z.object({ type: z.literal('summary_text'), text: z.string() })),
   }),
+  // A tool call the agent ran on the server (ADR 0010): `server_label` is `hermes`, `output` the result the model saw.
   z.object({
     id: z.string(),
-    type: z.literal('function_call'),
-    status: z.enum(['in_progress', 'completed', 'incomplete']),
-    call_id: z.string(),
+    type: z.literal('mcp_call'),
+    status: z.enum(['in_progress', 'completed', 'incomplete', 'failed']),
+    server_label: z.string(),
     name: z.string(),
     arguments: z.string(),
-  }),
-  z.object({
-    id: z.string(),
-    type: z.literal('function_call_output'),
-    status: z.enum(['in_progress', 'completed', 'incomplete']),
-    call_id: z.string(),
-    output: z.string(),
+    output: z.string().nullable(),
+    error: z.string().nullable(),
   }),
 ]);
 /** A Responses output item. */

@@ -1,0 +1,188 @@
+// Issue 16.5: the agent's own tool calls come back from /v1/responses in a form that real Responses clients show
+// and never run themselves (an `mcp_call` item, ADR 0010). Each client below runs against the real server over
+// HTTP with a scripted model that calls a tool, streaming and not.
+import { createOpenAI } from '@ai-sdk/openai';
+import { step, text, toolCall } from '@hermes/core/testing';
+import { Agent, tool as agentTool, OpenAIProvider, Runner, setTracingDisabled } from '@openai/agents';
+import { generateText, jsonSchema, streamText, tool } from 'ai';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { KEY, type Rig, startRig } from './harness.js';
+
+let rig: Rig | null = null;
+afterEach(async () => {
+  await rig?.close();
+  rig = null;
+});
+// The Agents SDK exports traces to OpenAI by default; tests never reach the internet.
+beforeAll(() => setTracingDisabled(true));
+
+const toolScript = () => [step(text('Checking. '), toolCall('test_echo', { text: 'README.md' })), step(text('Done'))];
+
+/** A client-side tool named like the server's: it must never be called, the server already ran it. */
+function clientSideEcho(calls: unknown[]) {
+  return tool({
+    description: 'Echoes a text.',
+    inputSchema: jsonSchema<{ text: string }>({
+      type: 'object',
+      properties: { text: { type: 'string' } },
+      required: ['text'],
+    }),
+    execute: async (input) => {
+      calls.push(input);
+      return 'client ran it';
+    },
+  });
+}
+
+describe('openai 6.x client', () => {
+  it('create: the server-run tool is an mcp_call item with its output', async () => {
+    rig = await startRig({ script: toolScript() });
+    const response = await rig.client.responses.create({ model: 'hermes-agent', input: 'list files' });
+    expect(response.output_text).toBe('Checking. Done');
+    expect(response.output.map((item) => item.type)).toEqual(['message', 'mcp_call', 'message']);
+    const call = response.output[1];
+    expect(call).toMatchObject({
+      type: 'mcp_call',
+      server_label: 'hermes',
+      name: 'test_echo',
+      arguments: '{"text":"README.md"}',
+      output: 'README.md',
+      error: null,
+      status: 'completed',
+    });
+    expect(rig.host.model.calls).toHaveLength(2);
+  });
+
+  it('stream: the accumulated and the event-by-event views agree', async () => {
+    rig = await startRig({ script: [...toolScript(), ...toolScript()] });
+    const final = await rig.client.responses.stream({ model: 'hermes-agent', input: 'list files' }).finalResponse();
+    expect(final.output.map((item) => item.type)).toEqual(['message', 'mcp_call', 'message']);
+    const stream = await rig.client.responses.create({ model: 'hermes-agent', input: 'again', stream: true });
+    const types: string[] = [];
+    for await (const event of stream) types.push(event.type);
+    expect(types).toContain('response.mcp_call.completed');
+    expect(types.some((type) => type.startsWith('response.function_call'))).toBe(false);
+    expect(types.at(-1)).toBe('response.completed');
+  });
+});
+
+describe('AI SDK @ai-sdk/openai .responses()', () => {
+  it('generateText: the call is provider-executed, its result shown, and the client tool never runs', async () => {
+    rig = await startRig({ script: toolScript() });
+    const openai = createOpenAI({ baseURL: `${rig.base}/v1`, apiKey: KEY });
+    const calls: unknown[] = [];
+    const result = await generateText({
+      model: openai.responses('hermes-agent'),
+      prompt: 'list files',
+      tools: { test_echo: clientSideEcho(calls) },
+    });
+    expect(result.text).toContain('Done');
+    expect(calls).toEqual([]);
+    expect(result.steps).toHaveLength(1);
+    const toolCalls = result.toolCalls;
+    expect(toolCalls).toHaveLength(1);
+    expect(toolCalls[0]).toMatchObject({ toolName: 'mcp.test_echo', providerExecuted: true, dynamic: true });
+    expect(result.toolResults[0]).toMatchObject({
+      toolName: 'mcp.test_echo',
+      output: { type: 'call', serverLabel: 'hermes', name: 'test_echo', output: 'README.md' },
+    });
+    expect(rig.host.model.calls).toHaveLength(2);
+  });
+
+  it('a follow-up turn that sends the provider-executed call back is accepted', async () => {
+    rig = await startRig({ script: [...toolScript(), step(text('You are welcome.')), step(text('You are welcome.'))] });
+    const openai = createOpenAI({ baseURL: `${rig.base}/v1`, apiKey: KEY });
+    const first = await generateText({ model: openai.responses('hermes-agent'), prompt: 'list files' });
+    for (const store of [true, false]) {
+      const second = await generateText({
+        model: openai.responses('hermes-agent'),
+        messages: [
+          { role: 'user', content: 'list files' },
+          ...first.response.messages,
+          { role: 'user', content: 'thanks' },
+        ],
+        providerOptions: { openai: { store } },
+      });
+      expect(second.text, `store: ${store}`).toBe('You are welcome.');
+    }
+  });
+
+  it('streamText: no error part, the same provider-executed call, and the text', async () => {
+    rig = await startRig({ script: toolScript() });
+    const openai = createOpenAI({ baseURL: `${rig.base}/v1`, apiKey: KEY });
+    const calls: unknown[] = [];
+    const result = streamText({
+      model: openai.responses('hermes-agent'),
+      prompt: 'list files',
+      tools: { test_echo: clientSideEcho(calls) },
+    });
+    const parts: { type: string; [key: string]: unknown }[] = [];
+    for await (const part of result.fullStream) parts.push(part as never);
+    expect(parts.filter((part) => part.type === 'error')).toEqual([]);
+    expect(await result.text).toBe('Checking. Done');
+    expect(await result.finishReason).toBe('stop');
+    expect(calls).toEqual([]);
+    expect(parts.find((part) => part.type === 'tool-call')).toMatchObject({
+      toolName: 'mcp.test_echo',
+      providerExecuted: true,
+    });
+    expect(parts.find((part) => part.type === 'tool-result')).toMatchObject({
+      toolName: 'mcp.test_echo',
+      output: { output: 'README.md' },
+    });
+  });
+});
+
+describe('@openai/agents 0.20.0', () => {
+  const runnerFor = (base: string) =>
+    new Runner({ modelProvider: new OpenAIProvider({ baseURL: `${base}/v1`, apiKey: KEY, useResponses: true }) });
+
+  it('run: the server-run call is a hosted tool call, the agent finishes, and its own tool never runs', async () => {
+    rig = await startRig({ script: toolScript() });
+    const calls: unknown[] = [];
+    const agent = new Agent({
+      name: 'hermes',
+      model: 'hermes-agent',
+      tools: [
+        agentTool({
+          name: 'test_echo',
+          description: 'Echoes a text.',
+          parameters: z.object({ text: z.string() }),
+          execute: async (input) => {
+            calls.push(input);
+            return 'client ran it';
+          },
+        }),
+      ],
+    });
+    const result = await runnerFor(rig.base).run(agent, 'list files');
+    expect(result.finalOutput).toContain('Done');
+    expect(calls).toEqual([]);
+    const hosted = result.newItems.map((item) => item.rawItem).find((raw) => raw.type === 'hosted_tool_call');
+    expect(hosted).toMatchObject({ type: 'hosted_tool_call', name: 'mcp_call', output: 'README.md' });
+    expect(rig.host.model.calls).toHaveLength(2);
+  });
+
+  it("a follow-up run over the first run's history (with the hosted call in it) is accepted", async () => {
+    rig = await startRig({ script: [...toolScript(), step(text('You are welcome.'))] });
+    const agent = new Agent({ name: 'hermes', model: 'hermes-agent' });
+    const runner = runnerFor(rig.base);
+    const first = await runner.run(agent, 'list files');
+    const second = await runner.run(agent, [...first.history, { role: 'user', content: 'thanks' }]);
+    expect(second.finalOutput).toBe('You are welcome.');
+  });
+
+  it('run with stream: true, and an agent with no tools at all (the "Tool terminal not found" case)', async () => {
+    rig = await startRig({ script: toolScript() });
+    const agent = new Agent({ name: 'hermes', model: 'hermes-agent' });
+    const result = await runnerFor(rig.base).run(agent, 'list files', { stream: true });
+    const events: string[] = [];
+    for await (const event of result) events.push(event.type);
+    await result.completed;
+    expect(result.error).toBeNull();
+    expect(result.finalOutput).toContain('Done');
+    expect(events).toContain('run_item_stream_event');
+    expect(result.newItems.some((item) => item.rawItem.type === 'hosted_tool_call')).toBe(true);
+  });
+});
