@@ -28,6 +28,28 @@ function notFound(path: string): Error {
   return Object.assign(new Error(`File not found: ${path}`), { code: 'ENOENT' });
 }
 
+/** A missing file in the text of a generic client error: Node's errno name or its message. */
+const MISSING_FILE_TEXT = /\bENOENT\b|no such file or directory/i;
+
+/**
+ * True when a client's error answer to `fs/read_text_file` means the file does not exist: `-32002`
+ * (resource not found), or a generic error whose message or data names ENOENT, which is how a
+ * client answers when its handler lets the file system's error escape (acpx before 0.19, and any
+ * client on the SDK's default error mapping: `-32603` with `data.details` holding the message).
+ */
+export function isMissingFileError(error: unknown): boolean {
+  if (!(error instanceof RequestError)) return false;
+  if (error.code === -32002) return true;
+  if (error.code !== -32603) return false;
+  let data = '';
+  try {
+    data = JSON.stringify(error.data ?? null);
+  } catch {
+    data = '';
+  }
+  return MISSING_FILE_TEXT.test(error.message) || MISSING_FILE_TEXT.test(data);
+}
+
 /**
  * The per-connection file-access seam (§12.2): reads and writes go to the client when it
  * advertises `fs`, otherwise to `local` (the core's disk access); edit approval happens before
@@ -50,7 +72,7 @@ export function createClientFileAccess(context: SeamContext, local: FileAccess):
       );
       return response.content;
     } catch (error) {
-      if (error instanceof RequestError && error.code === -32002) throw notFound(input.path);
+      if (isMissingFileError(error)) throw notFound(input.path);
       throw error instanceof Error ? error : new Error(String(error));
     }
   };

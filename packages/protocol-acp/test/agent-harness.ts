@@ -120,6 +120,12 @@ export async function startAgent(
     capabilities?: ClientCapabilities;
     env?: Record<string, string>;
     nodeArguments?: string[];
+    /**
+     * How `fs/read_text_file` answers for a missing file: `resource-not-found` (-32002, the
+     * default) or `fs-error`, letting the file system's ENOENT error escape the handler so the
+     * SDK answers a generic -32603, as acpx did.
+     */
+    missingFile?: 'resource-not-found' | 'fs-error';
   } = {},
 ): Promise<AgentProcess> {
   const environment: Record<string, string | undefined> = {
@@ -298,7 +304,8 @@ export async function startAgent(
         const { readFile } = await import('node:fs/promises');
         try {
           text = await readFile(params.path, 'utf8');
-        } catch {
+        } catch (error) {
+          if (options.missingFile === 'fs-error') throw error;
           const { RequestError } = await import('@agentclientprotocol/sdk/unstable');
           throw RequestError.resourceNotFound(params.path);
         }

@@ -41,10 +41,14 @@ export async function openRun(
     capabilities?: ClientCapabilities;
     fixture?: Parameters<typeof createFixture>[0];
     mode?: 'default' | 'accept-edits' | 'yolo';
+    missingFile?: 'resource-not-found' | 'fs-error';
   } = {},
 ): Promise<Run> {
   const fixture = await fixtureFor({ ...options.fixture, script: options.script ?? [] });
-  const agent = await agentOn(fixture, { capabilities: options.capabilities ?? {} });
+  const agent = await agentOn(fixture, {
+    capabilities: options.capabilities ?? {},
+    ...(options.missingFile ? { missingFile: options.missingFile } : {}),
+  });
   await initialize(agent, options.capabilities ?? {});
   const session = await agent.agent.request('session/new', { cwd: fixture.project, mcpServers: [] });
   if (options.mode && options.mode !== 'default') {
