@@ -1,10 +1,17 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { step, text, toolCall } from '@hermes/core/testing';
+import { startScriptedOpenAIServer, step, text, toolCall } from '@hermes/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HERMES_TUI_METHODS, OWNED_BY_OTHER_ITEMS } from './fixtures/hermes-tui-methods.js';
-import { createFixture, type GatewayFixture } from './support/client.js';
+import {
+  createFixture,
+  createWebSocketFixture,
+  type Frame,
+  type GatewayFixture,
+  spawnGateway,
+  type TestClient,
+} from './support/client.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -87,6 +94,52 @@ describe('the Hermes TUI method set (issue 16.1)', () => {
     expect((await client.result('voice.toggle', { action: 'on' })).enabled).toBe(false);
     expect((await client.result('wake.status', {})).available).toBe(false);
     expect((await client.call('config.set', { key: 'skin', value: 'ares' })).error.code).toBe(4090);
+  });
+});
+
+/** The TUI's start-up requests after gateway.ready, then a `!pwd` escape and one prompt. */
+async function replayStartup(client: TestClient): Promise<{ sid: string; shell: Frame }> {
+  await client.result('commands.catalog', {});
+  await client.result('setup.status', {});
+  const created = await client.result('session.create', { cols: 100 });
+  const sid = created.session_id as string;
+  await client.result('config.get', { key: 'mtime' });
+  await client.result('config.get', { key: 'full' });
+  await client.result('session.control.read', { session_id: sid });
+  await client.result('subagent.list', { session_id: sid });
+  await client.result('process.list', { session_id: sid });
+  await client.result('session.active_list', { current_session_id: sid });
+  await client.result('pet.info.meta');
+  await client.result('wake.start', { surface: 'tui' });
+  const shell = await client.call('shell.exec', { command: 'pwd' });
+  const drop = await client.result('input.detect_drop', { session_id: sid, text: 'hello there' });
+  expect(drop.matched).toBe(false);
+  await client.result('prompt.submit', { session_id: sid, text: 'hello there' });
+  await client.event('message.complete', sid, () => true, 20_000);
+  return { sid, shell };
+}
+
+describe('start-up replay over real wires', () => {
+  it('`hermes gateway` over stdio: no error frame, every stdout line a frame, !pwd runs', async () => {
+    const server = await startScriptedOpenAIServer({ script: [step(text('hi'))], apiKey: 'test-key' });
+    cleanups.push(() => server.close());
+    const gateway = spawnGateway(server.baseURL);
+    cleanups.push(() => gateway.dispose());
+    await gateway.client.waitFor((frame) => frame.params?.type === 'gateway.ready', 20_000);
+    const { shell } = await replayStartup(gateway.client);
+    expect(shell.result).toMatchObject({ code: 0 });
+    expect(gateway.client.frames.filter((frame) => frame.error !== undefined)).toEqual([]);
+    expect(gateway.client.frames.filter((frame) => 'unparsable' in frame)).toEqual([]);
+  });
+
+  it('a real WebSocket client: the same traffic, with the shell escape refused by default (4091)', async () => {
+    const web = await createWebSocketFixture({ script: [step(text('hi'))] });
+    cleanups.push(() => web.dispose());
+    const client = await web.open();
+    const { shell } = await replayStartup(client);
+    expect(shell.error.code).toBe(4091);
+    const errors = client.frames.filter((frame) => frame.error !== undefined);
+    expect(errors).toHaveLength(1);
   });
 });
 
