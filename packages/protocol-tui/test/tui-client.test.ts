@@ -329,6 +329,30 @@ describe('composer helpers', () => {
   });
 });
 
+describe('prompt.btw', () => {
+  it('answers a side question from a snapshot of the conversation and leaves the session alone', async () => {
+    const gateway = await fixture({ script: [step(text('the capital is Paris')), step(text('side: Paris'))] });
+    const client = await gateway.connect();
+    const created = await client.result('session.create', {});
+    const sid = created.session_id;
+    await client.result('prompt.submit', { session_id: sid, text: 'capital of France?' });
+    await client.event('message.complete', sid);
+    const started = await client.result('prompt.btw', { session_id: sid, text: 'which country was that?' });
+    expect(started.task_id).toMatch(/^btw_[0-9a-f]{6}$/);
+    const done = await client.event('btw.complete', sid);
+    expect(done.payload).toEqual({ task_id: started.task_id, text: 'side: Paris' });
+    const sideCall = JSON.stringify(gateway.host.model.calls[1]?.messages);
+    expect(sideCall).toContain('capital of France?');
+    expect(sideCall).toContain('the capital is Paris');
+    expect(sideCall).toContain('which country was that?');
+    const history = await client.result('session.history', { session_id: sid });
+    expect(history.messages.map((message: { text?: string }) => message.text)).toEqual([
+      'capital of France?',
+      'the capital is Paris',
+    ]);
+  });
+});
+
 describe('model keys and tools', () => {
   it('model.save_key stores the provider key in HERMES_HOME/.env and model.disconnect removes it', async () => {
     const gateway = await fixture();

@@ -1,4 +1,5 @@
 import type { TuiClientMethodParamsSchemas } from '../wire/schemas/tui-client-methods.js';
+import { promptBtw } from './btw-method.js';
 import type { MethodHandler } from './context.js';
 import { modelDisconnect, modelSaveKey } from './model-key-methods.js';
 import { rollbackDiff, rollbackList, rollbackRestore } from './rollback-methods.js';
@@ -39,7 +40,7 @@ export const TUI_CLIENT_HANDLERS: Record<keyof typeof TuiClientMethodParamsSchem
   'session.save': sessionSave,
   'session.redo': unavailableFeature('redo of an undone exchange'),
   'session.control.read': sessionControlRead,
-  'prompt.btw': unavailableFeature('/btw side questions'),
+  'prompt.btw': promptBtw,
   'model.save_key': modelSaveKey,
   'model.disconnect': modelDisconnect,
   'rollback.list': rollbackList,
