@@ -22,7 +22,7 @@ describe('dispatch (§12 checks 8–14)', () => {
     client.send({ id: { k: 1 }, method: 'ping' });
     client.send({ id: 'y', method: 'ping', params: [1] });
     client.send({ id: 'z', method: 'no.such' });
-    client.send({ id: 'w', method: 'session.delete', params: {} });
+    client.send({ id: 'w', method: 'session.set_hidden', params: {} });
     await client.waitFor((frame) => frame.id === 'w');
     const replies = client.frames.slice(1);
     expect(replies[0]).toMatchObject({ id: null, error: { code: -32600 } });
@@ -30,7 +30,10 @@ describe('dispatch (§12 checks 8–14)', () => {
     expect(replies[2]).toMatchObject({ id: null, error: { code: -32600 } });
     expect(replies[3]).toMatchObject({ id: 'y', error: { code: -32602 } });
     expect(replies[4]).toMatchObject({ id: 'z', error: { code: -32601, message: 'unknown method: no.such' } });
-    expect(replies[5]).toMatchObject({ id: 'w', error: { code: -32601, message: 'unknown method: session.delete' } });
+    expect(replies[5]).toMatchObject({
+      id: 'w',
+      error: { code: -32601, message: 'unknown method: session.set_hidden' },
+    });
   });
 
   it('9. unknown keys answer 4000 with data.unknown_keys before handler codes; then 4006', async () => {

@@ -93,6 +93,16 @@ export interface AgentHost {
   /** Throws invalid_model_spec / unknown_provider / missing_credentials. */
   resolveModel(spec: string): import('../types.js').ModelRoute & { contextWindow: number };
   listModels(): ModelOption[];
+  /**
+   * Saves an API key for a provider as its key variable in HERMES_HOME/.env, usable at once.
+   * Throws `unknown_provider`, or `invalid_input` when the provider reads no key variable.
+   */
+  saveProviderKey(provider: string, apiKey: string): Promise<{ provider: string; variable: string }>;
+  /**
+   * Blanks a provider's key variable in HERMES_HOME/.env. `present` stays true when the key also
+   * comes from elsewhere (the process environment or config.yaml), which this cannot change.
+   */
+  removeProviderKey(provider: string): Promise<{ provider: string; variable: string | null; present: boolean }>;
   /** File checkpoints taken before each file-tool write, for rollback (ADR 0006). */
   readonly checkpoints: FileCheckpointStore;
   /** The user's own OpenAI-compatible providers (`custom` when configured, then `providers:` entries). */
@@ -378,6 +388,21 @@ class HostImpl implements HostContext {
 
   lookupEnv(name: string): string | undefined {
     return this.loaded.lookup(name);
+  }
+
+  async saveProviderKey(provider: string, apiKey: string): Promise<{ provider: string; variable: string }> {
+    const status = this.catalog.keyStatus(provider);
+    if (status.variable === null)
+      throw new HermesError('invalid_input', `Provider '${status.provider}' does not read an API key variable`);
+    await this.storeSecret(status.variable, apiKey.trim());
+    return { provider: status.provider, variable: status.variable };
+  }
+
+  async removeProviderKey(provider: string): Promise<{ provider: string; variable: string | null; present: boolean }> {
+    const status = this.catalog.keyStatus(provider);
+    if (status.variable !== null && this.loaded.dotenv[status.variable] !== undefined)
+      await this.storeSecret(status.variable, '');
+    return this.catalog.keyStatus(provider);
   }
 
   subscribe(listener: (event: HostEvent) => void): () => void {

@@ -67,6 +67,11 @@ export interface ProviderCatalog {
   defaultProvider(): string | null;
   /** Creates the model of a resolved route, with the catalog's `fetch` unless one is given. */
   createModel(route: ResolvedRoute, fetch?: typeof globalThis.fetch): LanguageModelV3;
+  /**
+   * Where a provider's API key comes from: the variable it reads (null when it reads none) and
+   * whether a key is set now. Throws `unknown_provider`.
+   */
+  keyStatus(provider: string): { provider: string; variable: string | null; present: boolean };
   /** The adapter of a provider id or alias. */
   adapter(id: string): ProviderAdapter | undefined;
   /** Every provider id: built-ins, named endpoints and registered adapters. */
@@ -406,6 +411,11 @@ export function createProviderCatalog(
   return {
     resolve,
     parse,
+    keyStatus(provider) {
+      const entry = requireEntry(provider);
+      const resolution = keyOf(entry);
+      return { provider: entry.id, variable: resolution.variable, present: resolution.key !== null };
+    },
     defaultSpec: () => computeDefault().spec,
     defaultProvider: () => computeDefault().provider,
 

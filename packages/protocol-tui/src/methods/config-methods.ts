@@ -4,6 +4,7 @@ import { gitBranch } from '../git-branch.js';
 import type { LiveSession } from '../live-session.js';
 import { ErrorCode } from '../wire/index.js';
 import { fail, type MethodContext, stringParam } from './context.js';
+import { displayConfigGet, displayConfigSet } from './display-config.js';
 import { mcpRevision } from './runtime-methods.js';
 import { directoryOrNull } from './session-methods.js';
 
@@ -39,6 +40,8 @@ function mtime(context: MethodContext): number {
 export function configGet(context: MethodContext) {
   const key = stringParam(context.params, 'key');
   if (!key) fail(ErrorCode.invalidValue, 'key is required');
+  const display = displayConfigGet(context, key);
+  if (display) return display;
   if (!KEYS.includes(key)) fail(ErrorCode.invalidValue, `unknown config key: ${key}`);
   const { gateway } = context;
   const session = liveSession(context);
@@ -77,8 +80,10 @@ export async function configSet(context: MethodContext) {
   const { gateway, params } = context;
   const key = stringParam(params, 'key');
   if (!key) fail(ErrorCode.invalidValue, 'key is required');
-  if (!KEYS.includes(key) || key === 'mtime') fail(ErrorCode.invalidValue, `unknown config key: ${key}`);
   const value = 'value' in params ? params.value : '';
+  const display = await displayConfigSet(context, key, value);
+  if (display) return display;
+  if (!KEYS.includes(key) || key === 'mtime') fail(ErrorCode.invalidValue, `unknown config key: ${key}`);
   const invalid = () =>
     fail(
       ErrorCode.invalidValue,
@@ -123,7 +128,8 @@ export async function configSet(context: MethodContext) {
       let next: boolean;
       if (value === true || value === 'on') next = true;
       else if (value === false || value === 'off') next = false;
-      else if (value === 'toggle') next = !gateway.host.config.approvals.yolo;
+      // The TUI's /yolo sends no value: a toggle.
+      else if (value === 'toggle' || !('value' in params)) next = !gateway.host.config.approvals.yolo;
       else return invalid();
       const scope = scopeParam === 'global' ? 'global' : scopeParam ? 'session' : session ? 'session' : 'global';
       if (scope === 'session') {

@@ -40,6 +40,7 @@ import {
   sessionUndo,
   sessionUsage,
 } from './session-methods.js';
+import { TUI_CLIENT_HANDLERS } from './tui-client-table.js';
 
 export type { MethodContext, MethodHandler } from './context.js';
 
@@ -98,4 +99,5 @@ export const METHOD_HANDLERS: Record<MethodName, MethodHandler> = {
   'spawn_tree.save': spawnTreeSave,
   'spawn_tree.list': spawnTreeList,
   'spawn_tree.load': spawnTreeLoad,
+  ...TUI_CLIENT_HANDLERS,
 };

@@ -160,6 +160,7 @@ export async function sessionCreate(context: MethodContext) {
   return {
     session_id: created.runtimeId,
     stored_session_id: created.storedId,
+    session_key: created.storedId,
     message_count: messages.length,
     messages,
     info: gateway.info(created),

@@ -28,6 +28,14 @@ export const ErrorCode = {
   ordinalMismatch: 4030,
   noSuchProcess: 4044,
   profileNotFound: 4064,
+  /** A feature this host does not have (billing, voice, …; ADR 0006). */
+  featureUnavailable: 4090,
+  /** A feature this host has but configuration turns off here (`shell.exec` on WebSocket). */
+  featureDisabled: 4091,
+  checkpointNotFound: 4014,
+  liveSessionDelete: 4023,
+  sessionExportFailed: 5011,
+  rollbackFailed: 5021,
   sessionTooLarge: 4130,
   genericFailure: 5000,
   configSetFailed: 5001,

@@ -84,6 +84,8 @@ export const EventPayloadSchemas = {
     reason: z.enum(['resolved', 'timeout', 'interrupted', 'session_closed', 'shutdown']),
   }),
   'background.complete': z.object({ task_id: z.string(), text: z.string() }),
+  /** The answer of a `prompt.btw` side question (issue 16.1). */
+  'btw.complete': z.object({ task_id: z.string(), text: z.string() }),
   'subagent.spawn_requested': SubagentPayloadSchema,
   'subagent.start': SubagentPayloadSchema,
   'subagent.progress': SubagentPayloadSchema,

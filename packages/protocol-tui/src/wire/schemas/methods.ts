@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { OpenRequestSchema, SessionLiveInfoSchema, TranscriptMessageSchema, UsageSchema } from './shared.js';
+import { TUI_CLIENT_SLOW_METHODS, TuiClientMethodParamsSchemas } from './tui-client-methods.js';
 
 const sessionId = z.string();
 const any = z.unknown();
@@ -163,6 +164,7 @@ export const MethodParamsSchemas = {
     limit: z.number().int().min(1).optional(),
   }),
   'spawn_tree.load': z.object({ path: z.string() }),
+  ...TuiClientMethodParamsSchemas,
 } as const;
 
 /** Names of every [v1] method. */
@@ -188,6 +190,7 @@ export const SLOW_METHODS: ReadonlySet<string> = new Set([
   'model.options',
   'reload.mcp',
   'process.list',
+  ...TUI_CLIENT_SLOW_METHODS,
 ]);
 
 /** True when `name` is a [v1] method. */
@@ -230,6 +233,8 @@ export const MethodResultSchemas = {
   'session.create': z.object({
     session_id: z.string(),
     stored_session_id: z.string(),
+    /** The durable key (the stored id) a client records to resume later. */
+    session_key: z.string(),
     message_count: z.number().int(),
     messages: z.array(TranscriptMessageSchema),
     info: SessionLiveInfoSchema,
