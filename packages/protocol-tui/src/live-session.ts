@@ -3,10 +3,12 @@ import type {
   AgentEvent,
   ApprovalRequest,
   ClarifyRequest,
+  ClientRequest,
   SecretRequest,
   SudoRequest,
   TurnResult,
 } from '@hermes/core';
+import { raiseClientRequest } from './client-requests.js';
 import type { GatewayConnection } from './connection.js';
 import type { GatewayCore } from './gateway-core.js';
 import type { OpenServerRequest } from './server-requests.js';
@@ -569,6 +571,7 @@ export class LiveSession {
         if (typeof value !== 'string' || value === '') throw new Error('declined');
         return { value };
       },
+      clientRequest: (request: ClientRequest, signal: AbortSignal) => raiseClientRequest(this, request, signal),
     };
   }
 }

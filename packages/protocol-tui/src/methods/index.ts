@@ -1,3 +1,4 @@
+import { CLIENT_REQUEST_METHODS } from '../client-requests.js';
 import type { MethodName } from '../wire/index.js';
 import { approvalPending, approvalRespond, clarifyLock, requestAnswer } from './answer-methods.js';
 import { cliExec, commandDispatch, commandResolve, commandsCatalog, slashExec } from './command-methods.js';
@@ -49,7 +50,10 @@ export const METHOD_HANDLERS: Record<MethodName, MethodHandler> = {
   'gateway.ping': () => ({ pong: true }),
   'client.capabilities': (context) => {
     context.connection.serverRequests = context.params.server_requests === true;
-    return { server_requests: ['approval', 'clarify', 'sudo', 'secret'], declines_not_shown: false };
+    return {
+      server_requests: ['approval', 'clarify', 'sudo', 'secret', ...CLIENT_REQUEST_METHODS],
+      declines_not_shown: false,
+    };
   },
   'session.create': sessionCreate,
   'session.resume': sessionResume,
