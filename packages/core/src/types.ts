@@ -175,6 +175,34 @@ export interface HostCallbacks {
   ) => Promise<ClarifyAnswer | { answers: Record<string, ClarifyAnswer> }>;
   sudo?: (request: SudoRequest, signal: AbortSignal) => Promise<{ value: string }>;
   secret?: (request: SecretRequest, signal: AbortSignal) => Promise<{ value: string }>;
+  /**
+   * Asks the session's client to do or answer something only it can (tui-gateway spec §6.4: read
+   * its terminal or window, act in its preview, run a tour, a login code, a vault unlock, a
+   * connection card). Resolves with the client's result object; rejects with a message when no
+   * client can answer (the tool then fails at once with that message). Absent: the tools that need
+   * it are not offered.
+   */
+  clientRequest?: (request: ClientRequest, signal: AbortSignal) => Promise<Record<string, unknown>>;
+}
+
+/** Methods a tool may send to the session's client through `HostCallbacks.clientRequest`. */
+export type ClientRequestMethod =
+  | 'terminal.read'
+  | 'window.read'
+  | 'preview.act'
+  | 'tour'
+  | 'vault.code'
+  | 'vault.unlock_prompt'
+  | 'connection';
+
+/** One request of a tool to the session's client. */
+export interface ClientRequest {
+  method: ClientRequestMethod;
+  /** The method's fields (without `session_id`, which the protocol adds). */
+  params: Record<string, JsonValue>;
+  sessionId: string;
+  turnId: string;
+  callId: string;
 }
 
 /** All timers of the core go through a Clock, so tests can drive them. */

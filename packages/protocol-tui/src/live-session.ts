@@ -3,12 +3,15 @@ import type {
   AgentEvent,
   ApprovalRequest,
   ClarifyRequest,
+  ClientRequest,
   SecretRequest,
   SudoRequest,
   TurnResult,
 } from '@hermes/core';
+import { raiseClientRequest } from './client-requests.js';
 import type { GatewayConnection } from './connection.js';
 import type { GatewayCore } from './gateway-core.js';
+import { contentWithImages } from './image-parts.js';
 import type { OpenServerRequest } from './server-requests.js';
 import { emptyUsage, usageOf } from './usage.js';
 
@@ -252,7 +255,10 @@ export class LiveSession {
       if (!switched.ok) this.emit('error', { message: `model switch failed: ${switched.error?.message ?? 'unknown'}` });
       else this.emit('session.info', this.gateway.info(this));
     }
-    const input: Parameters<Agent['runTurn']>[0] = { text: envelope.text };
+    const input: Parameters<Agent['runTurn']>[0] =
+      envelope.images.length > 0
+        ? { content: contentWithImages(envelope.text, envelope.images) }
+        : { text: envelope.text };
     if (envelope.hidden) input.persistAs = { text: envelope.text, displayKind: 'hidden' };
     else if (envelope.displayText !== undefined && envelope.displayText !== envelope.text)
       input.persistAs = { text: envelope.text, displayMetadata: { display_text: envelope.displayText } };
@@ -569,6 +575,7 @@ export class LiveSession {
         if (typeof value !== 'string' || value === '') throw new Error('declined');
         return { value };
       },
+      clientRequest: (request: ClientRequest, signal: AbortSignal) => raiseClientRequest(this, request, signal),
     };
   }
 }

@@ -1,3 +1,4 @@
+import type { ClientRequestMethod } from '@hermes/core';
 import type { GatewayConnection } from './connection.js';
 import { newServerRequestId } from './ids.js';
 import type { LiveSession } from './live-session.js';
@@ -15,7 +16,7 @@ export type WithdrawReason = 'resolved' | 'timeout' | 'interrupted' | 'session_c
 /** An open server request (§6.2). */
 export interface OpenServerRequest {
   id: string;
-  method: 'approval' | 'clarify' | 'sudo' | 'secret';
+  method: 'approval' | 'clarify' | 'sudo' | 'secret' | ClientRequestMethod;
   params: Record<string, unknown>;
   session: LiveSession;
   audience: Set<GatewayConnection>;

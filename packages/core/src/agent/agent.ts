@@ -683,13 +683,17 @@ export class AgentCore implements Agent {
     const toolsets = new Set(this.options.toolsets ?? settings.toolsets);
     const globallyDisabled = new Set(settings.tools.disabled);
     const hasClarify = Boolean(this.callbacks.clarify ?? this.host.callbacks.clarify);
+    const hasClientRequests = Boolean(this.callbacks.clientRequest ?? this.host.callbacks.clientRequest);
     const isSubagent = this.kind === 'subagent';
     return this.host.toolsForSession(this.sessionId).filter((tool) => {
       if (this.disabled.has(tool.name) || this.disabled.has(tool.toolset)) return false;
       const forced = this.enabledOverride.has(tool.name) || this.enabledOverride.has(tool.toolset);
       if (!forced && (!toolsets.has(tool.toolset) || globallyDisabled.has(tool.name))) return false;
       if (isSubagent && (tool.name === 'delegate_task' || tool.name === 'clarify')) return false;
-      if (tool.available && !tool.available({ sessionId: this.sessionId, source: this.source, hasClarify, isSubagent }))
+      if (
+        tool.available &&
+        !tool.available({ sessionId: this.sessionId, source: this.source, hasClarify, isSubagent, hasClientRequests })
+      )
         return false;
       return true;
     });
@@ -1099,6 +1103,12 @@ export class AgentCore implements Agent {
       requestApproval: (input) => this.requestApproval(turn, callId, input.command, input.cwd, signal),
       clarify: (input) => this.askClarify(turn, callId, input, signal),
       sudoPassword: (command) => this.askSudo(turn, callId, command, signal),
+      clientRequest: async (method, params) => {
+        const ask = this.callbacksFor(turn).clientRequest;
+        if (!ask)
+          throw new HermesError('not_supported', `this session has no client that can answer ${method} requests`);
+        return ask({ method, params, sessionId: this.sessionId, turnId: turn.turnId, callId }, signal);
+      },
       services: {
         todos: {
           get: () => [...this.todoList],

@@ -26,6 +26,7 @@ import { createSkillRegistry } from '../skills/registry.js';
 import type { SkillRegistry } from '../skills/types.js';
 import { openSqliteStore } from '../store/index.js';
 import type { SessionStore } from '../store/types.js';
+import { clientTools } from '../tools/client-tools.js';
 import {
   builtinTools,
   createLocalCommandRunner,
@@ -170,6 +171,8 @@ class HostImpl implements HostContext {
     this.catalog = createProviderCatalog(this.loaded, { providers: init.options.providers ?? [], fetch: this.fetch });
     this.tools = createToolRegistry();
     for (const tool of builtinTools()) this.tools.register(tool);
+    // Offered only to sessions whose host can reach a client (HostCallbacks.clientRequest).
+    for (const tool of clientTools()) this.tools.register(tool);
     for (const tool of init.options.tools ?? []) this.tools.register(tool);
     this.processes = createProcessRegistry({ clock: this.clock });
     this.commands = createCommandRegistry();

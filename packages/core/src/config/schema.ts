@@ -45,7 +45,15 @@ export const REASONING_EFFORTS = ['none', 'low', 'medium', 'high'] as const;
 export type ReasoningEffort = (typeof REASONING_EFFORTS)[number];
 
 /** The toolsets of v1, all enabled by default (spec/core.md §11.1). */
-export const DEFAULT_TOOLSETS: readonly string[] = ['file', 'terminal', 'web', 'interaction', 'delegation', 'mcp'];
+export const DEFAULT_TOOLSETS: readonly string[] = [
+  'file',
+  'terminal',
+  'web',
+  'interaction',
+  'delegation',
+  'mcp',
+  'client',
+];
 
 /** Default of `file.write_denylist` (spec/core.md §4.3). */
 export const DEFAULT_WRITE_DENYLIST: readonly string[] = ['~/.ssh/**', '**/.git/objects/**', '/etc/**'];

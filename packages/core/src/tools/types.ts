@@ -115,6 +115,14 @@ export interface ToolContext {
   }): Promise<ClarifyOutcome>;
   /** Asks for the sudo password when a command starts with sudo; null when declined or no callback. */
   sudoPassword(command: string): Promise<string | null>;
+  /**
+   * Sends a request to the session's client (`HostCallbacks.clientRequest`) and resolves with its
+   * result; rejects with a clear message when there is no such callback or no client can answer.
+   */
+  clientRequest(
+    method: import('../types.js').ClientRequestMethod,
+    params: Record<string, JsonValue>,
+  ): Promise<Record<string, unknown>>;
   /** Services provided by the agent for tools that need more than the above (todo, delegate_task). */
   services: ToolServices;
 }
@@ -157,7 +165,14 @@ export interface ToolDefinition<A = any> {
   interactive?: boolean;
   maxResultChars?: number;
   display?: (args: A, ctx: { cwd: string; homeDir?: string }) => { title: string; locations?: ToolLocation[] };
-  available?: (ctx: { sessionId: string; source: string; hasClarify: boolean; isSubagent: boolean }) => boolean;
+  available?: (ctx: {
+    sessionId: string;
+    source: string;
+    hasClarify: boolean;
+    isSubagent: boolean;
+    /** The session's host can send requests to its client (`HostCallbacks.clientRequest`). */
+    hasClientRequests?: boolean;
+  }) => boolean;
   execute(args: A, ctx: ToolContext): Promise<ToolResult>;
 }
 

@@ -114,6 +114,9 @@ export async function createTestToolContext(options: TestToolContextOptions = {}
     progress: (update) => {
       progress.push(update);
     },
+    async clientRequest(method) {
+      throw new Error(`this test context has no client that can answer ${method} requests`);
+    },
     async requestApproval(input) {
       approvalRequests.push(input);
       if (typeof options.approvals === 'function') return options.approvals(input);

@@ -1,12 +1,13 @@
+import { CLIENT_REQUEST_METHODS } from '../client-requests.js';
 import type { MethodName } from '../wire/index.js';
 import { approvalPending, approvalRespond, clarifyLock, requestAnswer } from './answer-methods.js';
+import { clipboardPaste } from './clipboard.js';
 import { cliExec, commandDispatch, commandResolve, commandsCatalog, slashExec } from './command-methods.js';
 import { configGet, configSet } from './config-methods.js';
 import type { MethodHandler } from './context.js';
 import { modelOptions } from './model-options.js';
 import { promptBackground, promptSubmit, sessionInterrupt, sessionSteer } from './prompt-methods.js';
 import {
-  clipboardPaste,
   delegationPause,
   delegationStatus,
   imageAttach,
@@ -50,7 +51,10 @@ export const METHOD_HANDLERS: Record<MethodName, MethodHandler> = {
   'gateway.ping': () => ({ pong: true }),
   'client.capabilities': (context) => {
     context.connection.serverRequests = context.params.server_requests === true;
-    return { server_requests: ['approval', 'clarify', 'sudo', 'secret'], declines_not_shown: false };
+    return {
+      server_requests: ['approval', 'clarify', 'sudo', 'secret', ...CLIENT_REQUEST_METHODS],
+      declines_not_shown: false,
+    };
   },
   'session.create': sessionCreate,
   'session.resume': sessionResume,

@@ -143,14 +143,6 @@ export async function processStop(context: MethodContext) {
   return { killed };
 }
 
-/** `clipboard.paste` (§4.5). */
-export function clipboardPaste(context: MethodContext) {
-  requireSession(context);
-  // Reading an image from a desktop clipboard needs a display server plus a helper utility; this
-  // gateway ships no such helper, so every host answers as headless (the spec's first branch).
-  return { attached: false, message: 'clipboard not available on this host' };
-}
-
 const IMAGE_SIGNATURES: [string, (bytes: Buffer) => boolean][] = [
   ['png', (bytes) => bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))],
   ['jpeg', (bytes) => bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff],

@@ -140,6 +140,7 @@ export async function sessionCreate(context: MethodContext) {
     clarify: (request, signal) => requireLive(session).callbacks().clarify(request, signal),
     sudo: (request, signal) => requireLive(session).callbacks().sudo(request, signal),
     secret: (request, signal) => requireLive(session).callbacks().secret(request, signal),
+    clientRequest: (request, signal) => requireLive(session).callbacks().clientRequest(request, signal),
   };
   options.callbacks = callbacksProxy;
   const agent = await gateway.host.newSession(options);
@@ -228,6 +229,7 @@ export async function sessionResume(context: MethodContext) {
         clarify: (request, signal) => requireLive(session).callbacks().clarify(request, signal),
         sudo: (request, signal) => requireLive(session).callbacks().sudo(request, signal),
         secret: (request, signal) => requireLive(session).callbacks().secret(request, signal),
+        clientRequest: (request, signal) => requireLive(session).callbacks().clientRequest(request, signal),
       },
     });
   } catch (error) {
