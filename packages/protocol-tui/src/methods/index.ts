@@ -40,6 +40,7 @@ import {
   sessionUndo,
   sessionUsage,
 } from './session-methods.js';
+import { skillsManage, skillsReload } from './skill-methods.js';
 
 export type { MethodContext, MethodHandler } from './context.js';
 
@@ -84,6 +85,8 @@ export const METHOD_HANDLERS: Record<MethodName, MethodHandler> = {
   'command.dispatch': commandDispatch,
   'slash.exec': slashExec,
   'cli.exec': cliExec,
+  'skills.manage': skillsManage,
+  'skills.reload': skillsReload,
   'reload.mcp': reloadMcp,
   'reload.env': reloadEnv,
   'process.list': processList,
