@@ -29,6 +29,7 @@ import type { ToolCallIds } from './history-replay.js';
 import { convertPrompt } from './prompt-content.js';
 import { firstLine, isAbortError } from './request-errors.js';
 import { configOptions, type ReasoningEffortValue, type SessionModeId } from './session-config.js';
+import { skillCommands, skillTurnInput } from './skill-commands.js';
 import { completionContent, completionStatus, planEntries, rawOutputOf, runningContent } from './tool-rendering.js';
 
 /** Released after this long at most when a cancelled turn stops its client terminals (§7.1). */
@@ -171,7 +172,10 @@ export class AcpSession {
   async sendSetupUpdates(options: { title: boolean }): Promise<void> {
     void this.send({
       sessionUpdate: 'available_commands_update',
-      availableCommands: this.#availableCommands(),
+      availableCommands: [
+        ...this.#availableCommands(),
+        ...(await skillCommands(this.#environment.host, this.agent.cwd)),
+      ],
     });
     void this.sendUsageSnapshot();
     const title = this.agent.title();
@@ -258,10 +262,15 @@ export class AcpSession {
     this.currentTurn = turn;
     try {
       const converted = await convertPrompt(prompt, { files: this.#environment.files, sessionId: this.sessionId });
+      const skill =
+        first?.type === 'text'
+          ? await skillTurnInput(this.#environment.host, this.agent.cwd, first.text, converted)
+          : null;
       const run = this.agent.runTurn(
-        converted.persistAs
-          ? { content: converted.content, persistAs: converted.persistAs }
-          : { content: converted.content },
+        skill ??
+          (converted.persistAs
+            ? { content: converted.content, persistAs: converted.persistAs }
+            : { content: converted.content }),
         { signal: turn.controller.signal },
       );
       try {

@@ -16,6 +16,7 @@ import { RunRegistry, registerRunsRoutes } from './runs.js';
 import { ApprovalRegistry, type ServerContext } from './server-context.js';
 import { registerSessionRoutes } from './sessions.js';
 import { type ApiServerSettings, resolveApiServerSettings } from './settings.js';
+import { registerSkillRoutes } from './skills-routes.js';
 import { TurnAdmission } from './turn-admission.js';
 
 /** Options of {@link createOpenAIApp}. */
@@ -97,6 +98,7 @@ export function createOpenAIApp(options: OpenAIAppOptions): OpenAIApp {
   registerResponsesRoutes(app, server);
   registerRunsRoutes(app, server, runs);
   registerSessionRoutes(app, server, runs);
+  registerSkillRoutes(app, server);
 
   app.notFound((context) => errorResponse(context, new ApiError(404, 'not_found', `Not found: ${context.req.path}`)));
   app.onError((error, context) => {

@@ -28,6 +28,8 @@ const ENDPOINTS: Record<string, [string, string]> = {
   session_fork: ['POST', '/api/sessions/{session_id}/fork'],
   session_chat: ['POST', '/api/sessions/{session_id}/chat'],
   session_chat_stream: ['POST', '/api/sessions/{session_id}/chat/stream'],
+  skills: ['GET', '/v1/skills'],
+  toolsets: ['GET', '/v1/toolsets'],
 };
 
 /** Health, models, model options and capabilities (spec §15 to §18). */
@@ -197,6 +199,7 @@ export function registerInfoRoutes(app: Hono, server: ServerContext): void {
         session_continuity_header: 'X-Hermes-Session-Id',
         session_key_header: 'X-Hermes-Session-Key',
         cors: settings.corsOrigins.length > 0,
+        skills_api: true,
       },
       endpoints: Object.fromEntries(
         Object.entries(ENDPOINTS).map(([name, [method, path]]) => [name, { method, path }]),

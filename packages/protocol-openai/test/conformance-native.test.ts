@@ -377,9 +377,11 @@ describe('cross-cutting', () => {
     expect(capabilities.object).toBe('hermes.api_server.capabilities');
     expect(capabilities.auth).toEqual({ type: 'bearer', required: true });
     expect(capabilities.features.reasoning_streaming).toBe(false);
-    for (const key of ['session_model_lock', 'skills_api', 'browser_extension_control'])
+    for (const key of ['session_model_lock', 'browser_extension_control'])
       expect(key in capabilities.features).toBe(false);
-    expect(Object.keys(capabilities.endpoints)).toHaveLength(24);
+    // The 24 [v1] routes plus /v1/skills and /v1/toolsets, which ship with `skills_api` (spec §17, §24).
+    expect(capabilities.features.skills_api).toBe(true);
+    expect(Object.keys(capabilities.endpoints)).toHaveLength(26);
     for (const endpoint of Object.values(capabilities.endpoints) as { method: string; path: string }[]) {
       if (endpoint.method !== 'GET' || endpoint.path.includes('{')) continue;
       expect((await rig.raw(endpoint.path)).status).not.toBe(404);

@@ -12,6 +12,7 @@ import { raiseClientRequest } from './client-requests.js';
 import type { GatewayConnection } from './connection.js';
 import type { GatewayCore } from './gateway-core.js';
 import { contentWithImages } from './image-parts.js';
+import { expandSkillText } from './methods/skill-methods.js';
 import type { OpenServerRequest } from './server-requests.js';
 import { emptyUsage, usageOf } from './usage.js';
 
@@ -262,6 +263,9 @@ export class LiveSession {
     if (envelope.hidden) input.persistAs = { text: envelope.text, displayKind: 'hidden' };
     else if (envelope.displayText !== undefined && envelope.displayText !== envelope.text)
       input.persistAs = { text: envelope.text, displayMetadata: { display_text: envelope.displayText } };
+    // §4.4 step 7: a typed skill command reaches the model as the expanded skill message.
+    if (!envelope.hidden && envelope.displayText === undefined)
+      Object.assign(input, (await expandSkillText(this.gateway.host, this.agent.cwd, envelope.text))?.input ?? {});
     let result: TurnResult;
     try {
       const run = this.agent.runTurn(input, { signal: abort.signal });

@@ -63,6 +63,8 @@ class InteractiveChat {
   #working = false;
   #turn: { run: TurnRun; interruptRequested: boolean } | null = null;
   readonly #queue: string[] = [];
+  /** Skill commands offered by Tab completion, read when the chat starts. */
+  #skillCommands: string[] = [];
   readonly #questions: PendingQuestion[] = [];
   #exiting = false;
   #finish: () => void = () => {};
@@ -91,6 +93,11 @@ class InteractiveChat {
     recap: string[] = [],
   ): Promise<void> {
     const terminal = input.isTTY === true && outputStream.isTTY === true;
+    // Read before the first prompt so Tab offers the skills at once; a bad skill file is only logged.
+    this.#skillCommands = await this.#host.skills
+      .list({ cwd: this.#agent.cwd })
+      .then((skills) => skills.map((skill) => skill.command))
+      .catch(() => []);
     const readline = createInterface({
       input,
       output: outputStream,
@@ -144,6 +151,7 @@ class InteractiveChat {
   #complete(line: string): [string[], string] {
     if (!line.startsWith('/') || /\s/.test(line)) return [[], line];
     const names = new Set<string>(LOCAL_COMMANDS);
+    for (const name of this.#skillCommands) names.add(name);
     for (const command of this.#host.commands.list()) {
       names.add(command.name);
       for (const alias of command.aliases ?? []) names.add(alias);
@@ -231,8 +239,10 @@ class InteractiveChat {
     })();
   }
 
-  #turnFromText(text: string): Promise<void> {
-    return this.#renderTurn(this.#agent.runTurn({ text }));
+  async #turnFromText(text: string): Promise<void> {
+    // A queued `/<skill> <request>` runs as the skill, like one typed at an idle prompt.
+    const skill = text.startsWith('/') ? await this.#host.skills.expand(text, { cwd: this.#agent.cwd }) : null;
+    return this.#renderTurn(this.#agent.runTurn(skill?.input ?? { text }));
   }
 
   async #renderTurn(run: TurnRun): Promise<void> {
@@ -254,6 +264,13 @@ class InteractiveChat {
     const palette = this.#palette;
     let result: CommandResult;
     try {
+      const skill = await this.#host.skills.expand(line, { cwd: this.#agent.cwd });
+      if (skill) {
+        // A skill is a turn: during another turn it waits in the queue.
+        if (this.#turn !== null) this.#enqueue(line);
+        else await this.#renderTurn(this.#agent.runTurn(skill.input));
+        return;
+      }
       result = await this.#host.commands.execute(this.#agent, line);
     } catch (error) {
       this.#output.line(palette.red(describeStartupError(error)));

@@ -45,7 +45,9 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
     if (options.yolo) agent.setYolo(true);
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
-    const run = agent.runTurn({ text: query });
+    // `hermes -q "/<skill> <request>"` runs the skill, as the interactive chat does.
+    const skill = await host.skills.expand(query, { cwd: agent.cwd });
+    const run = agent.runTurn(skill?.input ?? { text: query });
     for await (const event of run) {
       if (event.type === 'tool.start') process.stderr.write(`→ ${event.title}\n`);
       else if (event.type === 'tool.end' && event.status !== 'completed')

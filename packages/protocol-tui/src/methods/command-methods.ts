@@ -7,6 +7,7 @@ import { fail, type MethodContext, requireSession, stringParam } from './context
 import { enqueueInput } from './prompt-methods.js';
 import { cutBefore } from './rewind.js';
 import { sessionCompress, sessionUndo } from './session-methods.js';
+import { isSkillCommand, skillCatalog, skillDirective } from './skill-methods.js';
 
 const CLIENT_COMMANDS: [string, string][] = [
   ['/density', 'Change the display density'],
@@ -16,7 +17,7 @@ const CLIENT_COMMANDS: [string, string][] = [
 ];
 
 /** `commands.catalog` (§4.8). */
-export function commandsCatalog(context: MethodContext) {
+export async function commandsCatalog(context: MethodContext) {
   try {
     const commands = context.gateway.host.commands
       .list()
@@ -25,6 +26,8 @@ export function commandsCatalog(context: MethodContext) {
     pairs.push(...CLIENT_COMMANDS);
     const quick = quickCommands(context);
     for (const name of Object.keys(quick)) pairs.push([`/${name}`, 'quick command']);
+    const skills = await skillCatalog(context);
+    pairs.push(...skills.pairs);
     pairs.sort((left, right) => left[0].localeCompare(right[0]));
     const canon: Record<string, string> = {};
     const commandModes: Record<string, Record<string, string>> = {};
@@ -38,9 +41,13 @@ export function commandsCatalog(context: MethodContext) {
       sub: {},
       canon,
       commands: commandModes,
-      categories: [{ name: 'Commands', pairs }],
-      skills: {},
-      skill_count: 0,
+      categories: [
+        { name: 'Commands', pairs: pairs.filter((pair) => !skills.skills[pair[0]]) },
+        ...(skills.pairs.length > 0 ? [{ name: 'Skills', pairs: skills.pairs }] : []),
+      ],
+      skills: skills.skills,
+      skill_count: skills.skill_count,
+      ...(skills.warning ? { warning: skills.warning } : {}),
     };
   } catch (error) {
     fail(ErrorCode.catalogFailed, `command catalog failed: ${error instanceof Error ? error.message : String(error)}`);
@@ -105,6 +112,8 @@ export async function commandDispatch(context: MethodContext): Promise<Record<st
       return { type: 'exec', output };
     }
   }
+  const skill = await skillDirective(context, name, arg);
+  if (skill) return skill;
   if (!BUILTINS.has(name)) fail(ErrorCode.staleTarget, `not a quick, skill or built-in command: /${name}`);
   const session = sessionFor();
   const sub = (params: Record<string, unknown>) => ({
@@ -204,6 +213,7 @@ export async function slashExec(context: MethodContext): Promise<Record<string, 
   if (BUILTINS.has(name) && !(name === 'model' && rest.length === 0)) {
     return commandDispatch({ ...context, params: { session_id: session.runtimeId, name, arg: rest.join(' ') } });
   }
+  if (await isSkillCommand(context, name)) fail(ErrorCode.staleTarget, 'skill commands must use command.dispatch');
   const host = context.gateway.host;
   if (!host.commands.find(name)) return { output: `Unknown command: /${name}` };
   try {

@@ -42,6 +42,7 @@ import {
   sessionUsage,
 } from './session-methods.js';
 import { TUI_CLIENT_HANDLERS } from './tui-client-table.js';
+import { skillsManage, skillsReload } from './skill-methods.js';
 
 export type { MethodContext, MethodHandler } from './context.js';
 
@@ -89,6 +90,8 @@ export const METHOD_HANDLERS: Record<MethodName, MethodHandler> = {
   'command.dispatch': commandDispatch,
   'slash.exec': slashExec,
   'cli.exec': cliExec,
+  'skills.manage': skillsManage,
+  'skills.reload': skillsReload,
   'reload.mcp': reloadMcp,
   'reload.env': reloadEnv,
   'process.list': processList,

@@ -130,6 +130,14 @@ export const MethodParamsSchemas = {
   }),
   'slash.exec': z.object({ session_id: sessionId, command: z.string() }),
   'cli.exec': z.object({ argv: z.array(z.string()), timeout: z.number().optional() }),
+  'skills.manage': z.object({
+    action: z.string().optional(),
+    query: z.string().optional(),
+    page: z.number().int().optional(),
+    page_size: z.number().int().optional(),
+    session_id: z.string().optional(),
+  }),
+  'skills.reload': z.object({ session_id: z.string().optional() }),
   'reload.mcp': z.object({
     session_id: z.string().optional(),
     confirm: z.boolean().optional(),
