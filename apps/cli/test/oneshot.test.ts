@@ -108,6 +108,10 @@ describe('hermes -q', () => {
     const denied = await hermes(['-q', 'clean'], modelEnv(first.baseURL), { cwd }).done;
     expect(denied.code).toBe(0);
     expect(existsSync(join(cwd, 'build'))).toBe(true);
+    // Off a terminal nobody can be asked: the message says how to allow it, not how to embed the core.
+    expect(denied.stderr).toContain('--yolo');
+    expect(denied.stderr).toContain('not one');
+    expect(denied.stderr).not.toContain('callbacks.approve');
     const second = await server([step(toolCall('terminal', { command: 'rm -rf build' })), step(text('Deleted.'))]);
     const allowed = await hermes(['-q', 'clean', '--yolo'], modelEnv(second.baseURL), { cwd }).done;
     expect(allowed.code).toBe(0);
