@@ -254,6 +254,111 @@ describe('hermes interactive chat (on a pseudo-terminal)', () => {
   });
 });
 
+describe('hermes next to other terminal agents (issue 19.5, on a pseudo-terminal)', () => {
+  it('Ctrl-C with text on the prompt clears the line; Ctrl-C on the empty line quits', async () => {
+    const scripted = await server([step(text('Got the real question.'))]);
+    const session = chat([], { ...modelEnv(scripted.baseURL), NO_COLOR: '1' }, temp('hermes-ws-'));
+    await session.waitFor(READY);
+    session.type('a draft I regret');
+    await session.waitFor('a draft I regret');
+    session.type('\x03');
+    session.type('the real question\r');
+    await session.waitFor('Got the real question.');
+    // The cleared draft never reached the model.
+    const sent = JSON.stringify(scripted.calls[0]?.messages);
+    expect(sent).toContain('the real question');
+    expect(sent).not.toContain('draft');
+    await session.waitFor('› ');
+    session.type('\x03');
+    expect((await session.exited).code).toBe(0);
+  });
+
+  it('an approval is answered with one key, without Enter', async () => {
+    const cwd = temp('hermes-ws-');
+    mkdirSync(join(cwd, 'build'));
+    const scripted = await server([step(toolCall('terminal', { command: 'rm -rf build' })), step(text('Removed.'))]);
+    const session = chat([], { ...modelEnv(scripted.baseURL), NO_COLOR: '1' }, cwd);
+    await session.waitFor(READY);
+    session.type('clean the build\r');
+    await session.waitFor('Run it?');
+    session.type('o');
+    await session.waitFor('approved (once)');
+    await session.waitFor('Removed.');
+    expect(existsSync(join(cwd, 'build'))).toBe(false);
+    session.type('/exit\r');
+    expect((await session.exited).code).toBe(0);
+  });
+
+  it('/help renders its Markdown: bullets and command names, no backticks', async () => {
+    const scripted = await server([]);
+    const session = chat([], { ...modelEnv(scripted.baseURL), NO_COLOR: '1' }, temp('hermes-ws-'));
+    await session.waitFor(READY);
+    session.type('/help\r');
+    await session.waitFor('Commands:');
+    const help = await session.waitFor(/• \/help: List the commands\./);
+    expect(help).not.toContain('`');
+    session.type('/exit\r');
+    expect((await session.exited).code).toBe(0);
+    const shown = session.text.slice(session.text.indexOf('Commands:'));
+    expect(shown).toMatch(/• \/model/);
+    expect(shown).not.toContain('`');
+  });
+
+  it('/resume shows a recap of the session it switches to', async () => {
+    const scripted = await server([step(text('Noted: green.')), step(text('Hello again.'))]);
+    const home = newHome();
+    const env = { ...modelEnv(scripted.baseURL, home), NO_COLOR: '1' };
+    const cwd = temp('hermes-ws-');
+    const first = chat([], env, cwd);
+    await first.waitFor(READY);
+    first.type('My favourite colour is green.\r');
+    await first.waitFor('Noted: green.');
+    first.type('/title Greens\r');
+    await first.waitFor('Title set to "Greens".');
+    first.type('/exit\r');
+    expect((await first.exited).code).toBe(0);
+
+    const second = chat([], env, cwd);
+    await second.waitFor(READY);
+    second.type('/resume Greens\r');
+    await second.waitFor('Resumed');
+    await second.waitFor('you: My favourite colour is green.');
+    await second.waitFor('hermes: Noted: green.');
+    await second.waitFor(/─ custom:scripted · Greens/);
+    second.type('/exit\r');
+    expect((await second.exited).code).toBe(0);
+  });
+
+  it('-q at a terminal asks for approval (one key) and runs the approved command', async () => {
+    const cwd = temp('hermes-ws-');
+    mkdirSync(join(cwd, 'build'));
+    const scripted = await server([step(toolCall('terminal', { command: 'rm -rf build' })), step(text('Deleted.'))]);
+    const session = chat(['-q', 'clean the build'], { ...modelEnv(scripted.baseURL), NO_COLOR: '1' }, cwd);
+    await session.waitFor('Approval needed');
+    await session.waitFor('$ rm -rf build');
+    await session.waitFor('Run it?');
+    expect(existsSync(join(cwd, 'build'))).toBe(true);
+    session.type('o');
+    await session.waitFor('approved (once)');
+    await session.waitFor('Deleted.');
+    expect((await session.exited).code).toBe(0);
+    expect(existsSync(join(cwd, 'build'))).toBe(false);
+  });
+
+  it('-q at a terminal denies on Enter', async () => {
+    const cwd = temp('hermes-ws-');
+    mkdirSync(join(cwd, 'build'));
+    const scripted = await server([step(toolCall('terminal', { command: 'rm -rf build' })), step(text('Kept it.'))]);
+    const session = chat(['-q', 'clean the build'], { ...modelEnv(scripted.baseURL), NO_COLOR: '1' }, cwd);
+    await session.waitFor('Run it?');
+    session.type('\r');
+    await session.waitFor('denied');
+    await session.waitFor('Kept it.');
+    expect((await session.exited).code).toBe(0);
+    expect(existsSync(join(cwd, 'build'))).toBe(true);
+  });
+});
+
 describe('hermes without -q', () => {
   it('prints help mentioning the interactive chat when stdin is not a terminal', () => {
     const result = spawnSync(process.execPath, [bin], { input: '', encoding: 'utf8' });

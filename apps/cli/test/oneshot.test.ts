@@ -108,6 +108,10 @@ describe('hermes -q', () => {
     const denied = await hermes(['-q', 'clean'], modelEnv(first.baseURL), { cwd }).done;
     expect(denied.code).toBe(0);
     expect(existsSync(join(cwd, 'build'))).toBe(true);
+    // Off a terminal nobody can be asked: the message says how to allow it, not how to embed the core.
+    expect(denied.stderr).toContain('--yolo');
+    expect(denied.stderr).toContain('not one');
+    expect(denied.stderr).not.toContain('callbacks.approve');
     const second = await server([step(toolCall('terminal', { command: 'rm -rf build' })), step(text('Deleted.'))]);
     const allowed = await hermes(['-q', 'clean', '--yolo'], modelEnv(second.baseURL), { cwd }).done;
     expect(allowed.code).toBe(0);
@@ -148,6 +152,26 @@ describe('hermes sessions, config and model', () => {
     expect((await hermes(['model', 'set', 'anthropic:claude-sonnet-4-5'], env).done).code).toBe(0);
     const listed = await hermes(['model'], env).done;
     expect(listed.stdout).toContain('anthropic:claude-sonnet-4-5');
+  });
+
+  it('model with nothing configured shows the providers and what each needs', async () => {
+    const home = temp('hermes-home-');
+    writeFileSync(join(home, 'config.yaml'), 'providers:\n  together:\n    base_url: https://api.together.xyz/v1\n');
+    const listed = await hermes(['model'], { HERMES_HOME: home, OLLAMA_BASE_URL: 'http://127.0.0.1:11434/v1' }).done;
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain('No models are configured yet.');
+    expect(listed.stdout).toContain('docs/providers.md');
+    for (const [spec, needs] of [
+      ['openai:', 'OPENAI_API_KEY'],
+      ['anthropic:', 'ANTHROPIC_API_KEY'],
+      ['openrouter:', 'OPENROUTER_API_KEY'],
+      ['custom:', 'HERMES_BASE_URL'],
+      ['together:', 'providers.together (https://api.together.xyz/v1)'],
+    ]) {
+      expect(listed.stdout).toMatch(new RegExp(`^  ${spec}\\S*\\s+.*${needs.replace(/[.()]/g, '\\$&')}`, 'm'));
+    }
+    // A variable that is set is ticked.
+    expect(listed.stdout).toMatch(/^ {2}ollama:\S+\s+OLLAMA_BASE_URL \(default http:\/\/localhost:11434\/v1\) ✓$/m);
   });
 
   it('errors a newcomer meets are one clear line: a missing key, a port in use, an unusable HERMES_HOME', async () => {

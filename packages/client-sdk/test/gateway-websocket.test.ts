@@ -180,6 +180,36 @@ describe('GatewayClient over a real loopback WebSocket', () => {
     expect(await client.ping()).toEqual({ pong: true });
   });
 
+  it('onReconnect and onStateChange passed to connect() are told about a reconnect', async () => {
+    const { proxy, url, gateway } = await gatewayBehindProxy([step(text('hello'))]);
+    const reports: ReconnectReport[] = [];
+    const states: ConnectionState[] = [];
+    const client = await connect({
+      connection: { url, token: gateway.token },
+      reconnect: { initialDelayMs: 50, maxDelayMs: 200 },
+      onReconnect: (report) => reports.push(report),
+      onStateChange: (state) => states.push(state),
+    });
+    const created = await client.session.create({});
+    await proxy.stop();
+    await until(() => client.state === 'reconnecting', 10_000, 'reconnecting');
+    await proxy.start();
+    await until(() => reports.length === 1, 20_000, 'the reconnect');
+    expect(states).toEqual(['connected', 'reconnecting', 'connected']);
+    expect(reports[0]?.epochChanged).toBe(false);
+    expect(reports[0]?.sessions.map((session) => session.sessionId)).toEqual([created.session_id]);
+    // The session still works on the new connection.
+    const turn = await client.startTurn({ session_id: created.session_id, text: 'hi' });
+    expect((await turn.completed).text).toBe('hello');
+  });
+
+  it('an option the client does not know is refused, not ignored', async () => {
+    const options = { connection: { url: 'ws://127.0.0.1:1/api/ws', token: 't' }, onReconnected: () => {} };
+    expect(() => new GatewayClient(options as GatewayClientOptions)).toThrow(
+      /Unknown GatewayClient option "onReconnected"; the options are .*onReconnect/,
+    );
+  });
+
   it('a wrong token is refused with 4401 and connect rejects without retrying', async () => {
     const { url, proxy } = await gatewayBehindProxy([]);
     const error = await GatewayClient.connect({

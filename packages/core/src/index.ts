@@ -56,6 +56,8 @@ export { mcpToolName } from './mcp/manager.js';
 export type { McpManager, McpServerConfig, McpServerStatus } from './mcp/types.js';
 export {
   BUILTIN_PROVIDER_IDS,
+  BUILTIN_PROVIDERS,
+  type BuiltinProviderDescriptor,
   formatUsd,
   type ParsedModelSpec,
   PROVIDER_ALIASES,

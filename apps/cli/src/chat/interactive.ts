@@ -15,6 +15,7 @@ import { createCliHost, describeStartupError } from '../host.js';
 import { openSession } from '../session-choice.js';
 import { VERSION } from '../version.js';
 import { approvalChoicesText, type ParsedAnswer, parseApprovalAnswer, parseClarifyAnswer } from './answers.js';
+import { renderMarkdown } from './markdown.js';
 import { ChatOutput } from './output.js';
 import { statusLineOf, TurnRenderer } from './render.js';
 import { createPalette, type Palette, shouldUseColor } from './style.js';
@@ -45,6 +46,8 @@ const LOCAL_COMMANDS = ['exit', 'quit'];
 interface PendingQuestion {
   prompt: string;
   answer(line: string): void;
+  /** Keys that answer at once, without Enter, when typed on an empty line (approvals). */
+  oneKey?: (key: string) => boolean;
 }
 
 /**
@@ -107,6 +110,10 @@ class InteractiveChat {
     });
     this.#readline = readline;
     readline.on('line', (line) => this.#onLine(line));
+    // On a terminal readline reports each key; an approval takes one key, no Enter needed.
+    const onKeypress = (typed: string | undefined, key: { ctrl?: boolean; meta?: boolean } | undefined) =>
+      this.#onKeypress(typed, key);
+    if (terminal) input.on('keypress', onKeypress);
     // With a listener installed readline reports Ctrl-C here instead of closing itself.
     readline.on('SIGINT', () => this.#onInterrupt());
     readline.on('close', () => this.#exit());
@@ -125,6 +132,7 @@ class InteractiveChat {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onTerminate);
       process.off('SIGHUP', onTerminate);
+      input.off('keypress', onKeypress);
       readline.close();
       this.#output.stopSpinner();
       this.#output.endLine();
@@ -214,6 +222,15 @@ class InteractiveChat {
     this.#perform(() => this.#turnFromText(text));
   }
 
+  #onKeypress(typed: string | undefined, key: { ctrl?: boolean; meta?: boolean } | undefined): void {
+    const readline = this.#readline;
+    const question = this.#questions[0];
+    if (readline === null || question?.oneKey === undefined || typed === undefined || key?.ctrl || key?.meta) return;
+    // readline has already put the key on the line: act only when it is the whole line.
+    if (readline.line !== typed || !question.oneKey(typed)) return;
+    readline.write(null, { name: 'return' });
+  }
+
   #enqueue(text: string): void {
     this.#queue.push(text);
     this.#output.line(this.#palette.dim(`queued for after this turn: ${text}`));
@@ -276,19 +293,21 @@ class InteractiveChat {
       this.#output.line(palette.red(describeStartupError(error)));
       return;
     }
+    // Command output is Markdown (the same text IDEs and the gateway show): render it for the terminal.
+    const markdown = (text: string) => renderMarkdown(text, palette);
     switch (result.kind) {
       case 'text':
-        if (result.text) this.#output.line(result.text);
+        if (result.text) this.#output.line(markdown(result.text));
         return;
       case 'error':
-        this.#output.line(palette.red(result.text ?? 'The command failed.'));
+        this.#output.line(palette.red(markdown(result.text ?? 'The command failed.')));
         return;
       case 'session':
-        if (result.text) this.#output.line(result.text);
+        if (result.text) this.#output.line(markdown(result.text));
         if (result.agent) await this.#switchTo(result.agent);
         return;
       case 'turn':
-        if (result.text) this.#output.line(result.text);
+        if (result.text) this.#output.line(markdown(result.text));
         if (result.turn) await this.#renderTurn(result.turn);
         return;
       case 'ui':
@@ -324,10 +343,22 @@ class InteractiveChat {
     if (this.#yolo) next.setYolo(true);
     // The terminal drives one session at a time; the one left behind is ended so it can be resumed later.
     await previous.close({ endReason: 'switched' });
+    // A session with a past (/resume, /branch) gets the last exchange, as `hermes --resume` shows it
+    // (the command's own text already said which session this is).
+    const history = await next.history();
+    if (history.length > 0)
+      for (const line of resumeRecap(next, history, this.#palette).slice(1)) this.#output.line(line);
     this.#output.line(statusLineOf(next, this.#palette));
   }
 
   #onInterrupt(): void {
+    const readline = this.#readline;
+    if (readline !== null && readline.line !== '' && !this.#exiting) {
+      // Ctrl-C with text on the line clears the line; Ctrl-C on an empty line goes on below.
+      readline.write(null, { ctrl: true, name: 'e' });
+      readline.write(null, { ctrl: true, name: 'u' });
+      return;
+    }
     const turn = this.#turn;
     if (turn !== null && !turn.interruptRequested && !this.#exiting) {
       turn.interruptRequested = true;
@@ -346,7 +377,12 @@ class InteractiveChat {
   }
 
   /** Asks on the input line until `parse` accepts an answer; rejects when `signal` aborts. */
-  #ask<T>(prompt: string, parse: (line: string) => ParsedAnswer<T>, signal: AbortSignal): Promise<T> {
+  #ask<T>(
+    prompt: string,
+    parse: (line: string) => ParsedAnswer<T>,
+    signal: AbortSignal,
+    oneKey?: (key: string) => boolean,
+  ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (signal.aborted) {
         reject(signal.reason);
@@ -359,6 +395,7 @@ class InteractiveChat {
       };
       const question: PendingQuestion = {
         prompt,
+        ...(oneKey === undefined ? {} : { oneKey }),
         answer: (line) => {
           const parsed = parse(line);
           if (!parsed.ok) {
@@ -397,7 +434,12 @@ class InteractiveChat {
     this.#output.line(`  ${palette.bold(`$ ${request.command}`)}`);
     this.#output.line(palette.dim(`  in ${request.cwd}`));
     const prompt = `${palette.yellow('Run it?')} ${approvalChoicesText(request.choices)} › `;
-    const choice = await this.#ask(prompt, (line) => parseApprovalAnswer(line, request.choices), signal);
+    const choice = await this.#ask(
+      prompt,
+      (line) => parseApprovalAnswer(line, request.choices),
+      signal,
+      (key) => parseApprovalAnswer(key, request.choices).ok && key.trim() !== '',
+    );
     this.#output.line(choice === 'deny' ? palette.red('  denied') : palette.green(`  approved (${choice})`));
     return choice;
   }

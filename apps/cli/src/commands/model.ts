@@ -1,4 +1,4 @@
-import { resolveHomeDir, setDefaultModel } from '@hermes/core';
+import { type AgentHost, BUILTIN_PROVIDERS, resolveHomeDir, setDefaultModel } from '@hermes/core';
 import type { Command } from 'commander';
 import { createCliHost, describeStartupError } from '../host.js';
 
@@ -29,7 +29,7 @@ Examples:
               `${option.configured ? '✓' : ' '} ${option.spec.padEnd(48)} ${String(option.contextWindow).padStart(8)} tokens\n`,
             );
           }
-          if (models.length === 0) process.stdout.write('No models are configured yet.\n');
+          if (models.length === 0) process.stdout.write(`No models are configured yet.\n\n${providersText(host)}`);
         } finally {
           await host.close();
         }
@@ -57,4 +57,49 @@ Examples:
         process.exitCode = 1;
       }
     });
+}
+
+/** An example model per built-in provider, for the table `hermes model` shows before any is set up. */
+const EXAMPLE_MODELS: Record<string, string> = {
+  openai: 'gpt-5-mini',
+  anthropic: 'claude-sonnet-4-5',
+  openrouter: 'anthropic/claude-sonnet-4.5',
+  ollama: 'qwen2.5-coder',
+  vllm: 'Qwen/Qwen2.5-Coder-7B-Instruct',
+  llamacpp: 'default',
+  lmstudio: 'qwen2.5-coder-7b-instruct',
+  custom: 'your-model',
+};
+
+/**
+ * The providers a model can come from and what each needs: the built-ins (with the variable that
+ * holds the key or the address) and the endpoints named under `providers:` in config.yaml.
+ */
+export function providersText(host: Pick<AgentHost, 'config' | 'lookupEnv'>): string {
+  const rows = Object.values(BUILTIN_PROVIDERS).map((provider) => {
+    const needs: string[] = [];
+    if (provider.keyVariable !== null)
+      needs.push(
+        `${provider.keyVariable}${provider.requiresKey ? '' : ' (optional)'}${host.lookupEnv(provider.keyVariable) ? ' ✓' : ''}`,
+      );
+    if (provider.baseUrlVariable !== null)
+      needs.push(
+        `${provider.baseUrlVariable}${provider.defaultBaseUrl === null ? '' : ` (default ${provider.defaultBaseUrl})`}${host.lookupEnv(provider.baseUrlVariable) ? ' ✓' : ''}`,
+      );
+    if (needs.length === 0 && provider.defaultBaseUrl !== null) needs.push(provider.defaultBaseUrl);
+    return { spec: `${provider.id}:${EXAMPLE_MODELS[provider.id] ?? '<model>'}`, needs: needs.join(', ') };
+  });
+  for (const [name, endpoint] of Object.entries(host.config.providers)) {
+    if (name in BUILTIN_PROVIDERS) continue;
+    rows.push({
+      spec: `${name}:<model>`,
+      needs: `config.yaml providers.${name} (${endpoint.base_url ?? 'no base_url'})`,
+    });
+  }
+  const width = Math.max(...rows.map((row) => row.spec.length)) + 2;
+  return [
+    'Providers (set the variable, then `hermes model set <provider:model>`; see docs/providers.md):',
+    ...rows.map((row) => `  ${row.spec.padEnd(width)}${row.needs}`),
+    '',
+  ].join('\n');
 }

@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
-import type { Agent, AgentHost, TurnResult } from '@hermes/core';
+import { createInterface } from 'node:readline';
+import type { Agent, AgentHost, ApprovalDecision, ApprovalRequest, HostCallbacks, TurnResult } from '@hermes/core';
+import { approvalChoicesText, parseApprovalAnswer } from '../chat/answers.js';
 import { createCliHost, describeStartupError } from '../host.js';
 import { openSession } from '../session-choice.js';
 
@@ -11,6 +13,66 @@ export interface OneShotOptions {
   continue?: boolean;
   yolo?: boolean;
   cwd?: string;
+  /** Where approvals are asked; default process.stdin (asked only when it is a terminal). */
+  input?: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?: (raw: boolean) => unknown };
+  /** Where approval questions and progress go; default process.stderr. */
+  errors?: NodeJS.WritableStream & { isTTY?: boolean };
+}
+
+/** What `-q` prints instead of the core's generic notice when a command was denied for lack of a terminal. */
+export const NO_TERMINAL_APPROVAL_TEXT =
+  'hermes: a dangerous command was denied: -q asks for approval only at a terminal, and stdin is not one. ' +
+  'Re-run with --yolo to allow dangerous commands, or allow them in config.yaml (command_allowlist, approvals.mode).';
+
+/**
+ * The approve callback of `-q` at a terminal: shows the command on stderr and reads one key (or a
+ * word and Enter) from the terminal; Enter alone or Ctrl-C denies.
+ */
+function terminalApprover(
+  input: NonNullable<OneShotOptions['input']>,
+  errors: NonNullable<OneShotOptions['errors']>,
+): NonNullable<HostCallbacks['approve']> {
+  return (request: ApprovalRequest, signal: AbortSignal) =>
+    new Promise<ApprovalDecision>((resolve) => {
+      const why = request.descriptions.length > 0 ? `: ${request.descriptions.join('; ')}` : '';
+      errors.write(`⚠ Approval needed${why}\n  $ ${request.command}\n  in ${request.cwd}\n`);
+      const readline = createInterface({ input, output: errors, terminal: true });
+      let settled = false;
+      const finish = (choice: ApprovalDecision) => {
+        if (settled) return;
+        settled = true;
+        input.off('keypress', onKeypress);
+        signal.removeEventListener('abort', onAbort);
+        readline.close();
+        // readline leaves a terminal stdin flowing; pause it so the process can end after the turn.
+        input.pause();
+        errors.write(choice === 'deny' ? '  denied\n' : `  approved (${choice})\n`);
+        resolve(choice);
+      };
+      const ask = () => {
+        readline.setPrompt(`Run it? ${approvalChoicesText(request.choices)} › `);
+        readline.prompt();
+      };
+      // One key answers: readline has put it on the line already, so Enter is sent for it.
+      const onKeypress = (typed: string | undefined, key: { ctrl?: boolean; meta?: boolean } | undefined) => {
+        if (typed === undefined || key?.ctrl || key?.meta || readline.line !== typed || typed.trim() === '') return;
+        if (parseApprovalAnswer(typed, request.choices).ok) readline.write(null, { name: 'return' });
+      };
+      const onAbort = () => finish('deny');
+      input.on('keypress', onKeypress);
+      signal.addEventListener('abort', onAbort, { once: true });
+      readline.on('line', (line) => {
+        const parsed = parseApprovalAnswer(line, request.choices);
+        if (parsed.ok) finish(parsed.value);
+        else {
+          errors.write(`${parsed.hint}\n`);
+          ask();
+        }
+      });
+      readline.on('SIGINT', () => finish('deny'));
+      readline.on('close', () => finish('deny'));
+      ask();
+    });
 }
 
 /** Exit codes of `hermes -q`: completed, failed, cancelled (as after SIGINT). */
@@ -22,7 +84,8 @@ export function exitCodeFor(result: TurnResult): number {
 
 /**
  * Runs one prompt and prints the final answer on stdout; progress (tool calls, retries, notices)
- * goes to stderr. Dangerous commands are denied unless `--yolo` (no approve callback is installed).
+ * goes to stderr. A dangerous command is asked about at a terminal (stdin and stderr are TTYs and
+ * the prompt was not read from stdin); elsewhere it is denied with a hint about `--yolo`.
  */
 export async function runOneShot(options: OneShotOptions): Promise<number> {
   const query = options.query === '-' ? readFileSync(0, 'utf8') : options.query;
@@ -30,9 +93,12 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
     process.stderr.write('hermes: the prompt is empty. Pass text to -q, or - to read it from stdin.\n');
     return 2;
   }
+  const input = options.input ?? process.stdin;
+  const errors = options.errors ?? process.stderr;
+  const atTerminal = input.isTTY === true && errors.isTTY === true && options.query !== '-';
   let host: AgentHost;
   try {
-    host = await createCliHost();
+    host = await createCliHost(atTerminal ? { callbacks: { approve: terminalApprover(input, errors) } } : {});
   } catch (error) {
     process.stderr.write(`${describeStartupError(error)}\n`);
     return 1;
@@ -54,7 +120,8 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
         process.stderr.write(`  ${event.name}: ${event.status}\n`);
       else if (event.type === 'retry')
         process.stderr.write(`retrying (${event.reason}) in ${Math.round(event.delayMs / 1000)} s…\n`);
-      else if (event.type === 'notice') process.stderr.write(`${event.text}\n`);
+      else if (event.type === 'notice')
+        process.stderr.write(`${event.key === 'no_approval_callback' ? NO_TERMINAL_APPROVAL_TEXT : event.text}\n`);
     }
     const result = await run.result;
     if (result.finalText !== '')

@@ -61,7 +61,27 @@ export interface GatewayClientOptions {
   heartbeat?: HeartbeatOptions | false;
   /** Told about frames that break the protocol or its schemas; they are still delivered when usable. */
   onProtocolError?: (error: ClientError) => void;
+  /** Registered before the first connection: the same as calling {@link GatewayClient.onReconnect}. */
+  onReconnect?: (report: ReconnectReport) => void;
+  /** Registered before the first connection: the same as calling {@link GatewayClient.onResync}. */
+  onResync?: (notice: ResyncNotice) => void;
+  /** Registered before the first connection: the same as calling {@link GatewayClient.onStateChange}. */
+  onStateChange?: (state: ConnectionState) => void;
 }
+
+/** Every key of {@link GatewayClientOptions}; anything else is a mistake the constructor reports. */
+const GATEWAY_CLIENT_OPTION_KEYS: readonly (keyof GatewayClientOptions)[] = [
+  'connection',
+  'handlers',
+  'requestTimeoutMs',
+  'readyTimeoutMs',
+  'reconnect',
+  'heartbeat',
+  'onProtocolError',
+  'onReconnect',
+  'onResync',
+  'onStateChange',
+];
 
 /** Options of {@link GatewayClient.events}. */
 export interface EventStreamOptions {
@@ -184,8 +204,19 @@ export class GatewayClient {
 
   /** Creates a client; call {@link GatewayClient.connect} (or use the static `connect`) to open it. */
   constructor(options: GatewayClientOptions) {
+    const unknown = Object.keys(options).filter(
+      (key) => !(GATEWAY_CLIENT_OPTION_KEYS as readonly string[]).includes(key),
+    );
+    if (unknown.length > 0) {
+      throw new TypeError(
+        `Unknown GatewayClient option${unknown.length > 1 ? 's' : ''} ${unknown.map((key) => `"${key}"`).join(', ')}; the options are ${GATEWAY_CLIENT_OPTION_KEYS.join(', ')}`,
+      );
+    }
     this.#options = options;
     this.#handlers = { ...options.handlers };
+    if (options.onReconnect) this.#reconnectListeners.add(options.onReconnect);
+    if (options.onResync) this.#resyncListeners.add(options.onResync);
+    if (options.onStateChange) this.#stateListeners.add(options.onStateChange);
     this.#resetConnected();
   }
 
