@@ -35,6 +35,7 @@ import {
   REASONING_EFFORT_OPTIONS,
   type SessionModeId,
 } from './session-config.js';
+import { WireOrder } from './wire-order.js';
 
 /** Waits at most this long for client MCP servers during set-up (spec/acp.md §13). */
 const MCP_ATTACH_LIMIT_MS = 10_000;
@@ -82,6 +83,12 @@ export interface AcpAgent {
   readonly app: AgentApp;
   /** The slash commands advertised to this connection's sessions; `register` adds more (§6.3). */
   readonly commands: AcpCommandRegistry;
+  /**
+   * Sees every incoming message in wire order, before the SDK dispatches it; `serveAcp` calls it.
+   * A `session/cancel` takes effect here, so whether it covers a prompt follows the wire order
+   * rather than the order the SDK happens to run handlers in (spec/acp.md §7.1).
+   */
+  observeIncoming(message: unknown): void;
   /** The core host once created, for tests and shutdown. */
   host(): Promise<AgentHost>;
   /** Releases client terminals, closes sessions and the core host. Idempotent. */
@@ -145,6 +152,7 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
   const logger = options.logger;
   const sessions = new Map<string, AcpSession>();
   const commands = createAcpCommandRegistry();
+  const wire = new WireOrder();
   let capabilities: ClientSeamCapabilities = { readTextFile: false, writeTextFile: false, terminal: false };
   let terminalAuth = false;
   let client: AgentContext | undefined;
@@ -242,6 +250,7 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
     files: runtime.files,
     commands,
     version: options.version,
+    nextSeq: () => wire.next(),
   });
 
   /** Opens a stored session (load, resume, fork target) with this connection's seams. */
@@ -516,10 +525,11 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
       await session.close();
       return {};
     })
-    .onRequest('session/prompt', async ({ params, signal }) => {
+    .onRequest('session/prompt', async ({ params, signal, requestId }) => {
+      const seq = wire.takePrompt(requestId);
       const session = activeSession(params.sessionId);
       validatePrompt(params.prompt);
-      return session.prompt(params.prompt, signal);
+      return session.prompt(params.prompt, signal, seq);
     })
     .onRequest('session/set_mode', async ({ params }) => {
       const session = activeSession(params.sessionId);
@@ -563,12 +573,18 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
       return {};
     })
     .onNotification('session/cancel', ({ params }) => {
+      // Already applied in wire order by observeIncoming, unless the message bypassed it.
+      if (wire.takeAppliedCancel(params.sessionId)) return;
       sessions.get(params.sessionId)?.cancel();
     });
 
   return {
     app,
     commands,
+    observeIncoming(message) {
+      const observed = wire.observe(message);
+      if (observed) sessions.get(observed.cancel.sessionId)?.cancel(observed.cancel.seq);
+    },
     host: ensureHost,
     async close() {
       if (closed) return;

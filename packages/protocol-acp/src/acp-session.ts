@@ -65,7 +65,8 @@ export class TurnState {
 }
 
 interface QueueEntry {
-  epoch: number;
+  /** Wire number of the prompt request (see WireOrder). */
+  seq: number;
   cancelled: boolean;
 }
 
@@ -81,6 +82,8 @@ export interface SessionEnvironment {
   commands: AcpCommandRegistry;
   /** The CLI version, for `/version`. */
   version: string;
+  /** A wire number later than every message read so far, for cancels not read from the wire. */
+  nextSeq: () => number;
 }
 
 /** One ACP session active on a connection (spec/acp.md §5.1). */
@@ -95,7 +98,8 @@ export class AcpSession {
   #currentEntry: QueueEntry | null = null;
   #tail: Promise<void> = Promise.resolve();
   #queued = 0;
-  #cancelEpoch = 0;
+  /** Wire number of the latest cancel: prompts read before it and not yet running are cancelled. */
+  #lastCancelSeq = 0;
   #writes: Promise<void> = Promise.resolve();
   #permissionSlot: Promise<void> = Promise.resolve();
   #closed = false;
@@ -203,18 +207,16 @@ export class AcpSession {
     return parsed && command ? { command, args: parsed.args } : null;
   }
 
-  /** Handles `session/prompt`: queue, run, answer exactly once (§6). */
-  async prompt(prompt: ContentBlock[], requestSignal: AbortSignal): Promise<PromptResponse> {
+  /**
+   * Handles `session/prompt`: queue, run, answer exactly once (§6). `seq` is the wire number the
+   * request was read with, so a `session/cancel` read after it covers it even when the SDK runs
+   * the cancel's handler first (§7.1).
+   */
+  async prompt(prompt: ContentBlock[], requestSignal: AbortSignal, seq: number): Promise<PromptResponse> {
     const invoked = this.#commandOf(prompt);
     // `/steer` acts on the running turn, so it cannot wait behind it in the queue.
     if (invoked?.command.immediate) return this.#runCommand(invoked.command, invoked.args);
-    const entry: QueueEntry = { epoch: this.#cancelEpoch, cancelled: false };
-    // The SDK may run a notification handler a few microtasks after a request handler of the
-    // same read, so a `session/cancel` sent just before this prompt can be processed after it.
-    // Reading the epoch once those microtasks have run keeps "cancel, then prompt" working (§7.1).
-    setImmediate(() => {
-      entry.epoch = this.#cancelEpoch;
-    });
+    const entry: QueueEntry = { seq, cancelled: false };
     const previous = this.#tail;
     let release!: () => void;
     this.#tail = new Promise<void>((resolve) => {
@@ -229,7 +231,7 @@ export class AcpSession {
     try {
       await previous;
       this.#queued--;
-      if (entry.cancelled || entry.epoch !== this.#cancelEpoch || this.#closed) {
+      if (entry.cancelled || this.#lastCancelSeq > entry.seq || this.#closed) {
         return { stopReason: 'cancelled' };
       }
       this.#currentEntry = entry;
@@ -242,9 +244,15 @@ export class AcpSession {
     }
   }
 
-  /** `session/cancel`: aborts the running turn and every prompt queued so far (§7.1). */
-  cancel(): void {
-    this.#cancelEpoch++;
+  /**
+   * `session/cancel` read with wire number `seq` (§7.1): aborts the running turn and every prompt
+   * read before it; prompts read after it run normally. Without `seq` (a cancel from elsewhere,
+   * such as a `cancelled` permission outcome) it covers everything received so far.
+   */
+  cancel(seq: number = this.#environment.nextSeq()): void {
+    this.#lastCancelSeq = Math.max(this.#lastCancelSeq, seq);
+    const current = this.#currentEntry;
+    if (current && current.seq > seq) return;
     this.#abortTurn(true, 'user');
   }
 
@@ -690,7 +698,7 @@ export class AcpSession {
   /** `session/close`: cancel everything, then close the core Agent (§5.8). */
   async close(): Promise<void> {
     if (this.#closed) return;
-    this.#cancelEpoch++;
+    this.#lastCancelSeq = Number.POSITIVE_INFINITY;
     this.#abortTurn(true, 'user');
     this.#closed = true;
     await this.#tail;

@@ -1,4 +1,4 @@
-import { ndJsonStream } from '@agentclientprotocol/sdk/unstable';
+import { type AnyMessage, ndJsonStream } from '@agentclientprotocol/sdk/unstable';
 import type { AcpAgent } from './acp-agent.js';
 import { NdjsonSink } from './ndjson-sink.js';
 
@@ -16,7 +16,17 @@ export async function serveAcp(agent: AcpAgent, streams: AcpByteStreams): Promis
   // The SDK parses the input; outbound messages go through one buffer, a write per event-loop turn.
   const sink = new NdjsonSink(streams.output);
   const { readable } = ndJsonStream(sink.bytes, streams.input);
-  const connection = agent.app.connect({ readable, writable: sink.messages });
+  // The agent numbers prompts and applies cancels as they are read, before the SDK's handler
+  // chains (which may finish out of order) run (spec/acp.md §7.1).
+  const ordered = readable.pipeThrough(
+    new TransformStream<AnyMessage, AnyMessage>({
+      transform(message, controller) {
+        agent.observeIncoming(message);
+        controller.enqueue(message);
+      },
+    }),
+  );
+  const connection = agent.app.connect({ readable: ordered, writable: sink.messages });
   try {
     await connection.closed;
   } finally {

@@ -234,6 +234,17 @@ export async function startAgent(
     buffers,
     stderr: () => stderr,
     writeRaw(text) {
+      // Requests written raw are recorded too, so their responses validate against their method.
+      for (const rawLine of text.split('\n')) {
+        try {
+          const parsed = JSON.parse(rawLine) as unknown;
+          if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) {
+            record('client', parsed as Record<string, unknown>);
+          }
+        } catch {
+          // Not JSON: nothing to record.
+        }
+      }
       stdin.write(`${text}\n`);
     },
     waitFor(predicate, timeoutMs = 5000) {
