@@ -270,6 +270,7 @@ export class AcpSession {
     this.currentTurn = turn;
     try {
       const converted = await convertPrompt(prompt, { files: this.#environment.files, sessionId: this.sessionId });
+      const first = prompt[0];
       const skill =
         first?.type === 'text'
           ? await skillTurnInput(this.#environment.host, this.agent.cwd, first.text, converted)
