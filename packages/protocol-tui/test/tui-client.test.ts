@@ -143,6 +143,28 @@ describe('start-up replay over real wires', () => {
   });
 });
 
+describe('display settings', () => {
+  it('the TUI display keys round-trip through config.yaml and show in config.get full', async () => {
+    const gateway = await fixture();
+    const client = await gateway.connect();
+    expect(await client.result('config.set', { key: 'theme', value: 'dark' })).toEqual({ key: 'theme', value: 'dark' });
+    expect(await client.result('config.set', { key: 'compact', value: 'on' })).toEqual({ key: 'compact', value: 'on' });
+    await client.result('config.set', { key: 'details_mode.tools', value: 'expanded' });
+    await client.result('config.set', { key: 'indicator', value: 'emoji' });
+    expect((await client.result('config.get', { key: 'theme' })).value).toBe('dark');
+    expect((await client.result('config.get', { key: 'indicator' })).value).toBe('emoji');
+    const full = await client.result('config.get', { key: 'full' });
+    expect(full.config.display).toMatchObject({
+      tui_theme: 'dark',
+      tui_compact: true,
+      tui_status_indicator: 'emoji',
+      sections: { tools: 'expanded' },
+    });
+    expect(readFileSync(join(gateway.host.homeDir, 'config.yaml'), 'utf8')).toContain('tui_theme: dark');
+    expect((await client.call('config.set', { key: 'theme', value: 'purple' })).error.code).toBe(4002);
+  });
+});
+
 describe('shell.exec', () => {
   it('runs in the session working directory and reports exit code and both streams', async () => {
     const cwd = workspace();

@@ -173,7 +173,11 @@ export class AgentCore implements Agent {
     this.hidden = row?.hidden ?? options.hidden ?? false;
     for (const name of options.disabledTools ?? this.modelConfig.disabled_tools ?? []) this.disabled.add(name);
     this.fileAccess = options.fileAccess ?? host.defaultFileAccess;
-    this.checkpointedFiles = host.checkpoints.wrap(this.fileAccess, () => this.cwd);
+    // Only the local file system is checkpointed: a client-supplied file access (an IDE over ACP)
+    // keeps its own undo, and a checkpoint read would cost it an extra round trip per write.
+    this.checkpointedFiles = options.fileAccess
+      ? this.fileAccess
+      : host.checkpoints.wrap(this.fileAccess, () => this.cwd);
     this.commandRunner = options.commandRunner ?? host.defaultCommandRunner;
     this.approvalRoot = init.approvalRoot ?? null;
     this.subagentInfo = init.subagentInfo ?? null;
