@@ -108,6 +108,7 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise
   app.route('/', api.app);
 
   const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+  api.browserControl.attach(server);
   const detachGateway = attachGatewayWebSocket(server, {
     gateway,
     token: settings.gatewayToken ?? key,
