@@ -146,6 +146,10 @@ describe('browser-extension control (spec §24, issue 16.6)', () => {
     const extension = await connectExtension(rig, registered.subprotocols);
     expect(extension.socket.protocol).toBe(BROWSER_CONTROL_PROTOCOL);
     expect(await chat(rig, 'what is on example.com?')).toBe('The page is Example Domain.');
+    // Now the session has a controller lane: the model is offered the browser tools.
+    expect(rig.host.model.calls[1]?.tools.map((tool) => tool.name)).toEqual(
+      expect.arrayContaining(['browser_navigate', 'browser_snapshot', 'browser_click']),
+    );
 
     expect(extension.commands.map((command) => [command.capability, command.args])).toEqual([
       ['browser_navigate', { url: 'https://example.com/' }],
