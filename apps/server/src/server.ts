@@ -129,6 +129,7 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise
   const upgrades = Object.assign(new EventEmitter(), { address: () => server.address() });
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     if (!draining) {
+      if (api.browserControl.handleUpgrade(request, socket, head)) return;
       // The gateway checks Host against the bound address (a DNS-rebinding guard). A trusted proxy forwards the
       // public Host it was reached by; it already chose this backend, so the gateway sees the bound address and the
       // public name stays in X-Forwarded-Host.

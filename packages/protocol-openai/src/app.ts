@@ -1,6 +1,7 @@
 import type { AgentHost } from '@hermes/core';
 import { redactSecrets } from '@hermes/core';
 import { Hono } from 'hono';
+import { BrowserControlBroker, type BrowserControlOptions, registerBrowserControlRoutes } from './browser-control.js';
 import { handleChatCompletions } from './chat-completions.js';
 import { ApiError, errorResponse } from './http-error.js';
 import { registerInfoRoutes } from './info-routes.js';
@@ -26,6 +27,8 @@ export interface OpenAIAppOptions {
   settings?: Partial<ApiServerSettings>;
   /** Idle time before an SSE keepalive comment; default 10 s (spec §10). */
   keepaliveMs?: number;
+  /** Browser-extension control (spec §24); default from `api_server.browser_control`. */
+  browserControl?: BrowserControlOptions;
 }
 
 /** A hono application with its lifecycle hooks. */
@@ -46,6 +49,8 @@ export interface OpenAIApp {
   drain(options?: { timeoutMs?: number }): Promise<void>;
   /** Stops the app's background timers; the host stays open (its owner closes it). */
   close(): void;
+  /** The browser-control broker; `attach(httpServer)` serves its WebSocket lane. */
+  readonly browserControl: BrowserControlBroker;
 }
 
 const OPEN_PATHS = ['/health', '/v1/health'];
@@ -99,6 +104,8 @@ export function createOpenAIApp(options: OpenAIAppOptions): OpenAIApp {
   registerRunsRoutes(app, server, runs);
   registerSessionRoutes(app, server, runs);
   registerSkillRoutes(app, server);
+  const browserControl = new BrowserControlBroker(host, options.browserControl);
+  registerBrowserControlRoutes(app, browserControl, settings.key);
 
   app.notFound((context) => errorResponse(context, new ApiError(404, 'not_found', `Not found: ${context.req.path}`)));
   app.onError((error, context) => {
@@ -121,8 +128,10 @@ export function createOpenAIApp(options: OpenAIAppOptions): OpenAIApp {
     get draining() {
       return admission.draining;
     },
+    browserControl,
     close() {
       clearInterval(pruneTimer);
+      browserControl.close();
     },
     async drain(drainOptions = {}) {
       admission.draining = true;

@@ -4,6 +4,13 @@
  * @packageDocumentation
  */
 export { createOpenAIApp, handleClientError, type OpenAIApp, type OpenAIAppOptions } from './app.js';
+export {
+  BROWSER_CAPABILITIES,
+  BROWSER_CONTROL_PROTOCOL,
+  BrowserControlBroker,
+  type BrowserControlOptions,
+  principalOfKey,
+} from './browser-control.js';
 export { ApiError, type ApiErrorType } from './http-error.js';
 export { BODY_LIMIT_BYTES, SECURITY_HEADERS } from './pipeline.js';
 export {

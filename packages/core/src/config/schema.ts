@@ -53,6 +53,7 @@ export const DEFAULT_TOOLSETS: readonly string[] = [
   'delegation',
   'mcp',
   'client',
+  'browser',
 ];
 
 /** Default of `file.write_denylist` (spec/core.md §4.3). */
