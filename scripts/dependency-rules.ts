@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import ts from 'typescript';
 
-/** One broken rule of ARCHITECTURE.md, with where it was found. */
+/** One broken rule of docs/architecture.md, with where it was found. */
 export interface RuleViolation {
   packageName: string;
   file: string;
@@ -96,7 +96,7 @@ function isTestFile(dir: string, file: string): boolean {
 }
 
 /**
- * Checks the dependency rules of ARCHITECTURE.md over every workspace package under `root`:
+ * Checks the dependency rules of docs/architecture.md over every workspace package under `root`:
  * the declared dependencies in each package.json and the imports of each source file.
  */
 export function checkDependencyRules(root: string): RuleViolation[] {

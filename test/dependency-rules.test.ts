@@ -5,7 +5,7 @@ import { checkDependencyRules } from '../scripts/dependency-rules.js';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const broken = fileURLToPath(new URL('./fixtures/broken-workspace', import.meta.url));
 
-describe('dependency rules of ARCHITECTURE.md', () => {
+describe('dependency rules of docs/architecture.md', () => {
   it('the workspace breaks no rule', () => {
     expect(checkDependencyRules(root)).toEqual([]);
   });

@@ -161,7 +161,7 @@ describe('hermes sessions, config and model', () => {
     expect(listed.code).toBe(0);
     expect(listed.stdout).toContain('No models are configured yet.');
     expect(listed.stdout).toContain('docs/providers.md');
-    for (const [spec, needs] of [
+    for (const [spec, needs] of <[string, string][]>[
       ['openai:', 'OPENAI_API_KEY'],
       ['anthropic:', 'ANTHROPIC_API_KEY'],
       ['openrouter:', 'OPENROUTER_API_KEY'],
