@@ -167,7 +167,7 @@ describe('hermes sessions, config and model', () => {
       ['openrouter:', 'OPENROUTER_API_KEY'],
       ['custom:', 'HERMES_BASE_URL'],
       ['together:', 'providers.together (https://api.together.xyz/v1)'],
-    ] as const) {
+    ]) {
       expect(listed.stdout).toMatch(new RegExp(`^  ${spec}\\S*\\s+.*${needs.replace(/[.()]/g, '\\$&')}`, 'm'));
     }
     // A variable that is set is ticked.

@@ -41,8 +41,8 @@ import {
   sessionUndo,
   sessionUsage,
 } from './session-methods.js';
-import { TUI_CLIENT_HANDLERS } from './tui-client-table.js';
 import { skillsManage, skillsReload } from './skill-methods.js';
+import { TUI_CLIENT_HANDLERS } from './tui-client-table.js';
 
 export type { MethodContext, MethodHandler } from './context.js';
 

@@ -50,11 +50,11 @@ export function setupStatus(context: MethodContext) {
  * `complete.slash`: command names for the word after `/`. Items replace from `replace_from`
  * (just after the slash) with `text`; arguments are not completed.
  */
-export function completeSlash(context: MethodContext) {
+export async function completeSlash(context: MethodContext) {
   const text = stringParam(context.params, 'text') ?? '';
   if (!text.startsWith('/') || /\s/.test(text)) return { items: [], replace_from: text.length };
   const typed = text.slice(1).toLowerCase();
-  const catalog = commandsCatalog({ ...context, params: {} }) as { pairs: [string, string][] };
+  const catalog = await commandsCatalog({ ...context, params: {} });
   const items = catalog.pairs
     .filter(([name]) => name.slice(1).toLowerCase().startsWith(typed))
     .map(([name, description]) => ({ text: name.slice(1), display: name, meta: description, kind: 'command' }));
