@@ -60,6 +60,16 @@ describe('skills on the gateway (issue 16.2, spec §4.8)', () => {
     expect(homeOnly.pairs).toContainEqual(['/review', 'Home review']);
   });
 
+  it('session.info lists the skills of the session by category once the agent is built, none in the lazy form', async () => {
+    const { gateway, project } = await fixture();
+    const client = await gateway.open();
+    const created = await client.result('session.create', { cwd: project });
+    expect(created.info.skills).toEqual({});
+    const info = await client.event('session.info', created.session_id);
+    // The project's uncategorised review replaces the home one filed under writing/.
+    expect(info.payload.skills).toEqual({ general: ['haiku', 'review'] });
+  });
+
   it('command.dispatch answers the skill directive; slash.exec refuses a skill; an unknown name stays 4018', async () => {
     const { gateway, project } = await fixture();
     const client = await gateway.open();
