@@ -48,6 +48,7 @@ describe('skills on the gateway (issue 16.2, spec §4.8)', () => {
       '/review': { usage: '/review [request]', origin: 'local' },
     });
     expect(catalog.skill_count).toBe(2);
+    expect(catalog.commands['/haiku']).toEqual({ argument_mode: 'optional' });
     expect(catalog.pairs).toContainEqual(['/review', 'Project review']);
     expect(catalog.pairs).toContainEqual(['/help', expect.any(String)]);
     expect(catalog.categories.find((category: { name: string }) => category.name === 'Skills').pairs).toEqual([

@@ -35,6 +35,7 @@ export async function commandsCatalog(context: MethodContext) {
       for (const alias of command.aliases ?? []) canon[`/${alias.toLowerCase()}`] = `/${command.name}`;
       commandModes[`/${command.name}`] = { argument_mode: command.argsHint ? 'optional' : 'none' };
     }
+    for (const [name] of skills.pairs) commandModes[name] = { argument_mode: 'optional' };
     return {
       pairs,
       sub: {},
