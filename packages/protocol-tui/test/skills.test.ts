@@ -81,6 +81,12 @@ describe('skills on the gateway (issue 16.2, spec §4.8)', () => {
     expect(directive.display).toBe('/review chapter 2');
     expect(directive.message).toContain('Project rules.');
     expect(directive.message).toContain('chapter 2');
+    expect(await client.result('command.resolve', { name: 'HAIKU' })).toEqual({
+      canonical: '/haiku',
+      description: 'Write a haiku',
+      category: 'skill',
+    });
+    expect((await client.call('command.resolve', { name: 'nope' })).error.code).toBe(4011);
     expect((await client.call('slash.exec', { session_id: sid, command: '/haiku x' })).error).toEqual({
       code: 4018,
       message: 'skill commands must use command.dispatch',
