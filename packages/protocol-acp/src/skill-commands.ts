@@ -31,7 +31,8 @@ export async function skillTurnInput(
   converted: ConvertedPrompt,
 ): Promise<TurnInput | null> {
   if (!typed.trimStart().startsWith('/')) return null;
-  const invocation = await host.skills.expand(typed.trim(), { cwd });
+  // Skills never stop a prompt: if they cannot be read, the text goes to the model as typed.
+  const invocation = await host.skills.expand(typed.trim(), { cwd }).catch(() => null);
   if (!invocation) return null;
   const displayMetadata = { ...(converted.persistAs?.displayMetadata ?? {}), display_text: invocation.display };
   const content = [{ type: 'text' as const, text: invocation.message }, ...converted.content.slice(1)];

@@ -51,7 +51,8 @@ export async function isSkillCommand(context: MethodContext, name: string): Prom
  */
 export function expandSkillText(host: AgentHost, cwd: string, text: string): Promise<SkillInvocation | null> {
   if (!text.trimStart().startsWith('/')) return Promise.resolve(null);
-  return host.skills.expand(text.trim(), { cwd });
+  // Skills never stop a turn: if they cannot be read, the text goes to the model as typed.
+  return host.skills.expand(text.trim(), { cwd }).catch(() => null);
 }
 
 const PAGE_SIZE = 20;
