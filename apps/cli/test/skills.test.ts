@@ -68,6 +68,9 @@ describe('skill slash commands in the CLI (issue 16.2)', () => {
     const session = new PtySession([process.execPath, bin], { cwd: project, env });
     cleanups.push(() => session.dispose());
     await session.waitFor('Ctrl-D or /exit quits.');
+    session.type('/help\r');
+    await session.waitFor('Skills:');
+    await session.waitFor('/review [request]`: Review');
     session.type('/hai\t');
     await session.waitFor('/haiku');
     session.type(' the sea\r');

@@ -29,7 +29,7 @@ import type { ToolCallIds } from './history-replay.js';
 import { convertPrompt } from './prompt-content.js';
 import { firstLine, isAbortError } from './request-errors.js';
 import { configOptions, type ReasoningEffortValue, type SessionModeId } from './session-config.js';
-import { skillCommands, skillTurnInput } from './skill-commands.js';
+import { skillCommands, skillCommandsNow, skillTurnInput, warmSkills } from './skill-commands.js';
 import { completionContent, completionStatus, planEntries, rawOutputOf, runningContent } from './tool-rendering.js';
 
 /** Released after this long at most when a cancelled turn stops its client terminals (§7.1). */
@@ -113,6 +113,7 @@ export class AcpSession {
     this.ids = init.ids;
     this.#environment = init.environment;
     this.#unsubscribe = this.agent.subscribe((event) => this.#onSessionEvent(event));
+    warmSkills(init.environment.host, init.agent.cwd);
   }
 
   /** True while a prompt of this session runs or waits. */
@@ -174,13 +175,21 @@ export class AcpSession {
 
   /** The updates sent after a set-up response (§5.3, §5.4, §5.6). */
   async sendSetupUpdates(options: { title: boolean }): Promise<void> {
+    // Skills read in time are announced with the built-in commands; otherwise a second update follows.
+    const skills = skillCommandsNow(this.#environment.host, this.agent.cwd);
     void this.send({
       sessionUpdate: 'available_commands_update',
-      availableCommands: [
-        ...this.#availableCommands(),
-        ...(await skillCommands(this.#environment.host, this.agent.cwd)),
-      ],
+      availableCommands: [...this.#availableCommands(), ...(skills ?? [])],
     });
+    if (skills === null)
+      void skillCommands(this.#environment.host, this.agent.cwd).then((later) =>
+        later.length > 0
+          ? this.send({
+              sessionUpdate: 'available_commands_update',
+              availableCommands: [...this.#availableCommands(), ...later],
+            })
+          : undefined,
+      );
     void this.sendUsageSnapshot();
     const title = this.agent.title();
     if (options.title && title) {

@@ -33,8 +33,15 @@ describe('ACP skill commands (issue 16.2)', () => {
     await initialize(agent, {});
     const session = await agent.agent.request('session/new', { cwd: fixture.project, mcpServers: [] });
     const run = { fixture, agent, sessionId: session.sessionId as string };
-    await eventually(() => updatesOf(agent, session.sessionId, 'available_commands_update').length > 0);
-    const [advertised] = updatesOf(agent, run.sessionId, 'available_commands_update');
+    // The skills come with the built-in commands, or in a later update when they were still being read.
+    await eventually(() =>
+      updatesOf(agent, session.sessionId, 'available_commands_update').some(
+        (line) =>
+          line.update.sessionUpdate === 'available_commands_update' &&
+          line.update.availableCommands.some((command) => command.name === 'haiku'),
+      ),
+    );
+    const advertised = updatesOf(agent, run.sessionId, 'available_commands_update').at(-1);
     const commands =
       advertised?.update.sessionUpdate === 'available_commands_update' ? advertised.update.availableCommands : [];
     expect(commands).toContainEqual({ name: 'haiku', description: 'Write a haiku', input: { hint: 'request' } });

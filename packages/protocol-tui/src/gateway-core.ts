@@ -4,6 +4,7 @@ import { gitBranch } from './git-branch.js';
 import { newRuntimeId, randomHex } from './ids.js';
 import { LiveSession } from './live-session.js';
 import { METHOD_HANDLERS, type MethodContext } from './methods/index.js';
+import { loadSkills, skillsInfo } from './methods/skill-methods.js';
 import { ReplayRings } from './replay-ring.js';
 import { ServerRequestRegistry } from './server-requests.js';
 import { emptyUsage, usageOf } from './usage.js';
@@ -189,6 +190,8 @@ export class GatewayCore {
   /** The agent build (§3.3). */
   async buildAgent(session: LiveSession): Promise<void> {
     await this.options.onAgentBuild?.({ runtimeId: session.runtimeId, storedId: session.storedId });
+    // The built info lists the session's skills (§2.7), so the build reads them.
+    await loadSkills(this.host, session.agent.cwd);
     if (session.modelPin) {
       const result = await session.agent.switchModel(session.modelPin);
       if (!result.ok) throw new Error(result.error?.message ?? `cannot use model ${session.modelPin}`);
@@ -214,7 +217,7 @@ export class GatewayCore {
       yolo: config.approvals.yolo,
       approval_mode: config.approvals.mode,
       tools: {},
-      skills: {},
+      skills: built ? skillsInfo(this.host, session.agent.cwd) : {},
       cwd: session.agent.cwd,
       branch: gitBranch(session.agent.cwd),
       project: null,

@@ -48,6 +48,7 @@ describe('skills on the gateway (issue 16.2, spec §4.8)', () => {
       '/review': { usage: '/review [request]', origin: 'local' },
     });
     expect(catalog.skill_count).toBe(2);
+    expect(catalog.commands['/haiku']).toEqual({ argument_mode: 'optional' });
     expect(catalog.pairs).toContainEqual(['/review', 'Project review']);
     expect(catalog.pairs).toContainEqual(['/help', expect.any(String)]);
     expect(catalog.categories.find((category: { name: string }) => category.name === 'Skills').pairs).toEqual([
@@ -60,6 +61,16 @@ describe('skills on the gateway (issue 16.2, spec §4.8)', () => {
     expect(homeOnly.pairs).toContainEqual(['/review', 'Home review']);
   });
 
+  it('session.info lists the skills of the session by category once the agent is built, none in the lazy form', async () => {
+    const { gateway, project } = await fixture();
+    const client = await gateway.open();
+    const created = await client.result('session.create', { cwd: project });
+    expect(created.info.skills).toEqual({});
+    const info = await client.event('session.info', created.session_id);
+    // The project's uncategorised review replaces the home one filed under writing/.
+    expect(info.payload.skills).toEqual({ general: ['haiku', 'review'] });
+  });
+
   it('command.dispatch answers the skill directive; slash.exec refuses a skill; an unknown name stays 4018', async () => {
     const { gateway, project } = await fixture();
     const client = await gateway.open();
@@ -70,6 +81,12 @@ describe('skills on the gateway (issue 16.2, spec §4.8)', () => {
     expect(directive.display).toBe('/review chapter 2');
     expect(directive.message).toContain('Project rules.');
     expect(directive.message).toContain('chapter 2');
+    expect(await client.result('command.resolve', { name: 'HAIKU' })).toEqual({
+      canonical: '/haiku',
+      description: 'Write a haiku',
+      category: 'skill',
+    });
+    expect((await client.call('command.resolve', { name: 'nope' })).error.code).toBe(4011);
     expect((await client.call('slash.exec', { session_id: sid, command: '/haiku x' })).error).toEqual({
       code: 4018,
       message: 'skill commands must use command.dispatch',

@@ -298,6 +298,7 @@ class InteractiveChat {
     switch (result.kind) {
       case 'text':
         if (result.text) this.#output.line(markdown(result.text));
+        if (this.#host.commands.parse(line)?.name === 'help') await this.#skillHelp();
         return;
       case 'error':
         this.#output.line(palette.red(markdown(result.text ?? 'The command failed.')));
@@ -314,6 +315,14 @@ class InteractiveChat {
         this.#uiCommand(result.ui?.name ?? '', result.ui?.args ?? '');
         return;
     }
+  }
+
+  /** Lists the skill commands after `/help`. */
+  async #skillHelp(): Promise<void> {
+    const skills = await this.#host.skills.list({ cwd: this.#agent.cwd }).catch(() => []);
+    if (skills.length === 0) return;
+    const lines = skills.map((skill) => `- \`/${skill.command} [request]\`: ${skill.description}`);
+    this.#output.line(`Skills:\n${lines.join('\n')}`);
   }
 
   #uiCommand(name: string, args: string): void {

@@ -69,10 +69,19 @@ export function createSkillRegistry(options: SkillRegistryOptions): SkillRegistr
   const projectDirs = new Map<string, Promise<string | null>>();
   const logged = new Set<string>();
 
+  // Settled results, for the synchronous `peek`.
+  const settledScans = new Map<string, Scan>();
+  const settledProjectDirs = new Map<string, string | null>();
+  let generation = 0;
+
   const scan = (directory: string, source: Skill['source']): Promise<Scan> => {
     let pending = scans.get(directory);
     if (!pending) {
-      pending = scanSkillsDirectory(directory, source);
+      const started = generation;
+      pending = scanSkillsDirectory(directory, source).then((result) => {
+        if (started === generation) settledScans.set(directory, result);
+        return result;
+      });
       scans.set(directory, pending);
     }
     return pending;
@@ -82,7 +91,11 @@ export function createSkillRegistry(options: SkillRegistryOptions): SkillRegistr
     const key = path.resolve(cwd);
     let pending = projectDirs.get(key);
     if (!pending) {
-      pending = findProjectSkillsDir(key, homeSkillsDir);
+      const started = generation;
+      pending = findProjectSkillsDir(key, homeSkillsDir).then((found) => {
+        if (started === generation) settledProjectDirs.set(key, found);
+        return found;
+      });
       projectDirs.set(key, pending);
     }
     return pending;
@@ -92,6 +105,22 @@ export function createSkillRegistry(options: SkillRegistryOptions): SkillRegistr
     const home = await scan(homeSkillsDir, 'home');
     const projectDir = scope.cwd !== undefined ? await projectDirOf(scope.cwd) : null;
     const project = projectDir ? await scan(projectDir, 'project') : { skills: [], warnings: [] };
+    return merge(home, project);
+  };
+
+  const peek = (scope: SkillScope = {}): SkillSnapshot | undefined => {
+    const home = settledScans.get(homeSkillsDir);
+    if (!home) return undefined;
+    if (scope.cwd === undefined) return merge(home, { skills: [], warnings: [] });
+    const key = path.resolve(scope.cwd);
+    if (!settledProjectDirs.has(key)) return undefined;
+    const projectDir = settledProjectDirs.get(key) ?? null;
+    if (projectDir === null) return merge(home, { skills: [], warnings: [] });
+    const project = settledScans.get(projectDir);
+    return project ? merge(home, project) : undefined;
+  };
+
+  const merge = (home: Scan, project: Scan): SkillSnapshot => {
     const warnings = [...home.warnings, ...project.warnings];
     const byCommand = new Map<string, Skill>();
     const add = (skill: Skill, overrides: boolean) => {
@@ -153,6 +182,7 @@ export function createSkillRegistry(options: SkillRegistryOptions): SkillRegistr
   return {
     homeSkillsDir,
     snapshot,
+    peek,
     list: async (scope) => (await snapshot(scope)).skills,
     find,
     invocation,
@@ -164,8 +194,11 @@ export function createSkillRegistry(options: SkillRegistryOptions): SkillRegistr
     },
     async reload(scope): Promise<SkillReloadResult> {
       const before = (await snapshot(scope)).skills;
+      generation += 1;
       scans.clear();
       projectDirs.clear();
+      settledScans.clear();
+      settledProjectDirs.clear();
       logged.clear();
       const after = await snapshot(scope);
       const beforeByCommand = new Map(before.map((skill) => [skill.command, skill]));

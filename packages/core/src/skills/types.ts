@@ -66,6 +66,8 @@ export interface SkillRegistry {
   readonly homeSkillsDir: string;
   /** Home skills merged with the project skills of `cwd` (project wins on a command clash), sorted by command. */
   snapshot(scope?: SkillScope): Promise<SkillSnapshot>;
+  /** The snapshot of `scope` when its folders have been read already, without touching the disk; else undefined. */
+  peek(scope?: SkillScope): SkillSnapshot | undefined;
   list(scope?: SkillScope): Promise<Skill[]>;
   /** Looks a skill up by command or name (leading `/` allowed, case-insensitive). */
   find(name: string, scope?: SkillScope): Promise<Skill | undefined>;

@@ -123,12 +123,17 @@ describe('skill registry', () => {
     writeSkill(join(home, 'skills'), 'one', skillText('one', 'first', 'One.'));
     writeSkill(join(home, 'skills'), 'two', skillText('two', 'second', 'Two.'));
     const registry = createSkillRegistry({ homeSkillsDir: join(home, 'skills') });
+    // peek never reads the disk: nothing until a scan has settled.
+    expect(registry.peek()).toBeUndefined();
     expect((await registry.list()).map((skill) => skill.name)).toEqual(['one', 'two']);
+    expect(registry.peek()?.skills.map((skill) => skill.name)).toEqual(['one', 'two']);
+    expect(registry.peek({ cwd: home })).toBeUndefined();
     writeSkill(join(home, 'skills'), 'three', skillText('three', 'third', 'Three.'));
     writeFileSync(join(home, 'skills', 'two', 'SKILL.md'), 'broken now');
     // Cached until reload.
     expect((await registry.list()).map((skill) => skill.name)).toEqual(['one', 'two']);
     const result = await registry.reload();
+    expect(registry.peek()?.skills.map((skill) => skill.name)).toEqual(['one', 'three']);
     expect(result.added).toEqual([{ name: 'three', description: 'third' }]);
     expect(result.removed).toEqual([{ name: 'two', description: 'second' }]);
     expect(result.unchanged).toEqual(['one']);

@@ -7,7 +7,7 @@ import { fail, type MethodContext, requireSession, stringParam } from './context
 import { enqueueInput } from './prompt-methods.js';
 import { cutBefore } from './rewind.js';
 import { sessionCompress, sessionUndo } from './session-methods.js';
-import { isSkillCommand, skillCatalog, skillDirective } from './skill-methods.js';
+import { isSkillCommand, skillCatalog, skillDirective, skillScope } from './skill-methods.js';
 
 const CLIENT_COMMANDS: [string, string][] = [
   ['/density', 'Change the display density'],
@@ -36,6 +36,7 @@ export async function commandsCatalog(context: MethodContext) {
       for (const alias of command.aliases ?? []) canon[`/${alias.toLowerCase()}`] = `/${command.name}`;
       commandModes[`/${command.name}`] = { argument_mode: command.argsHint ? 'optional' : 'none' };
     }
+    for (const [name] of skills.pairs) commandModes[name] = { argument_mode: 'optional' };
     return {
       pairs,
       sub: {},
@@ -55,10 +56,14 @@ export async function commandsCatalog(context: MethodContext) {
 }
 
 /** `command.resolve` (§4.8). */
-export function commandResolve(context: MethodContext) {
+export async function commandResolve(context: MethodContext) {
   const name = (stringParam(context.params, 'name') ?? '').replace(/^\//, '').toLowerCase();
   const command = context.gateway.host.commands.find(name);
-  if (!command) fail(ErrorCode.unknownCommand, `unknown command: ${name}`);
+  if (!command) {
+    const skill = await context.gateway.host.skills.find(name, skillScope(context));
+    if (skill) return { canonical: `/${skill.command}`, description: skill.description, category: 'skill' };
+    fail(ErrorCode.unknownCommand, `unknown command: ${name}`);
+  }
   return { canonical: `/${command.name}`, description: command.description, category: command.scope };
 }
 
