@@ -56,7 +56,18 @@ export {
   parseModelSpec,
 } from './providers/index.js';
 export type { ProviderAdapter, ResolvedRoute } from './providers/types.js';
-export { openSqliteStore, SqliteSessionStore, type SqliteStoreOptions, sanitizeFtsQuery } from './store/index.js';
+export {
+  isPostgresUrl,
+  type OpenSessionStoreOptions,
+  openPostgresStore,
+  openSessionStore,
+  openSqliteStore,
+  PostgresSessionStore,
+  type PostgresStoreOptions,
+  SqliteSessionStore,
+  type SqliteStoreOptions,
+  sanitizeFtsQuery,
+} from './store/index.js';
 export type * from './store/types.js';
 export {
   builtinTools,

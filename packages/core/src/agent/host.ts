@@ -21,7 +21,7 @@ import { createMcpManager, type McpManagerInternal } from '../mcp/manager.js';
 import type { McpManager } from '../mcp/types.js';
 import { costStatusFor, createProviderCatalog, type ProviderCatalog } from '../providers/index.js';
 import type { ProviderAdapter, ResolvedRoute } from '../providers/types.js';
-import { openSqliteStore } from '../store/index.js';
+import { openSessionStore, resolveStoreLocation } from '../store/index.js';
 import type { SessionStore } from '../store/types.js';
 import {
   builtinTools,
@@ -45,7 +45,10 @@ export interface AgentHostOptions {
   config?: DeepPartial<HermesSettings>;
   /** Replaces process.env as the environment source. */
   env?: Record<string, string | undefined>;
-  /** File path or ':memory:'; default <home>/state.db. */
+  /**
+   * SQLite file path, ':memory:', or a postgres:// URL; default HERMES_DATABASE_URL, then the
+   * config's `database.url`, then <home>/state.db.
+   */
   database?: string;
   callbacks?: HostCallbacks;
   /** Extra or replacement providers. */
@@ -397,8 +400,13 @@ export async function createAgentHost(options: AgentHostOptions = {}): Promise<A
   const loaded = await loadConfig({ homeDir, env, overrides: options.config, logger: bootstrapLogger });
   const logger = options.logger ?? createStderrLogger({ secrets: () => secretValues(loaded) });
   const clock = options.clock ?? systemClock;
-  const store = await openSqliteStore({
-    path: options.database ?? join(homeDir, 'state.db'),
+  const store = await openSessionStore({
+    ...resolveStoreLocation({
+      database: options.database,
+      env,
+      configUrl: loaded.config.database.url,
+      defaultPath: join(homeDir, 'state.db'),
+    }),
     clock,
     journalMode: loaded.config.database.journal_mode,
     logger,
