@@ -31,11 +31,15 @@ const RACE_CONSTRAINTS = new Set(['sessions_title_lower_unique', 'runs_idempoten
 
 /** True for errors a retried transaction can get past (see {@link RETRYABLE_STATES}). */
 export function isRetryablePgError(error: unknown): boolean {
-  if (typeof error !== 'object' || error === null) return false;
-  const { code, constraint } = error as { code?: unknown; constraint?: unknown };
-  if (typeof code !== 'string') return false;
-  if (RETRYABLE_STATES.has(code)) return true;
-  return code === '23505' && typeof constraint === 'string' && RACE_CONSTRAINTS.has(constraint);
+  // drizzle wraps the driver's error (`Failed query: …`) and keeps it as the cause.
+  for (let current = error, depth = 0; depth < 5; current = (current as { cause?: unknown }).cause, depth += 1) {
+    if (typeof current !== 'object' || current === null) return false;
+    const { code, constraint } = current as { code?: unknown; constraint?: unknown };
+    if (typeof code !== 'string') continue;
+    if (RETRYABLE_STATES.has(code)) return true;
+    return code === '23505' && typeof constraint === 'string' && RACE_CONSTRAINTS.has(constraint);
+  }
+  return false;
 }
 
 /** The migrations folder of the PostgreSQL dialect (`drizzle/pg` in the package). */
