@@ -197,10 +197,13 @@ export async function connectWithRetry(
       return;
     } catch (error) {
       if (HermesError.isInstance(error)) throw error;
+      const state = (error as { code?: unknown }).code;
+      // A refused password or a missing database will not fix itself: say so at once.
+      const permanent = typeof state === 'string' && (state.startsWith('28') || state === '3D000');
       const delay = retryDelay(attempt) * 4;
       const elapsed = Math.max(options.clock.now() - started, slept);
       const reason = error instanceof Error ? error.message : String(error);
-      if (elapsed + delay > options.budgetMs) {
+      if (permanent || elapsed + delay > options.budgetMs) {
         throw new HermesError(
           'store_unavailable',
           `${options.source}: cannot connect to the database at ${options.location} (${reason}); gave up after ${attempt + 1} attempts`,

@@ -107,6 +107,19 @@ describe('opening the PostgreSQL store', () => {
     expect(clock.sleeps.reduce((total, ms) => total + ms, 0)).toBeLessThanOrEqual(5_000);
   });
 
+  it('a wrong password fails at once with store_unavailable naming the variable, without retrying', async () => {
+    const url = new URL(await freshDatabase());
+    url.password = 'wrong-password';
+    const clock = steppingClock();
+    const error = await caught(
+      openSessionStore({ location: url.toString(), source: 'HERMES_DATABASE_URL', clock, connectBudgetMs: 5_000 }),
+    );
+    expect(error.code).toBe('store_unavailable');
+    expect(error.message).toContain('HERMES_DATABASE_URL');
+    expect(error.message).not.toContain('wrong-password');
+    expect(clock.sleeps).toEqual([]);
+  });
+
   it('a host opens the PostgreSQL store from HERMES_DATABASE_URL, and from the config key database.url', async () => {
     for (const source of ['environment', 'config'] as const) {
       const url = await freshDatabase();
