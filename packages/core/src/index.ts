@@ -62,7 +62,7 @@ export {
   openPostgresStore,
   openSessionStore,
   openSqliteStore,
-  PostgresSessionStore,
+  type PostgresSessionStore,
   type PostgresStoreOptions,
   SqliteSessionStore,
   type SqliteStoreOptions,

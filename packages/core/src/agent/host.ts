@@ -403,7 +403,8 @@ export async function createAgentHost(options: AgentHostOptions = {}): Promise<A
   const store = await openSessionStore({
     ...resolveStoreLocation({
       database: options.database,
-      env,
+      // The environment first, then HERMES_HOME/.env, like every other HERMES_* variable (§4.2).
+      env: { HERMES_DATABASE_URL: loaded.lookup('HERMES_DATABASE_URL') },
       configUrl: loaded.config.database.url,
       defaultPath: join(homeDir, 'state.db'),
     }),

@@ -7,10 +7,11 @@ export { resolveMigrationsFolder } from './migrations.js';
 export {
   isPostgresUrl,
   type OpenSessionStoreOptions,
+  openPostgresStore,
   openSessionStore,
   resolveStoreLocation,
 } from './open.js';
-export { openPostgresStore, PostgresSessionStore, type PostgresStoreOptions } from './pg-store.js';
+export type { PostgresSessionStore, PostgresStoreOptions } from './pg-store.js';
 export { SqliteResponseStore } from './response-store.js';
 export { IDEMPOTENCY_WINDOW_MS, SqliteRunStore } from './run-store.js';
 export { sanitizeFtsQuery } from './search-query.js';

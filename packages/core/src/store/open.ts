@@ -1,12 +1,19 @@
 import type { Clock, Logger } from '../types.js';
-import { parsePostgresUrl } from './pg-connection.js';
-import { openPostgresStore } from './pg-store.js';
+import type { PostgresSessionStore, PostgresStoreOptions } from './pg-store.js';
 import { openSqliteStore } from './sqlite-store.js';
 import type { SessionStore } from './types.js';
 
 /** True when `location` names a PostgreSQL database rather than a SQLite file. */
 export function isPostgresUrl(location: string): boolean {
   return /^postgres(ql)?:\/\//iu.test(location.trim());
+}
+
+/**
+ * Opens the session store on PostgreSQL (see `PostgresStoreOptions`). The driver and its schema are
+ * loaded on first use, so a process on SQLite never pays for importing them.
+ */
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresSessionStore> {
+  return (await import('./pg-store.js')).openPostgresStore(options);
 }
 
 /** Options of {@link openSessionStore}. */
@@ -37,7 +44,6 @@ export interface OpenSessionStoreOptions {
 export async function openSessionStore(options: OpenSessionStoreOptions): Promise<SessionStore> {
   const source = options.source ?? 'database';
   if (options.urlOnly === true || isPostgresUrl(options.location)) {
-    parsePostgresUrl(options.location.trim(), source);
     return openPostgresStore({
       url: options.location.trim(),
       source,

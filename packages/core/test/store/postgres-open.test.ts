@@ -1,9 +1,12 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { createAgentHost } from '../../src/agent/host.js';
 import { HermesError } from '../../src/errors.js';
 import { silentLogger } from '../../src/logger.js';
-import { openPostgresStore, openSessionStore, PostgresSessionStore } from '../../src/store/index.js';
+import { openPostgresStore, openSessionStore } from '../../src/store/index.js';
+import { PostgresSessionStore } from '../../src/store/pg-store.js';
 import { createTestDatabase } from '../support/postgres.js';
 import { onCleanup, sessionId, steppingClock, temporaryDirectory, user } from './helpers.js';
 
@@ -120,11 +123,13 @@ describe('opening the PostgreSQL store', () => {
     expect(clock.sleeps).toEqual([]);
   });
 
-  it('a host opens the PostgreSQL store from HERMES_DATABASE_URL, and from the config key database.url', async () => {
-    for (const source of ['environment', 'config'] as const) {
+  it('a host opens the PostgreSQL store from HERMES_DATABASE_URL (environment or .env), and from the config key database.url', async () => {
+    for (const source of ['environment', 'dotenv', 'config'] as const) {
       const url = await freshDatabase();
+      const homeDir = temporaryDirectory();
+      if (source === 'dotenv') writeFileSync(join(homeDir, '.env'), `HERMES_DATABASE_URL=${url}\n`);
       const host = await createAgentHost({
-        homeDir: temporaryDirectory(),
+        homeDir,
         env: source === 'environment' ? { HERMES_DATABASE_URL: url } : {},
         ...(source === 'config' ? { config: { database: { url } } } : {}),
         connectMcp: false,
