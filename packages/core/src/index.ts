@@ -81,7 +81,18 @@ export type {
   SkillSnapshot,
   SkillSource,
 } from './skills/types.js';
-export { openSqliteStore, SqliteSessionStore, type SqliteStoreOptions, sanitizeFtsQuery } from './store/index.js';
+export {
+  isPostgresUrl,
+  type OpenSessionStoreOptions,
+  openPostgresStore,
+  openSessionStore,
+  openSqliteStore,
+  type PostgresSessionStore,
+  type PostgresStoreOptions,
+  SqliteSessionStore,
+  type SqliteStoreOptions,
+  sanitizeFtsQuery,
+} from './store/index.js';
 export type * from './store/types.js';
 export {
   builtinTools,

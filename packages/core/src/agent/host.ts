@@ -24,7 +24,7 @@ import { costStatusFor, createProviderCatalog, type ProviderCatalog } from '../p
 import type { ProviderAdapter, ResolvedRoute } from '../providers/types.js';
 import { createSkillRegistry } from '../skills/registry.js';
 import type { SkillRegistry } from '../skills/types.js';
-import { openSqliteStore } from '../store/index.js';
+import { openSessionStore, resolveStoreLocation } from '../store/index.js';
 import type { SessionStore } from '../store/types.js';
 import { clientTools } from '../tools/client-tools.js';
 import {
@@ -50,7 +50,10 @@ export interface AgentHostOptions {
   config?: DeepPartial<HermesSettings>;
   /** Replaces process.env as the environment source. */
   env?: Record<string, string | undefined>;
-  /** File path or ':memory:'; default <home>/state.db. */
+  /**
+   * SQLite file path, ':memory:', or a postgres:// URL; default HERMES_DATABASE_URL, then the
+   * config's `database.url`, then <home>/state.db.
+   */
   database?: string;
   callbacks?: HostCallbacks;
   /** Extra or replacement providers. */
@@ -468,8 +471,14 @@ export async function createAgentHost(options: AgentHostOptions = {}): Promise<A
   const loaded = await loadConfig({ homeDir, env, overrides: options.config, logger: bootstrapLogger });
   const logger = options.logger ?? createStderrLogger({ secrets: () => secretValues(loaded) });
   const clock = options.clock ?? systemClock;
-  const store = await openSqliteStore({
-    path: options.database ?? join(homeDir, 'state.db'),
+  const store = await openSessionStore({
+    ...resolveStoreLocation({
+      database: options.database,
+      // The environment first, then HERMES_HOME/.env, like every other HERMES_* variable (§4.2).
+      env: { HERMES_DATABASE_URL: loaded.lookup('HERMES_DATABASE_URL') },
+      configUrl: loaded.config.database.url,
+      defaultPath: join(homeDir, 'state.db'),
+    }),
     clock,
     journalMode: loaded.config.database.journal_mode,
     logger,

@@ -227,7 +227,13 @@ export const hermesConfigSchema = z.object(
       .prefault({}),
     mcp_servers: z.record(z.string(), mcpServerSchema, { error: mapping }).default(() => ({})),
     pricing: z.record(z.string(), pricingEntrySchema, { error: mapping }).default(() => ({})),
-    database: z.object({ journal_mode: choice(['wal', 'delete']).default('wal') }, { error: mapping }).prefault({}),
+    database: z
+      .object(
+        // `url`: a postgres:// URL selects the PostgreSQL store (HERMES_DATABASE_URL overrides it).
+        { journal_mode: choice(['wal', 'delete']).default('wal'), url: text().optional() },
+        { error: mapping },
+      )
+      .prefault({}),
   },
   { error: mapping },
 );

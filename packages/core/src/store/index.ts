@@ -4,6 +4,14 @@
  */
 export { DEFAULT_RETRY_BUDGETS, isLockError, type RetryBudgets } from './connection.js';
 export { resolveMigrationsFolder } from './migrations.js';
+export {
+  isPostgresUrl,
+  type OpenSessionStoreOptions,
+  openPostgresStore,
+  openSessionStore,
+  resolveStoreLocation,
+} from './open.js';
+export type { PostgresSessionStore, PostgresStoreOptions } from './pg-store.js';
 export { SqliteResponseStore } from './response-store.js';
 export { IDEMPOTENCY_WINDOW_MS, SqliteRunStore } from './run-store.js';
 export { sanitizeFtsQuery } from './search-query.js';

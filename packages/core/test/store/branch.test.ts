@@ -2,9 +2,9 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { HermesError } from '../../src/errors.js';
 import type { NewMessage } from '../../src/store/types.js';
-import { assistant, openTestStore, type StoreLocation, sessionId, user } from './helpers.js';
+import { assistant, openTestStore, STORE_LOCATIONS, type StoreLocation, sessionId, user } from './helpers.js';
 
-describe.each<StoreLocation>(['file', 'memory'])('branch (%s)', (location) => {
+describe.each<StoreLocation>(STORE_LOCATIONS)('branch (%s)', (location) => {
   it('34. branch copies only active rows, sets kind branch, parent and a unique "<title> #2" title, and leaves the parent untouched', async () => {
     const store = await openTestStore(location);
     const parentId = sessionId();

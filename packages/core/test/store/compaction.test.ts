@@ -1,9 +1,9 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { HermesError } from '../../src/errors.js';
-import { assistant, openTestStore, type StoreLocation, sessionId, user } from './helpers.js';
+import { assistant, openTestStore, STORE_LOCATIONS, type StoreLocation, sessionId, user } from './helpers.js';
 
-describe.each<StoreLocation>(['file', 'memory'])('compaction commit (%s)', (location) => {
+describe.each<StoreLocation>(STORE_LOCATIONS)('compaction commit (%s)', (location) => {
   it('keeps the head, archives the middle as compacted, inserts the summary and re-inserts the tail after it', async () => {
     const store = await openTestStore(location);
     const id = sessionId();

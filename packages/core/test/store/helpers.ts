@@ -2,9 +2,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
-import { openSqliteStore, type SqliteSessionStore, type SqliteStoreOptions } from '../../src/store/index.js';
-import type { NewMessage } from '../../src/store/types.js';
+import {
+  openPostgresStore,
+  openSqliteStore,
+  type SqliteSessionStore,
+  type SqliteStoreOptions,
+} from '../../src/store/index.js';
+import type { NewMessage, SessionStore } from '../../src/store/types.js';
 import type { Clock } from '../../src/types.js';
+import { createTestDatabase } from '../support/postgres.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 
@@ -24,14 +30,38 @@ export function temporaryDirectory(): string {
   return directory;
 }
 
-/** Where a test's database lives: a real file in a temp dir, or memory. */
-export type StoreLocation = 'file' | 'memory';
+/** Where a test's database lives: a real SQLite file in a temp dir, SQLite in memory, or PostgreSQL. */
+export type StoreLocation = 'file' | 'memory' | 'postgres';
 
-/** Opens a store that is closed after the test. */
+/** Every backend the store contract is checked on. */
+export const STORE_LOCATIONS: StoreLocation[] = ['file', 'memory', 'postgres'];
+
+/** Opens a store that is closed after the test (a PostgreSQL one on a fresh database, dropped after). */
+export async function openTestStore(
+  location?: 'file' | 'memory',
+  options?: Partial<SqliteStoreOptions>,
+): Promise<SqliteSessionStore>;
+export async function openTestStore(
+  location: StoreLocation,
+  options?: Partial<SqliteStoreOptions>,
+): Promise<SessionStore>;
+export async function openTestStore(path: string, options?: Partial<SqliteStoreOptions>): Promise<SqliteSessionStore>;
 export async function openTestStore(
   location: StoreLocation | string = 'file',
   options: Partial<SqliteStoreOptions> = {},
-): Promise<SqliteSessionStore> {
+): Promise<SessionStore> {
+  if (location === 'postgres') {
+    const database = await createTestDatabase();
+    onCleanup(database.drop);
+    const store = await openPostgresStore({
+      url: database.url,
+      ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.retryBudgetsMs ? { retryBudgetsMs: options.retryBudgetsMs } : {}),
+      poolSize: 4,
+    });
+    onCleanup(() => store.close());
+    return store;
+  }
   const path =
     location === 'memory' ? ':memory:' : location === 'file' ? join(temporaryDirectory(), 'state.db') : location;
   const store = await openSqliteStore({ path, ...options });

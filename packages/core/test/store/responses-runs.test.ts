@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { HermesError } from '../../src/errors.js';
 import type { ResponseRecord } from '../../src/store/types.js';
-import { assistant, openTestStore, type StoreLocation, sessionId, steppingClock, user } from './helpers.js';
+import {
+  assistant,
+  openTestStore,
+  STORE_LOCATIONS,
+  type StoreLocation,
+  sessionId,
+  steppingClock,
+  user,
+} from './helpers.js';
 
 function response(overrides: Partial<ResponseRecord> & Pick<ResponseRecord, 'id' | 'sessionId'>): ResponseRecord {
   return {
@@ -21,7 +29,7 @@ function response(overrides: Partial<ResponseRecord> & Pick<ResponseRecord, 'id'
   };
 }
 
-describe.each<StoreLocation>(['file', 'memory'])('responses and runs (%s)', (location) => {
+describe.each<StoreLocation>(STORE_LOCATIONS)('responses and runs (%s)', (location) => {
   it('50. a responses record can be stored, read back and deleted without touching the session messages', async () => {
     const store = await openTestStore(location);
     const id = sessionId();

@@ -1,10 +1,10 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { HermesError } from '../../src/errors.js';
-import type { SqliteSessionStore } from '../../src/store/index.js';
-import { assistant, openTestStore, type StoreLocation, sessionId, tool, user } from './helpers.js';
+import type { SessionStore } from '../../src/store/index.js';
+import { assistant, openTestStore, STORE_LOCATIONS, type StoreLocation, sessionId, tool, user } from './helpers.js';
 
-async function twoTurns(store: SqliteSessionStore, id = sessionId()) {
+async function twoTurns(store: SessionStore, id = sessionId()) {
   await store.createSession({ id, source: 'cli' });
   const first = await store.appendMessages(id, [
     user('first question', { turnId: 'turn_1' }),
@@ -33,7 +33,7 @@ function snapshot(path: string) {
   }
 }
 
-describe.each<StoreLocation>(['file', 'memory'])('rewind and undo (%s)', (location) => {
+describe.each<StoreLocation>(STORE_LOCATIONS)('rewind and undo (%s)', (location) => {
   it('33. undo after two turns archives the second turn, re-inserts the survivors with ids above every archived id, increments rewind_count and returns the removed user text', async () => {
     const store = await openTestStore(location);
     const { id, first, second } = await twoTurns(store);

@@ -1,8 +1,8 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { assistant, openTestStore, type StoreLocation, sessionId, tool, user } from './helpers.js';
+import { assistant, openTestStore, STORE_LOCATIONS, type StoreLocation, sessionId, tool, user } from './helpers.js';
 
-describe.each<StoreLocation>(['file', 'memory'])('search (%s)', (location) => {
+describe.each<StoreLocation>(STORE_LOCATIONS)('search (%s)', (location) => {
   it('38. finds a word from an assistant row with >>>/<<< markers, with its session and neighbours', async () => {
     const store = await openTestStore(location);
     const id = sessionId();

