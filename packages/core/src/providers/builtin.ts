@@ -157,14 +157,22 @@ async function loadSdkModel(providerPackage: ProviderPackage, settings: SdkModel
       }).languageModel(settings.model);
     }
     case 'openai-compatible': {
-      const { createOpenAICompatible } = await importOnFirstUse(() => import('@ai-sdk/openai-compatible'));
-      return createOpenAICompatible({
-        name: compatibleProviderName(settings.provider),
-        baseURL: settings.baseUrl ?? '',
-        ...(settings.apiKey ? { apiKey: settings.apiKey } : {}),
-        includeUsage: true,
-        ...fetch,
-      }).chatModel(settings.model);
+      const [{ createOpenAICompatible }, { createLeanCompatibleChatModel }] = await Promise.all([
+        importOnFirstUse(() => import('@ai-sdk/openai-compatible')),
+        importOnFirstUse(() => import('./lean-compatible-chat.js')),
+      ]);
+      // The SDK builds and sends the request; successful streams are parsed by the lean path (ADR 0014).
+      return createLeanCompatibleChatModel(
+        (callFetch) =>
+          createOpenAICompatible({
+            name: compatibleProviderName(settings.provider),
+            baseURL: settings.baseUrl ?? '',
+            ...(settings.apiKey ? { apiKey: settings.apiKey } : {}),
+            includeUsage: true,
+            fetch: callFetch,
+          }).chatModel(settings.model),
+        settings.fetch,
+      );
     }
   }
 }
