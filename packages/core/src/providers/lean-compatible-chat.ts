@@ -7,6 +7,7 @@
  * split by `eventsource-parser`, each chunk read with `JSON.parse` and checked by hand, and the
  * parts are the ones the SDK model emits for the same chunks.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import {
   InvalidResponseDataError,
   JSONParseError,
@@ -32,34 +33,38 @@ interface SdkPreamble {
 
 /**
  * Wraps `createSdkModel(fetch)` (an `@ai-sdk/openai-compatible` chat model using that fetch) into a
- * model whose `doStream` parses successful streams itself. Each call creates its own SDK model with a
- * fetch that keeps the successful event-stream response for the lean parser and hands the SDK an
- * empty stream instead; errors and non-stream responses reach the SDK untouched.
+ * model whose `doStream` parses successful streams itself: the fetch keeps a stream call's
+ * successful event-stream response for the lean parser and hands the SDK an empty stream instead;
+ * errors, non-stream responses and `doGenerate` reach the SDK untouched.
  */
 export function createLeanCompatibleChatModel(
   createSdkModel: (fetch: typeof globalThis.fetch) => LanguageModelV3,
   fetch: typeof globalThis.fetch = globalThis.fetch,
 ): LanguageModelV3 {
-  const plain = createSdkModel(fetch);
+  // One SDK model for every call (creating one builds its zod schemas); the call a request belongs
+  // to is found through the async context of its `doStream`.
+  const calls = new AsyncLocalStorage<{ kept?: Response }>();
+  const keep: typeof globalThis.fetch = async (input, init) => {
+    const response = await fetch(input, init);
+    const call = calls.getStore();
+    const type = response.headers.get('content-type') ?? '';
+    if (!call || !response.ok || response.body === null || !type.includes('text/event-stream')) return response;
+    call.kept = response;
+    return new Response('', { status: response.status, headers: response.headers });
+  };
+  const sdk = createSdkModel(keep);
   return {
     specificationVersion: 'v3',
-    provider: plain.provider,
-    modelId: plain.modelId,
-    supportedUrls: plain.supportedUrls,
-    doGenerate: (options) => plain.doGenerate(options),
+    provider: sdk.provider,
+    modelId: sdk.modelId,
+    supportedUrls: sdk.supportedUrls,
+    doGenerate: (options) => sdk.doGenerate(options),
     doStream: async (options) => {
-      let kept: Response | undefined;
-      const keep: typeof globalThis.fetch = async (input, init) => {
-        const response = await fetch(input, init);
-        const type = response.headers.get('content-type') ?? '';
-        if (!response.ok || response.body === null || !type.includes('text/event-stream')) return response;
-        kept = response;
-        return new Response('', { status: response.status, headers: response.headers });
-      };
-      const result = await createSdkModel(keep).doStream(options);
-      if (kept?.body == null) return result;
+      const call: { kept?: Response } = {};
+      const result = await calls.run(call, () => sdk.doStream(options));
+      if (call.kept?.body == null) return result;
       const preamble = await readPreamble(result.stream);
-      return { ...result, stream: leanStream(kept.body, options, preamble) };
+      return { ...result, stream: leanStream(call.kept.body, options, preamble) };
     },
   };
 }
