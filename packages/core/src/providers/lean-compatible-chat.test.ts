@@ -106,6 +106,10 @@ describe('lean OpenAI-compatible stream parse', () => {
   it('text deltas, reasoning, usage and a stop finish match the SDK model', async () => {
     const { sdk, lean } = await both(step(reasoning('thinking it over', 4), text('Hello there, world!', 3)));
     expect(lean).toEqual(sdk);
+    // The same request reaches the model: the lean model's call marker is taken off before sending.
+    const [sdkRequest, leanRequest] = scripted.requests.slice(-2);
+    expect(leanRequest?.headers).toEqual(sdkRequest?.headers);
+    expect(leanRequest?.body).toEqual(sdkRequest?.body);
     expect(lean.filter((part) => (part as { type: string }).type === 'text-delta')).toHaveLength(7);
     const finish = lean.at(-1) as {
       type: string;

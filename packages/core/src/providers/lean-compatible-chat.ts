@@ -7,7 +7,6 @@
  * split by `eventsource-parser`, each chunk read with `JSON.parse` and checked by hand, and the
  * parts are the ones the SDK model emits for the same chunks.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import {
   InvalidResponseDataError,
   JSONParseError,
@@ -25,6 +24,10 @@ import { createParser } from 'eventsource-parser';
 
 type Json = Record<string, unknown>;
 
+/** The marker header of a stream call's request; never sent. */
+const CALL_HEADER = 'x-hermes-lean-call';
+let nextCall = 0;
+
 /** What the SDK's own `doStream` learnt before the body: its warnings and provider-options key. */
 interface SdkPreamble {
   warnings: SharedV3Warning[];
@@ -41,12 +44,20 @@ export function createLeanCompatibleChatModel(
   createSdkModel: (fetch: typeof globalThis.fetch) => LanguageModelV3,
   fetch: typeof globalThis.fetch = globalThis.fetch,
 ): LanguageModelV3 {
-  // One SDK model for every call (creating one builds its zod schemas); the call a request belongs
-  // to is found through the async context of its `doStream`.
-  const calls = new AsyncLocalStorage<{ kept?: Response }>();
+  // One SDK model for every call (creating one builds its zod schemas). A stream call's request
+  // carries a marker header, taken off before it is sent, naming the call its response goes to (an
+  // AsyncLocalStorage would do it too, but turns on promise hooks for the whole process).
+  const calls = new Map<string, { kept?: Response }>();
   const keep: typeof globalThis.fetch = async (input, init) => {
-    const response = await fetch(input, init);
-    const call = calls.getStore();
+    const headers = init?.headers as Record<string, string> | undefined;
+    const id = headers?.[CALL_HEADER];
+    let sent = init;
+    if (headers !== undefined && id !== undefined) {
+      const { [CALL_HEADER]: _marker, ...rest } = headers;
+      sent = { ...init, headers: rest };
+    }
+    const response = await fetch(input, sent);
+    const call = id === undefined ? undefined : calls.get(id);
     const type = response.headers.get('content-type') ?? '';
     if (!call || !response.ok || response.body === null || !type.includes('text/event-stream')) return response;
     call.kept = response;
@@ -60,8 +71,16 @@ export function createLeanCompatibleChatModel(
     supportedUrls: sdk.supportedUrls,
     doGenerate: (options) => sdk.doGenerate(options),
     doStream: async (options) => {
+      nextCall += 1;
+      const id = String(nextCall);
       const call: { kept?: Response } = {};
-      const result = await calls.run(call, () => sdk.doStream(options));
+      calls.set(id, call);
+      let result: Awaited<ReturnType<LanguageModelV3['doStream']>>;
+      try {
+        result = await sdk.doStream({ ...options, headers: { ...options.headers, [CALL_HEADER]: id } });
+      } finally {
+        calls.delete(id);
+      }
       if (call.kept?.body == null) return result;
       const preamble = await readPreamble(result.stream);
       return { ...result, stream: leanStream(call.kept.body, options, preamble) };
