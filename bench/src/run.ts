@@ -18,6 +18,7 @@ import { runProtocolStreams } from './protocol-stream.js';
 import { percentile } from './stats.js';
 import { runStoreBenchmarks } from './store.js';
 import { runStreamBenchmarks } from './stream.js';
+import { runTurnCpu } from './turn-cpu.js';
 
 interface BenchResult {
   name: string;
@@ -136,6 +137,46 @@ await section('stream paths', async () => {
         `${entry.peakRssLongMb === undefined ? '' : `, ${entry.peakRssLongMb.toFixed(0)} MB after 50,000`}, ${entry.deltasSeen} deltas seen`,
     });
   }
+});
+
+await section('turn cost', async () => {
+  const [floor, server] = await runTurnCpu({ turns: quick ? 50 : 200 });
+  if (!floor || !server) return;
+  const errors = (entry: typeof floor) => (entry.errors > 0 ? `, ${entry.errors} errors` : '');
+  results.push({
+    name: floor.name,
+    unit: 'ms',
+    value: floor.cpuMsPerTurn,
+    target: 'reported',
+    detail: `${floor.turns} turns of ${10} deltas, first delta p50 ${floor.firstDeltaP50Ms.toFixed(1)} / p99 ${floor.firstDeltaP99Ms.toFixed(1)} ms, tail p50 ${floor.tailP50Ms.toFixed(1)} / p99 ${floor.tailP99Ms.toFixed(1)} ms${errors(floor)}`,
+  });
+  const ratio = server.cpuMsPerTurn / floor.cpuMsPerTurn;
+  results.push({
+    name: server.name,
+    unit: 'ms',
+    value: server.cpuMsPerTurn,
+    target: '≤ 2× proxy floor',
+    met: ratio <= 2 && server.errors === 0,
+    detail: `${ratio.toFixed(2)}× floor${errors(server)}`,
+  });
+  const addedP50 = server.firstDeltaP50Ms - floor.firstDeltaP50Ms;
+  const addedP99 = server.firstDeltaP99Ms - floor.firstDeltaP99Ms;
+  results.push({
+    name: 'turn: apps/server added time to first delta',
+    unit: 'ms',
+    value: addedP50,
+    target: '≤ 3 ms p50, ≤ 10 ms p99',
+    met: addedP50 <= 3 && addedP99 <= 10,
+    detail: `p99 ${addedP99.toFixed(1)} ms; first delta p50 ${server.firstDeltaP50Ms.toFixed(1)} / p99 ${server.firstDeltaP99Ms.toFixed(1)} ms vs the proxy's`,
+  });
+  results.push({
+    name: 'turn: apps/server tail after the last delta',
+    unit: 'ms',
+    value: server.tailP50Ms,
+    target: '≤ 2 ms',
+    met: server.tailP50Ms <= 2,
+    detail: `p99 ${server.tailP99Ms.toFixed(1)} ms; the proxy's p50 ${floor.tailP50Ms.toFixed(1)} ms`,
+  });
 });
 
 await section('concurrency', async () => {

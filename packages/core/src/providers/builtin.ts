@@ -134,10 +134,62 @@ interface SdkModelSettings {
 }
 
 /**
+ * Loaded OpenAI-compatible models by fetch and settings: a turn creates its model afresh, and the
+ * SDK builds a model's zod schemas when it is created (ADR 0014). Bounded by clearing.
+ */
+const compatibleModels = new WeakMap<object, Map<string, Promise<LanguageModelV3>>>();
+const DEFAULT_FETCH_KEY = {};
+const COMPATIBLE_CACHE_LIMIT = 64;
+
+/**
  * Creates a `LanguageModelV3` with one of the three AI SDK packages, imported here on first use.
  * Base URL and key are always passed explicitly so the SDKs never fall back to `process.env`.
  */
 async function loadSdkModel(providerPackage: ProviderPackage, settings: SdkModelSettings): Promise<LanguageModelV3> {
+  if (providerPackage === 'openai-compatible') {
+    const fetchKey = settings.fetch ?? DEFAULT_FETCH_KEY;
+    let models = compatibleModels.get(fetchKey);
+    if (!models) {
+      models = new Map();
+      compatibleModels.set(fetchKey, models);
+    }
+    const key = JSON.stringify([settings.provider, settings.model, settings.baseUrl, settings.apiKey]);
+    let model = models.get(key);
+    if (!model) {
+      if (models.size >= COMPATIBLE_CACHE_LIMIT) models.clear();
+      model = loadCompatibleModel(settings);
+      models.set(key, model);
+      // A failed load is not kept.
+      model.catch(() => models?.delete(key));
+    }
+    return model;
+  }
+  return loadOtherSdkModel(providerPackage, settings);
+}
+
+async function loadCompatibleModel(settings: SdkModelSettings): Promise<LanguageModelV3> {
+  const [{ createOpenAICompatible }, { createLeanCompatibleChatModel }] = await Promise.all([
+    importOnFirstUse(() => import('@ai-sdk/openai-compatible')),
+    importOnFirstUse(() => import('./lean-compatible-chat.js')),
+  ]);
+  // The SDK builds and sends the request; successful streams are parsed by the lean path (ADR 0014).
+  return createLeanCompatibleChatModel(
+    (callFetch) =>
+      createOpenAICompatible({
+        name: compatibleProviderName(settings.provider),
+        baseURL: settings.baseUrl ?? '',
+        ...(settings.apiKey ? { apiKey: settings.apiKey } : {}),
+        includeUsage: true,
+        fetch: callFetch,
+      }).chatModel(settings.model),
+    settings.fetch,
+  );
+}
+
+async function loadOtherSdkModel(
+  providerPackage: Exclude<ProviderPackage, 'openai-compatible'>,
+  settings: SdkModelSettings,
+): Promise<LanguageModelV3> {
   const fetch = settings.fetch === undefined ? {} : { fetch: settings.fetch };
   switch (providerPackage) {
     case 'openai': {
@@ -155,16 +207,6 @@ async function loadSdkModel(providerPackage: ProviderPackage, settings: SdkModel
         baseURL: settings.baseUrl ?? BUILTIN_PROVIDERS.anthropic.defaultBaseUrl ?? undefined,
         ...fetch,
       }).languageModel(settings.model);
-    }
-    case 'openai-compatible': {
-      const { createOpenAICompatible } = await importOnFirstUse(() => import('@ai-sdk/openai-compatible'));
-      return createOpenAICompatible({
-        name: compatibleProviderName(settings.provider),
-        baseURL: settings.baseUrl ?? '',
-        ...(settings.apiKey ? { apiKey: settings.apiKey } : {}),
-        includeUsage: true,
-        ...fetch,
-      }).chatModel(settings.model);
     }
   }
 }

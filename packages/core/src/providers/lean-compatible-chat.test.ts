@@ -1,0 +1,195 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3StreamPart } from '@ai-sdk/provider';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  fail,
+  reasoning,
+  type ScriptedServer,
+  startScriptedOpenAIServer,
+  step,
+  text,
+  toolCall,
+} from '../testing/index.js';
+import { createLeanCompatibleChatModel } from './lean-compatible-chat.js';
+
+/*
+ * Issue 18 (ADR 0014): the lean stream parse gives the parts the AI SDK's own OpenAI-compatible chat
+ * model gives for the same stream. Each case sends one scripted step to the plain SDK model and the
+ * same step to the lean model, both against the real scripted server, and compares the parts.
+ */
+
+let scripted: ScriptedServer;
+let raw: Server;
+let rawURL: string;
+/** Bodies the raw server streams, in order, for chunks the scripted server never sends. */
+const rawBodies: string[] = [];
+
+const sdkModel = (baseURL: string, fetch?: typeof globalThis.fetch): LanguageModelV3 =>
+  createOpenAICompatible({
+    name: 'custom',
+    baseURL,
+    apiKey: 'k',
+    includeUsage: true,
+    ...(fetch ? { fetch } : {}),
+  }).chatModel('scripted');
+const leanModel = (baseURL: string) => createLeanCompatibleChatModel((fetch) => sdkModel(baseURL, fetch));
+
+const call: LanguageModelV3CallOptions = {
+  prompt: [{ role: 'user', content: [{ type: 'text', text: 'hello' }] }],
+  tools: [
+    {
+      type: 'function',
+      name: 'read_file',
+      description: 'Reads a file',
+      inputSchema: { type: 'object', properties: { path: { type: 'string' } } },
+    },
+  ],
+};
+
+/** The parts of one stream, with what differs between two calls (ids, times) left out. */
+async function parts(model: LanguageModelV3): Promise<unknown[]> {
+  const { stream } = await model.doStream(call);
+  const seen: unknown[] = [];
+  const reader = stream.getReader();
+  try {
+    for (;;) {
+      const next = await reader.read();
+      if (next.done) break;
+      seen.push(normalize(next.value));
+    }
+  } catch (error) {
+    seen.push({ thrown: (error as Error).name });
+  }
+  return seen;
+}
+
+function normalize(part: LanguageModelV3StreamPart): unknown {
+  if (part.type === 'response-metadata')
+    return { type: part.type, modelId: part.modelId, hasId: part.id !== undefined };
+  if (part.type === 'error') {
+    const error = part.error as { name?: string; message?: string };
+    return { type: 'error', name: error.name, message: error.message };
+  }
+  return part;
+}
+
+/** Runs `steps` through the plain SDK model, then the same steps through the lean model. */
+async function both(...steps: Parameters<ScriptedServer['push']>): Promise<{ sdk: unknown[]; lean: unknown[] }> {
+  scripted.push(...steps);
+  const sdk = await parts(sdkModel(scripted.baseURL));
+  scripted.push(...steps);
+  const lean = await parts(leanModel(scripted.baseURL));
+  return { sdk, lean };
+}
+
+beforeAll(async () => {
+  scripted = await startScriptedOpenAIServer({ script: [] });
+  raw = createServer((request, response) => {
+    request.resume();
+    request.on('end', () => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.end(rawBodies.shift() ?? '');
+    });
+  });
+  await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
+  rawURL = `http://127.0.0.1:${(raw.address() as AddressInfo).port}/v1`;
+});
+
+afterAll(async () => {
+  await scripted.close();
+  await new Promise((resolve) => raw.close(resolve));
+});
+
+describe('lean OpenAI-compatible stream parse', () => {
+  it('text deltas, reasoning, usage and a stop finish match the SDK model', async () => {
+    const { sdk, lean } = await both(step(reasoning('thinking it over', 4), text('Hello there, world!', 3)));
+    expect(lean).toEqual(sdk);
+    // The same request reaches the model: the lean model's call marker is taken off before sending.
+    const [sdkRequest, leanRequest] = scripted.requests.slice(-2);
+    expect(leanRequest?.headers).toEqual(sdkRequest?.headers);
+    expect(leanRequest?.body).toEqual(sdkRequest?.body);
+    expect(lean.filter((part) => (part as { type: string }).type === 'text-delta')).toHaveLength(7);
+    const finish = lean.at(-1) as {
+      type: string;
+      finishReason: { unified: string };
+      usage: { outputTokens: { total: number } };
+    };
+    expect(finish.type).toBe('finish');
+    expect(finish.finishReason.unified).toBe('stop');
+    expect(finish.usage.outputTokens.total).toBeGreaterThan(0);
+  });
+
+  it('tool call deltas become the same tool-input and tool-call parts, with a tool-calls finish', async () => {
+    const { sdk, lean } = await both(
+      step(
+        text('Reading both.'),
+        toolCall('read_file', { path: 'a.txt' }, 'call_a'),
+        toolCall('read_file', { path: 'b.txt' }, 'call_b'),
+      ),
+    );
+    expect(lean).toEqual(sdk);
+    const calls = lean.filter((part) => (part as { type: string }).type === 'tool-call');
+    expect(calls).toEqual([
+      expect.objectContaining({ toolName: 'read_file', input: '{"path":"a.txt"}' }),
+      expect.objectContaining({ toolName: 'read_file', input: '{"path":"b.txt"}' }),
+    ]);
+    expect((lean.at(-1) as { finishReason: { unified: string } }).finishReason.unified).toBe('tool-calls');
+  });
+
+  it('length and content-filter finishes map as the SDK maps them', async () => {
+    for (const finishReason of ['length', 'content-filter'] as const) {
+      const { sdk, lean } = await both({ ...step(text('cut short')), finishReason });
+      expect(lean).toEqual(sdk);
+      expect((lean.at(-1) as { finishReason: { unified: string } }).finishReason.unified).toBe(finishReason);
+    }
+  });
+
+  it('an error status before any output is the SDK’s APICallError, thrown by doStream', async () => {
+    scripted.push(step(fail(429, { message: 'slow down', retryAfterSeconds: 2 })));
+    const error = await leanModel(scripted.baseURL)
+      .doStream(call)
+      .then(
+        () => null,
+        (thrown: unknown) => thrown,
+      );
+    expect(error).toMatchObject({ name: 'AI_APICallError', statusCode: 429 });
+    expect((error as { responseHeaders: Record<string, string> }).responseHeaders['retry-after']).toBe('2');
+  });
+
+  it('a connection cut after output errors the stream as it does the SDK model’s', async () => {
+    const { sdk, lean } = await both(step(text('partial answer'), fail()));
+    expect(sdk.at(-1)).toEqual({ thrown: expect.any(String) });
+    expect(lean.slice(0, -1)).toEqual(sdk.slice(0, -1));
+    expect(lean.at(-1)).toEqual({ thrown: expect.any(String) });
+  });
+
+  it('an error chunk, a malformed chunk and a stream without a finish reason give the SDK’s error parts', async () => {
+    const chunk = (payload: object) => `data: ${JSON.stringify({ id: 'c1', created: 1, model: 'm', ...payload })}\n\n`;
+    const bodies = [
+      `${chunk({ choices: [{ index: 0, delta: { content: 'hi' } }] })}data: {"error":{"message":"overloaded","type":"server_error"}}\n\n`,
+      `${chunk({ choices: [{ index: 0, delta: { content: 'hi' } }] })}data: {not json\n\n${chunk({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}data: [DONE]\n\n`,
+      `${chunk({ choices: 'none' })}${chunk({ choices: [{ index: 0, delta: { content: 'ok' }, finish_reason: 'stop' }] })}`,
+      `${chunk({ choices: [{ index: 0, delta: { content: 'no end' } }] })}`,
+    ];
+    for (const body of bodies) {
+      rawBodies.push(body);
+      const sdk = await parts(sdkModel(rawURL));
+      rawBodies.push(body);
+      const lean = await parts(leanModel(rawURL));
+      const types = (list: unknown[]) => list.map((part) => (part as { type: string }).type);
+      expect(types(lean)).toEqual(types(sdk));
+      expect(types(lean)).toContain('error');
+      expect(lean.at(-1)).toMatchObject({
+        type: 'finish',
+        finishReason: (sdk.at(-1) as { finishReason: unknown }).finishReason,
+      });
+      const errors = (list: unknown[]) =>
+        list
+          .filter((part) => (part as { type: string }).type === 'error')
+          .map((part) => (part as { name?: string }).name);
+      expect(errors(lean)).toEqual(errors(sdk));
+    }
+  });
+});

@@ -1,0 +1,409 @@
+/**
+ * The streaming hot path of OpenAI-compatible chat models (issue 18, ADR 0014). The AI SDK's
+ * `@ai-sdk/openai-compatible` model stays the provider layer: it builds the request (messages,
+ * tools, provider options, headers), sends it, and turns every failed response into its usual
+ * `APICallError`. Only the body of a successful stream is parsed here instead of by the SDK's chain
+ * of web streams and zod schemas, which cost about a third of a streamed turn's CPU: the SSE is
+ * split by `eventsource-parser`, each chunk read with `JSON.parse` and checked by hand, and the
+ * parts are the ones the SDK model emits for the same chunks.
+ */
+import {
+  InvalidResponseDataError,
+  JSONParseError,
+  type LanguageModelV3,
+  type LanguageModelV3CallOptions,
+  type LanguageModelV3FinishReason,
+  type LanguageModelV3StreamPart,
+  type LanguageModelV3Usage,
+  type SharedV3ProviderMetadata,
+  type SharedV3Warning,
+  TypeValidationError,
+} from '@ai-sdk/provider';
+import { StreamingToolCallTracker } from '@ai-sdk/provider-utils';
+import { createParser } from 'eventsource-parser';
+
+type Json = Record<string, unknown>;
+
+/** The marker header of a stream call's request; never sent. */
+const CALL_HEADER = 'x-hermes-lean-call';
+let nextCall = 0;
+
+/** What the SDK's own `doStream` learnt before the body: its warnings and provider-options key. */
+interface SdkPreamble {
+  warnings: SharedV3Warning[];
+  metadataKey: string;
+}
+
+/**
+ * Wraps `createSdkModel(fetch)` (an `@ai-sdk/openai-compatible` chat model using that fetch) into a
+ * model whose `doStream` parses successful streams itself: the fetch keeps a stream call's
+ * successful event-stream response for the lean parser and hands the SDK an empty stream instead;
+ * errors, non-stream responses and `doGenerate` reach the SDK untouched.
+ */
+export function createLeanCompatibleChatModel(
+  createSdkModel: (fetch: typeof globalThis.fetch) => LanguageModelV3,
+  fetch: typeof globalThis.fetch = globalThis.fetch,
+): LanguageModelV3 {
+  // One SDK model for every call (creating one builds its zod schemas). A stream call's request
+  // carries a marker header, taken off before it is sent, naming the call its response goes to (an
+  // AsyncLocalStorage would do it too, but turns on promise hooks for the whole process).
+  const calls = new Map<string, { kept?: Response }>();
+  const keep: typeof globalThis.fetch = async (input, init) => {
+    const headers = init?.headers as Record<string, string> | undefined;
+    const id = headers?.[CALL_HEADER];
+    let sent = init;
+    if (headers !== undefined && id !== undefined) {
+      const { [CALL_HEADER]: _marker, ...rest } = headers;
+      sent = { ...init, headers: rest };
+    }
+    const response = await fetch(input, sent);
+    const call = id === undefined ? undefined : calls.get(id);
+    const type = response.headers.get('content-type') ?? '';
+    if (!call || !response.ok || response.body === null || !type.includes('text/event-stream')) return response;
+    call.kept = response;
+    return new Response('', { status: response.status, headers: response.headers });
+  };
+  const sdk = createSdkModel(keep);
+  return {
+    specificationVersion: 'v3',
+    provider: sdk.provider,
+    modelId: sdk.modelId,
+    supportedUrls: sdk.supportedUrls,
+    doGenerate: (options) => sdk.doGenerate(options),
+    doStream: async (options) => {
+      nextCall += 1;
+      const id = String(nextCall);
+      const call: { kept?: Response } = {};
+      calls.set(id, call);
+      let result: Awaited<ReturnType<LanguageModelV3['doStream']>>;
+      try {
+        result = await sdk.doStream({ ...options, headers: { ...options.headers, [CALL_HEADER]: id } });
+      } finally {
+        calls.delete(id);
+      }
+      if (call.kept?.body == null) return result;
+      const preamble = await readPreamble(result.stream);
+      return { ...result, stream: leanStream(call.kept.body, options, preamble) };
+    },
+  };
+}
+
+/** Reads the SDK's stream over the empty body to its end: the warnings and the metadata key. */
+async function readPreamble(stream: ReadableStream<LanguageModelV3StreamPart>): Promise<SdkPreamble> {
+  const preamble: SdkPreamble = { warnings: [], metadataKey: '' };
+  const reader = stream.getReader();
+  for (;;) {
+    const next = await reader.read();
+    if (next.done) break;
+    const part = next.value;
+    if (part.type === 'stream-start') preamble.warnings = part.warnings;
+    else if (part.type === 'finish') preamble.metadataKey = Object.keys(part.providerMetadata ?? {})[0] ?? '';
+  }
+  return preamble;
+}
+
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+const optional = (value: unknown, type: 'string' | 'number'): boolean => value == null || typeof value === type;
+
+/** Why a parsed chunk does not have the shape of a chat completion chunk, or null when it does. */
+function chunkShapeError(value: unknown): string | null {
+  if (!isObject(value)) return 'a chunk must be an object';
+  if (!optional(value.id, 'string') || !optional(value.model, 'string') || !optional(value.created, 'number'))
+    return 'id, model and created must be a string, a string and a number';
+  if (!Array.isArray(value.choices)) return 'choices must be an array';
+  for (const choice of value.choices) {
+    if (!isObject(choice)) return 'a choice must be an object';
+    if (!optional(choice.finish_reason, 'string')) return 'finish_reason must be a string';
+    const delta = choice.delta;
+    if (delta == null) continue;
+    if (!isObject(delta)) return 'delta must be an object';
+    if (delta.content != null && typeof delta.content !== 'string' && !Array.isArray(delta.content))
+      return 'delta.content must be a string or an array';
+    if (!optional(delta.reasoning_content, 'string') || !optional(delta.reasoning, 'string'))
+      return 'delta.reasoning_content must be a string';
+    if (delta.tool_calls != null) {
+      if (!Array.isArray(delta.tool_calls)) return 'delta.tool_calls must be an array';
+      for (const call of delta.tool_calls) {
+        if (!isObject(call)) return 'a tool call delta must be an object';
+        if (!optional(call.index, 'number') || !optional(call.id, 'string'))
+          return 'a tool call index must be a number';
+        if (call.function != null) {
+          if (!isObject(call.function)) return 'a tool call function must be an object';
+          if (!optional(call.function.name, 'string') || !optional(call.function.arguments, 'string'))
+            return 'a tool call name and arguments must be strings';
+        }
+      }
+    }
+  }
+  if (value.usage != null && !isObject(value.usage)) return 'usage must be an object';
+  return null;
+}
+
+/** An error chunk (`{ "error": { "message": … } }`), as the SDK's error schema accepts it. */
+function isErrorChunk(value: unknown): value is { error: Json } {
+  return isObject(value) && isObject(value.error) && typeof value.error.message === 'string';
+}
+
+/** Text and reasoning pieces of `delta.content` (a string, or an array of content parts). */
+function contentPieces(content: unknown): { reasoning: boolean; text: string }[] {
+  if (typeof content === 'string') return content === '' ? [] : [{ reasoning: false, text: content }];
+  if (!Array.isArray(content)) return [];
+  const pieces: { reasoning: boolean; text: string }[] = [];
+  for (const part of content as unknown[]) {
+    if (!isObject(part)) continue;
+    if (part.type === 'text' && typeof part.text === 'string' && part.text !== '') {
+      pieces.push({ reasoning: false, text: part.text });
+    } else if (part.type === 'thinking' && Array.isArray(part.thinking)) {
+      const text = (part.thinking as unknown[])
+        .filter((piece): piece is Json => isObject(piece) && piece.type === 'text' && typeof piece.text === 'string')
+        .map((piece) => piece.text as string)
+        .join('');
+      if (text !== '') pieces.push({ reasoning: true, text });
+    }
+  }
+  return pieces;
+}
+
+const num = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
+
+/** The wire usage in the SDK's terms (cache reads and reasoning tokens split out). */
+export function convertChatUsage(usage: Json | undefined): LanguageModelV3Usage {
+  if (usage === undefined) {
+    return {
+      inputTokens: { total: undefined, noCache: undefined, cacheRead: undefined, cacheWrite: undefined },
+      outputTokens: { total: undefined, text: undefined, reasoning: undefined },
+      raw: undefined,
+    };
+  }
+  const prompt = num(usage.prompt_tokens) ?? 0;
+  const completion = num(usage.completion_tokens) ?? 0;
+  const cached = isObject(usage.prompt_tokens_details) ? (num(usage.prompt_tokens_details.cached_tokens) ?? 0) : 0;
+  const reasoning = isObject(usage.completion_tokens_details)
+    ? (num(usage.completion_tokens_details.reasoning_tokens) ?? 0)
+    : 0;
+  return {
+    inputTokens: { total: prompt, noCache: prompt - cached, cacheRead: cached, cacheWrite: undefined },
+    outputTokens: { total: completion, text: Math.max(0, completion - reasoning), reasoning },
+    raw: usage as LanguageModelV3Usage['raw'],
+  };
+}
+
+/** OpenAI's finish reasons in the SDK's unified terms. */
+export function unifiedFinishReason(raw: string, refused: boolean): LanguageModelV3FinishReason['unified'] {
+  switch (raw) {
+    case 'stop':
+      return refused ? 'content-filter' : 'stop';
+    case 'length':
+      return 'length';
+    case 'content_filter':
+      return 'content-filter';
+    case 'function_call':
+    case 'tool_calls':
+      return 'tool-calls';
+    default:
+      return 'other';
+  }
+}
+
+/** The stream parts of one successful chat completion stream. */
+function leanStream(
+  body: ReadableStream<Uint8Array>,
+  options: LanguageModelV3CallOptions,
+  preamble: SdkPreamble,
+): ReadableStream<LanguageModelV3StreamPart> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let out: LanguageModelV3StreamPart[] = [];
+  const emit = (part: LanguageModelV3StreamPart): void => {
+    out.push(part);
+  };
+  // The tracker only enqueues; its parts join the ones of the current body chunk.
+  const sink = { enqueue: emit } as unknown as ReadableStreamDefaultController<LanguageModelV3StreamPart>;
+  const tracker = new StreamingToolCallTracker(sink, {
+    extractMetadata: (delta: { extra_content?: { google?: { thought_signature?: string } } }) => {
+      const signature = delta.extra_content?.google?.thought_signature;
+      return signature ? { [preamble.metadataKey]: { thoughtSignature: signature } } : undefined;
+    },
+    buildToolCallProviderMetadata: (metadata: SharedV3ProviderMetadata | undefined) => metadata,
+  } as ConstructorParameters<typeof StreamingToolCallTracker>[1]);
+  /** Tool call deltas held until their name is known, by index. */
+  const pending = new Map<number, { id: string | null; args: string; extra: unknown }>();
+  const forwarded = new Set<number>();
+  let finish: LanguageModelV3FinishReason | undefined;
+  let rawFinish: string | undefined;
+  let usage: Json | undefined;
+  let first = true;
+  let inReasoning = false;
+  let inText = false;
+  let refused = false;
+
+  const reasoningDelta = (delta: string) => {
+    if (inText) {
+      emit({ type: 'text-end', id: 'txt-0' });
+      inText = false;
+    }
+    if (!inReasoning) {
+      emit({ type: 'reasoning-start', id: 'reasoning-0' });
+      inReasoning = true;
+    }
+    emit({ type: 'reasoning-delta', id: 'reasoning-0', delta });
+  };
+  const textDelta = (delta: string) => {
+    if (inReasoning) {
+      emit({ type: 'reasoning-end', id: 'reasoning-0' });
+      inReasoning = false;
+    }
+    if (!inText) {
+      emit({ type: 'text-start', id: 'txt-0' });
+      inText = true;
+    }
+    emit({ type: 'text-delta', id: 'txt-0', delta });
+  };
+  const toolCallDelta = (call: Json) => {
+    const fn = isObject(call.function) ? call.function : undefined;
+    const index = num(call.index);
+    if (index === undefined || forwarded.has(index)) {
+      tracker.processDelta(call as Parameters<StreamingToolCallTracker['processDelta']>[0]);
+      return;
+    }
+    let held = pending.get(index);
+    if (!held) {
+      held = { id: (call.id as string | undefined) ?? null, args: '', extra: call.extra_content ?? null };
+      pending.set(index, held);
+    } else {
+      if (held.id === null && call.id != null) held.id = call.id as string;
+      if (held.extra === null && call.extra_content != null) held.extra = call.extra_content;
+    }
+    if (typeof fn?.arguments === 'string') held.args += fn.arguments;
+    if (typeof fn?.name === 'string') {
+      tracker.processDelta({
+        index,
+        id: held.id,
+        function: { name: fn.name, arguments: held.args },
+        extra_content: held.extra ?? undefined,
+      } as Parameters<StreamingToolCallTracker['processDelta']>[0]);
+      pending.delete(index);
+      forwarded.add(index);
+    }
+  };
+
+  const onChunk = (data: string) => {
+    if (data === '[DONE]') return;
+    let value: unknown;
+    try {
+      value = JSON.parse(data);
+    } catch (cause) {
+      finish = { unified: 'error', raw: undefined };
+      emit({ type: 'error', error: new JSONParseError({ text: data, cause }) });
+      return;
+    }
+    if (options.includeRawChunks) emit({ type: 'raw', rawValue: value });
+    if (isErrorChunk(value)) {
+      finish = { unified: 'error', raw: undefined };
+      emit({ type: 'error', error: value.error });
+      return;
+    }
+    const shapeError = chunkShapeError(value);
+    if (shapeError !== null) {
+      finish = { unified: 'error', raw: undefined };
+      emit({ type: 'error', error: new TypeValidationError({ value, cause: new Error(shapeError) }) });
+      return;
+    }
+    const chunk = value as Json & { choices: Json[] };
+    if (first) {
+      first = false;
+      emit({
+        type: 'response-metadata',
+        id: (chunk.id as string | null | undefined) ?? undefined,
+        modelId: (chunk.model as string | null | undefined) ?? undefined,
+        timestamp: chunk.created != null ? new Date((chunk.created as number) * 1000) : undefined,
+      });
+    }
+    if (isObject(chunk.usage)) usage = chunk.usage;
+    const choice = chunk.choices[0];
+    if (typeof choice?.finish_reason === 'string') rawFinish = choice.finish_reason;
+    const delta = choice?.delta;
+    if (!isObject(delta)) return;
+    const reasoningContent = (delta.reasoning_content ?? delta.reasoning) as string | null | undefined;
+    if (reasoningContent) reasoningDelta(reasoningContent);
+    for (const piece of contentPieces(delta.content)) {
+      if (piece.reasoning) reasoningDelta(piece.text);
+      else textDelta(piece.text);
+    }
+    if (typeof delta.refusal === 'string' && delta.refusal !== '') {
+      refused = true;
+      textDelta(delta.refusal);
+    }
+    if (Array.isArray(delta.tool_calls) && delta.tool_calls.length > 0) {
+      if (inReasoning) {
+        emit({ type: 'reasoning-end', id: 'reasoning-0' });
+        inReasoning = false;
+      }
+      for (const call of delta.tool_calls as Json[]) toolCallDelta(call);
+    }
+  };
+
+  const onEnd = () => {
+    if (inReasoning) emit({ type: 'reasoning-end', id: 'reasoning-0' });
+    if (inText) emit({ type: 'text-end', id: 'txt-0' });
+    for (const [index, held] of pending) {
+      tracker.processDelta({ index, id: held.id, function: { arguments: held.args } } as Parameters<
+        StreamingToolCallTracker['processDelta']
+      >[0]);
+    }
+    pending.clear();
+    tracker.flush();
+    if (rawFinish !== undefined) finish = { unified: unifiedFinishReason(rawFinish, refused), raw: rawFinish };
+    if (finish === undefined) {
+      finish = { unified: 'error', raw: undefined };
+      emit({
+        type: 'error',
+        error: new InvalidResponseDataError({
+          data: undefined,
+          message: 'Response stream ended without a finish reason.',
+        }),
+      });
+    }
+    const metadata: Json = {};
+    const details = usage?.completion_tokens_details;
+    if (isObject(details)) {
+      if (details.accepted_prediction_tokens != null)
+        metadata.acceptedPredictionTokens = details.accepted_prediction_tokens;
+      if (details.rejected_prediction_tokens != null)
+        metadata.rejectedPredictionTokens = details.rejected_prediction_tokens;
+    }
+    emit({
+      type: 'finish',
+      finishReason: finish,
+      usage: convertChatUsage(usage),
+      providerMetadata: { [preamble.metadataKey]: metadata } as SharedV3ProviderMetadata,
+    });
+  };
+
+  const parser = createParser({ onEvent: (event) => onChunk(event.data) });
+  emit({ type: 'stream-start', warnings: preamble.warnings });
+  let ended = false;
+  return new ReadableStream<LanguageModelV3StreamPart>({
+    async pull(controller) {
+      // One body chunk per pull; a chunk with no complete event reads on.
+      while (out.length === 0 && !ended) {
+        const next = await reader.read();
+        if (next.done) {
+          parser.feed(decoder.decode());
+          ended = true;
+          onEnd();
+        } else {
+          parser.feed(decoder.decode(next.value, { stream: true }));
+        }
+      }
+      const parts = out;
+      out = [];
+      for (const part of parts) controller.enqueue(part);
+      if (ended) controller.close();
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  });
+}
