@@ -158,6 +158,16 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
   let client: AgentContext | undefined;
   let runtimePromise: Promise<CoreRuntime> | undefined;
   let closed = false;
+  const unsubscribes: (() => void)[] = [];
+  // Open sessions announce the new command list when commands are registered or skills reloaded (§6.3).
+  const announceCommands = (): void => {
+    for (const session of sessions.values()) {
+      session
+        .sendAvailableCommands()
+        .catch((error: unknown) => logger.warn('announcing the commands failed', { error: String(error) }));
+    }
+  };
+  unsubscribes.push(commands.onChange(announceCommands));
 
   const getClient = (): AgentContext => {
     if (!client) throw new Error('The ACP connection is not open');
@@ -171,6 +181,7 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
   const ensureRuntime = (): Promise<CoreRuntime> => {
     runtimePromise ??= importCore().then(async (core) => {
       const host = await options.createHost();
+      unsubscribes.push(host.skills.onReload(announceCommands));
       if (Object.keys(host.config.mcp_servers ?? {}).length > 0) {
         void host.mcp
           .reload()
@@ -589,6 +600,7 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
     async close() {
       if (closed) return;
       closed = true;
+      for (const unsubscribe of unsubscribes.splice(0)) unsubscribe();
       const open = [...sessions.values()];
       sessions.clear();
       for (const session of open) session.cancel();

@@ -51,6 +51,8 @@ export interface AcpCommandRegistry {
   register(command: AcpCommand): void;
   /** The `availableCommands` of an `available_commands_update`. */
   available(host: AgentHost): AvailableCommand[];
+  /** Calls `listener` after every `register`; returns the unsubscribe function. */
+  onChange(listener: () => void): () => void;
 }
 
 function describe(command: AcpCommand, host: AgentHost): string {
@@ -206,6 +208,7 @@ export async function runAcpCommand(
 /** A registry holding the built-in commands. */
 export function createAcpCommandRegistry(initial: readonly AcpCommand[] = builtinAcpCommands()): AcpCommandRegistry {
   const commands: AcpCommand[] = [];
+  const listeners = new Set<() => void>();
   const registry: AcpCommandRegistry = {
     list: () => commands,
     find(name) {
@@ -216,6 +219,7 @@ export function createAcpCommandRegistry(initial: readonly AcpCommand[] = builti
       const index = commands.findIndex((existing) => existing.name === command.name);
       if (index >= 0) commands[index] = command;
       else commands.push(command);
+      for (const listener of [...listeners]) listener();
     },
     available(host) {
       return commands.map((command) => ({
@@ -223,6 +227,12 @@ export function createAcpCommandRegistry(initial: readonly AcpCommand[] = builti
         description: describe(command, host),
         ...(command.hint ? { input: { hint: command.hint } } : {}),
       }));
+    },
+    onChange(listener) {
+      listeners.add(listener);
+      return () => {
+        listeners.delete(listener);
+      };
     },
   };
   for (const command of initial) registry.register(command);

@@ -202,9 +202,13 @@ export class AcpSession {
     return this.#environment.commands.available(this.#environment.host);
   }
 
-  /** Sends the current command list again (after commands were registered or removed). */
-  sendAvailableCommands(): Promise<void> {
-    return this.send({ sessionUpdate: 'available_commands_update', availableCommands: this.#availableCommands() });
+  /** Sends the current command list, skills included, again (after commands were registered or skills reloaded). */
+  async sendAvailableCommands(): Promise<void> {
+    const skills = await skillCommands(this.#environment.host, this.agent.cwd);
+    await this.send({
+      sessionUpdate: 'available_commands_update',
+      availableCommands: [...this.#availableCommands(), ...skills],
+    });
   }
 
   /** The advertised command a prompt invokes, with its argument string, or null for a model prompt (§6.3). */

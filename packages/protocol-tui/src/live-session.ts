@@ -13,10 +13,19 @@ import type { GatewayConnection } from './connection.js';
 import type { GatewayCore } from './gateway-core.js';
 import { contentWithImages } from './image-parts.js';
 import { expandSkillText } from './methods/skill-methods.js';
-import type { OpenServerRequest } from './server-requests.js';
+import type { OpenServerRequest, WithdrawReason } from './server-requests.js';
 import { emptyUsage, usageOf } from './usage.js';
 
 /** One queued input (§8.3). */
+/** What the model is told when an approval request was withdrawn before anyone answered it. */
+const WITHDRAWN_POLICY: Record<WithdrawReason, string> = {
+  resolved: 'the approval request was settled elsewhere before anyone answered it (no person denied it)',
+  timeout: 'nobody answered the approval request in time (no person denied it)',
+  interrupted: 'the approval request was withdrawn by an interrupt (no person denied it)',
+  session_closed: 'the session closed before anyone answered the approval request (no person denied it)',
+  shutdown: 'the gateway shut down before anyone answered the approval request (no person denied it)',
+};
+
 export interface PendingEnvelope {
   text: string;
   hidden: boolean;
@@ -501,7 +510,8 @@ export class LiveSession {
         if (request.subagent) fields.subagent = { child_id: request.subagent.childId, goal: request.subagent.goal };
         const outcome = await registry.raise(this, 'approval', fields, { signal });
         if (outcome.kind === 'declined') throw new Error('no attached client can answer approval requests');
-        if (outcome.kind === 'withdrawn') return 'deny' as const;
+        // Nobody answered: the model is told the system refused it, never that the user denied it.
+        if (outcome.kind === 'withdrawn') return { choice: 'deny' as const, policy: WITHDRAWN_POLICY[outcome.reason] };
         const choice = outcome.result.choice;
         const picked =
           typeof choice === 'string' && (choices as string[]).includes(choice)

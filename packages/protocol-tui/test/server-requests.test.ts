@@ -1,15 +1,12 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { step, text, toolCall } from '@hermes/core/testing';
+import { systemClock } from '@hermes/core';
+import { createTestHost, step, text, toolCall } from '@hermes/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  createFixture,
-  createWebSocketFixture,
-  type GatewayFixture,
-  sleep,
-  type TestClient,
-} from './support/client.js';
+import { GatewayCore } from '../src/gateway-core.js';
+import { createLinkedPair } from '../src/wire/index.js';
+import { createFixture, createWebSocketFixture, type GatewayFixture, sleep, TestClient } from './support/client.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -256,5 +253,45 @@ describe('server requests (§12 checks 50–59)', () => {
     expect(invalid.error).toEqual({ code: 4002, message: 'invalid choice: maybe' });
     await client.event('message.complete', sid);
     await sleep(10);
+  });
+});
+
+describe('withdrawn approvals', () => {
+  it('an approval withdrawn while the turn goes on is refused by the system, not "denied by the user"', async () => {
+    const target = victim();
+    const host = await createTestHost({
+      script: [step(toolCall('terminal', { command: `rm -rf ${target}` }, 'call_rm')), step(text('x'))],
+      clock: systemClock as never,
+      config: { session: { auto_title: false } } as never,
+    });
+    // The internal core, so the test can withdraw a request without also interrupting the turn.
+    const core = new GatewayCore({ host, buildDelayMs: 5 });
+    cleanups.push(() => core.shutdown().catch(() => {}));
+    const pair = createLinkedPair({ kind: 'memory' });
+    const client = new TestClient((line) => pair.client.sendText(line));
+    void (async () => {
+      const reader = pair.client.readable.getReader();
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        client.push(value as Record<string, unknown>);
+      }
+      client.markClosed();
+    })();
+    core.connect(pair.server);
+    await client.waitFor((frame) => frame.params?.type === 'gateway.ready');
+    const { session_id: sid } = await startTurn(client);
+    const approval = await client.waitFor((frame) => frame.method === 'approval');
+    const session = core.sessions.get(sid);
+    expect(session).toBeDefined();
+    core.serverRequests.withdrawAll(session ?? null, 'session_closed');
+    const cancel = await client.event('request.cancel', sid);
+    expect(cancel.payload).toEqual({ id: approval.id, method: 'approval', reason: 'session_closed' });
+    const complete = await client.event('tool.complete', sid);
+    const shown = JSON.stringify(complete.payload);
+    expect(shown).not.toContain('denied by the user');
+    expect(shown).toContain('refused by policy');
+    await client.event('message.complete', sid);
+    expect(existsSync(target)).toBe(true);
   });
 });

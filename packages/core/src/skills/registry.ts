@@ -73,6 +73,7 @@ export function createSkillRegistry(options: SkillRegistryOptions): SkillRegistr
   const settledScans = new Map<string, Scan>();
   const settledProjectDirs = new Map<string, string | null>();
   let generation = 0;
+  const reloadListeners = new Set<() => void>();
 
   const scan = (directory: string, source: Skill['source']): Promise<Scan> => {
     let pending = scans.get(directory);
@@ -192,6 +193,12 @@ export function createSkillRegistry(options: SkillRegistryOptions): SkillRegistr
       const skill = (await snapshot(scope)).skills.find((candidate) => candidate.command === parsed.name);
       return skill ? invocation(skill, parsed.args) : null;
     },
+    onReload(listener) {
+      reloadListeners.add(listener);
+      return () => {
+        reloadListeners.delete(listener);
+      };
+    },
     async reload(scope): Promise<SkillReloadResult> {
       const before = (await snapshot(scope)).skills;
       generation += 1;
@@ -201,6 +208,14 @@ export function createSkillRegistry(options: SkillRegistryOptions): SkillRegistr
       settledProjectDirs.clear();
       logged.clear();
       const after = await snapshot(scope);
+      // Surfaces that advertise skills (ACP sessions, for example) announce the new list.
+      for (const listener of [...reloadListeners]) {
+        try {
+          listener();
+        } catch (error) {
+          options.logger?.warn('a skills reload listener failed', { error: String(error) });
+        }
+      }
       const beforeByCommand = new Map(before.map((skill) => [skill.command, skill]));
       const afterCommands = new Set(after.skills.map((skill) => skill.command));
       const summary = (skill: Skill) => ({ name: skill.name, description: skill.description });

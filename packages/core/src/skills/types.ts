@@ -80,4 +80,6 @@ export interface SkillRegistry {
   invocation(skill: Skill, arg: string): SkillInvocation;
   /** Forgets every cached directory and rescans; the result compares against the previous scan. */
   reload(scope?: SkillScope): Promise<SkillReloadResult>;
+  /** Calls `listener` after every {@link SkillRegistry.reload}; returns the unsubscribe function. */
+  onReload(listener: () => void): () => void;
 }
