@@ -1,42 +1,12 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import {
-  hang,
-  reasoning,
-  type ScriptedServer,
-  startScriptedOpenAIServer,
-  step,
-  text,
-  toolCall,
-} from '@hermes/core/testing';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { hang, reasoning, step, text, toolCall } from '@hermes/core/testing';
+import { describe, expect, it } from 'vitest';
+import { bin, useChatHarness } from './fixtures/chat/harness.js';
 import { PtySession } from './fixtures/chat/pty.js';
 
-const bin = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-beforeAll(() => {
-  const found = spawnSync('script', ['--version']);
-  if (found.error) throw new Error('These tests need `script` from util-linux (apt-get install bsdutils).');
-});
-
-function temp(prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-async function server(script: Parameters<typeof startScriptedOpenAIServer>[0]['script']): Promise<ScriptedServer> {
-  const started = await startScriptedOpenAIServer({ script });
-  cleanups.push(() => started.close());
-  return started;
-}
+const { cleanups, temp, server } = useChatHarness();
 
 function newHome(): string {
   const home = temp('hermes-home-');
