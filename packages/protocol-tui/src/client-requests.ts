@@ -1,5 +1,5 @@
 import type { ClientRequest, ClientRequestMethod } from '@hermes/core';
-import type { LiveSession } from './live-session.js';
+import type { RequestSession, ServerRequestRegistry } from './server-requests.js';
 
 /** The server requests a tool raises through `HostCallbacks.clientRequest` (§6.4, issue 16.6). */
 export const CLIENT_REQUEST_METHODS: readonly ClientRequestMethod[] = [
@@ -19,15 +19,13 @@ export const CLIENT_REQUEST_METHODS: readonly ClientRequestMethod[] = [
  * the timeout. A withdrawal (interrupt, close, timeout, shutdown) rejects with its reason.
  */
 export async function raiseClientRequest(
-  session: LiveSession,
+  registry: ServerRequestRegistry,
+  session: RequestSession,
   request: ClientRequest,
   signal: AbortSignal,
+  timeoutMs: number,
 ): Promise<Record<string, unknown>> {
-  const gateway = session.gateway;
-  const outcome = await gateway.serverRequests.raise(session, request.method, request.params, {
-    signal,
-    timeoutMs: gateway.options.secretTimeoutMs,
-  });
+  const outcome = await registry.raise(session, request.method, request.params, { signal, timeoutMs });
   if (outcome.kind === 'declined') throw new Error(`no attached client can answer ${request.method} requests`);
   if (outcome.kind === 'withdrawn') throw new Error(`the ${request.method} request was withdrawn (${outcome.reason})`);
   return outcome.result;

@@ -1,7 +1,8 @@
-import { GatewayCore, type GatewayOptions } from './gateway-core.js';
+import { GatewayCore } from './gateway-core.js';
+import type { GatewayOptions } from './gateway-state.js';
 import type { Transport } from './wire/index.js';
 
-export type { GatewayOptions } from './gateway-core.js';
+export type { GatewayOptions } from './gateway-state.js';
 
 /** A running gateway: serve connections over any transport, and shut down per §1.6. */
 export interface Gateway {

@@ -1,22 +1,47 @@
 import type {
   Agent,
   AgentEvent,
+  AgentHost,
   ApprovalRequest,
   ClarifyRequest,
   ClientRequest,
+  Logger,
   SecretRequest,
   SudoRequest,
   TurnResult,
 } from '@hermes/core';
 import { raiseClientRequest } from './client-requests.js';
 import type { GatewayConnection } from './connection.js';
-import type { GatewayCore } from './gateway-core.js';
 import { contentWithImages } from './image-parts.js';
-import { expandSkillText } from './methods/skill-methods.js';
-import type { OpenServerRequest, WithdrawReason } from './server-requests.js';
+import type { OpenServerRequest, RequestSession, ServerRequestRegistry, WithdrawReason } from './server-requests.js';
+import { expandSkillText } from './skills.js';
 import { emptyUsage, usageOf } from './usage.js';
+import type { SessionLiveInfo } from './wire/index.js';
 
-/** One queued input (§8.3). */
+/**
+ * What a live session needs from the gateway that owns it. The gateway's state implements it, so
+ * a session reaches up only through this interface and knows nothing of the session registry, the
+ * dispatcher or the method handlers.
+ */
+export interface SessionGateway {
+  readonly host: AgentHost;
+  readonly logger: Logger;
+  readonly options: { readonly turnBuildWaitMs: number; readonly secretTimeoutMs: number };
+  readonly serverRequests: ServerRequestRegistry;
+  /** `SessionLiveInfo` of a session (§2.7). */
+  info(session: LiveSession): SessionLiveInfo;
+  /** Emits a session event: seq, replay ring, attached set (§2.6, §9.3). */
+  emitSessionEvent(session: LiveSession, type: string, payload: Record<string, unknown>, delta: boolean): void;
+  /** The agent build (§3.3). */
+  buildAgent(session: LiveSession): Promise<void>;
+  /** After a turn's `message.complete`: drains pending input (§8.4). */
+  afterTurn(session: LiveSession): void;
+  /** `display.tool_progress` (§5.4). */
+  toolProgressMode(): 'off' | 'new' | 'all' | 'verbose';
+  /** Masks secrets in text shown to clients. */
+  redact(text: string): string;
+}
+
 /** What the model is told when an approval request was withdrawn before anyone answered it. */
 const WITHDRAWN_POLICY: Record<WithdrawReason, string> = {
   resolved: 'the approval request was settled elsewhere before anyone answered it (no person denied it)',
@@ -26,6 +51,7 @@ const WITHDRAWN_POLICY: Record<WithdrawReason, string> = {
   shutdown: 'the gateway shut down before anyone answered the approval request (no person denied it)',
 };
 
+/** One queued input (§8.3). */
 export interface PendingEnvelope {
   text: string;
   hidden: boolean;
@@ -55,10 +81,10 @@ export type BuildState = 'none' | 'building' | 'ready' | 'failed';
  * One live session of the gateway (§3.2): the core agent plus everything the wire adds: runtime
  * id, attached set, build state, turn state, pending input, open server requests and the replay seq.
  */
-export class LiveSession {
+export class LiveSession implements RequestSession {
   readonly runtimeId: string;
   readonly agent: Agent;
-  readonly gateway: GatewayCore;
+  readonly gateway: SessionGateway;
   readonly attached = new Set<GatewayConnection>();
   readonly openRequests = new Map<string, OpenServerRequest>();
   readonly startedAt: number;
@@ -93,7 +119,7 @@ export class LiveSession {
   private lastUsageAt = 0;
 
   constructor(init: {
-    gateway: GatewayCore;
+    gateway: SessionGateway;
     agent: Agent;
     runtimeId: string;
     closeOnDisconnect: boolean;
@@ -589,7 +615,8 @@ export class LiveSession {
         if (typeof value !== 'string' || value === '') throw new Error('declined');
         return { value };
       },
-      clientRequest: (request: ClientRequest, signal: AbortSignal) => raiseClientRequest(this, request, signal),
+      clientRequest: (request: ClientRequest, signal: AbortSignal) =>
+        raiseClientRequest(registry, this, request, signal, this.gateway.options.secretTimeoutMs),
     };
   }
 }

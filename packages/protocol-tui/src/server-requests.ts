@@ -1,7 +1,6 @@
 import type { ClientRequestMethod } from '@hermes/core';
 import type { GatewayConnection } from './connection.js';
 import { newServerRequestId } from './ids.js';
-import type { LiveSession } from './live-session.js';
 import type { OpenRequest } from './wire/index.js';
 
 /** How a server request ended. */
@@ -13,12 +12,29 @@ export type ServerRequestOutcome =
 /** Reasons of `request.cancel` (§6.5). */
 export type WithdrawReason = 'resolved' | 'timeout' | 'interrupted' | 'session_closed' | 'shutdown';
 
+/**
+ * The session side of a server request: who may answer it, where its `request.cancel` goes and
+ * where it is listed. A live session implements it; the registry sits below sessions and never
+ * sees the rest of one.
+ */
+export interface RequestSession {
+  readonly runtimeId: string;
+  /** The connections attached to the session; the eligible ones form the audience (§6.1). */
+  readonly attached: ReadonlySet<GatewayConnection>;
+  /** The session's open requests, oldest first (§6.2). */
+  readonly openRequests: Map<string, OpenServerRequest>;
+  /** Emits a session event (`request.cancel`). */
+  emit(type: string, payload: Record<string, unknown>): void;
+  /** Records activity for the orphan reaper (§3.5). */
+  noteActivity(): void;
+}
+
 /** An open server request (§6.2). */
 export interface OpenServerRequest {
   id: string;
   method: 'approval' | 'clarify' | 'sudo' | 'secret' | ClientRequestMethod;
   params: Record<string, unknown>;
-  session: LiveSession;
+  session: RequestSession;
   audience: Set<GatewayConnection>;
   declined: Set<GatewayConnection>;
   /** Batch clarify locks, by qid (§4.6). */
@@ -37,7 +53,7 @@ export class ServerRequestRegistry {
    * eligible connection, or the whole audience declined), or a withdrawal.
    */
   raise(
-    session: LiveSession,
+    session: RequestSession,
     method: OpenServerRequest['method'],
     fields: Record<string, unknown>,
     options: { signal?: AbortSignal; timeoutMs?: number; batchQuestionIds?: string[] } = {},
@@ -122,7 +138,7 @@ export class ServerRequestRegistry {
   }
 
   /** Withdraws every open request of a session (or of the process when `session` is null). */
-  withdrawAll(session: LiveSession | null, reason: WithdrawReason): void {
+  withdrawAll(session: RequestSession | null, reason: WithdrawReason): void {
     for (const request of [...this.open.values()]) {
       if (session === null || request.session === session) request.settle({ kind: 'withdrawn', reason });
     }
@@ -130,7 +146,7 @@ export class ServerRequestRegistry {
 }
 
 /** The `open_requests` listing of a session, oldest first (§6.2); listing adds the caller to the audience. */
-export function listOpenRequests(session: LiveSession, caller: GatewayConnection | null): OpenRequest[] {
+export function listOpenRequests(session: RequestSession, caller: GatewayConnection | null): OpenRequest[] {
   const out: OpenRequest[] = [];
   for (const request of session.openRequests.values()) {
     if (caller) request.audience.add(caller);

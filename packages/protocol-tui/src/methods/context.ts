@@ -1,11 +1,14 @@
 import type { GatewayConnection } from '../connection.js';
-import type { GatewayCore } from '../gateway-core.js';
+import type { GatewayState } from '../gateway-state.js';
 import type { LiveSession } from '../live-session.js';
 import { ErrorCode, RpcError } from '../wire/index.js';
 
-/** What a method handler receives. */
+/**
+ * What a method handler receives. The gateway's state, never its dispatcher: handlers sit below the
+ * method table and the routing that calls them.
+ */
 export interface MethodContext {
-  gateway: GatewayCore;
+  gateway: GatewayState;
   /** The caller. */
   connection: GatewayConnection;
   params: Record<string, unknown>;

@@ -1,4 +1,4 @@
-import type { GatewayCore } from '../gateway-core.js';
+import type { GatewayState } from '../gateway-state.js';
 import { booleanParam, type MethodContext, stringParam } from './context.js';
 
 /** One probe's outcome: the ids the endpoint listed, or why it could not be asked. */
@@ -8,9 +8,9 @@ type Probe = { models: string[] } | { warning: string };
  * Model lists fetched from custom providers, per gateway process. A normal `model.options` reuses
  * them; `refresh:true` replaces them (§4.9).
  */
-const probeCaches = new WeakMap<GatewayCore, Map<string, Probe>>();
+const probeCaches = new WeakMap<GatewayState, Map<string, Probe>>();
 
-function probeCache(gateway: GatewayCore): Map<string, Probe> {
+function probeCache(gateway: GatewayState): Map<string, Probe> {
   let cache = probeCaches.get(gateway);
   if (!cache) {
     cache = new Map();
@@ -19,7 +19,7 @@ function probeCache(gateway: GatewayCore): Map<string, Probe> {
   return cache;
 }
 
-async function probe(gateway: GatewayCore, provider: string): Promise<Probe> {
+async function probe(gateway: GatewayState, provider: string): Promise<Probe> {
   try {
     return { models: await gateway.host.remoteModels(provider) };
   } catch (error) {

@@ -3,7 +3,7 @@ import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import type { Agent, ChatMessage, SessionOptions } from '@hermes/core';
 import type { GatewayConnection } from '../connection.js';
-import type { GatewayCore } from '../gateway-core.js';
+import type { GatewayState } from '../gateway-state.js';
 import type { LiveSession } from '../live-session.js';
 import { isUserOriginated, lineageRows, project } from '../projection.js';
 import { listOpenRequests } from '../server-requests.js';
@@ -174,7 +174,7 @@ function requireLive(session: LiveSession | null): LiveSession {
 }
 
 /** The default workspace for new sessions (§1.2). */
-export function defaultWorkspace(gateway: GatewayCore): string {
+export function defaultWorkspace(gateway: GatewayState): string {
   const configured = gateway.section('tui_gateway', 'default_cwd');
   return directoryOrNull(typeof configured === 'string' ? configured : undefined) ?? process.cwd();
 }

@@ -1,4 +1,4 @@
-import { type AgentHost, type Skill, type SkillInvocation, type SkillScope, skillsByCategory } from '@hermes/core';
+import type { AgentHost, Skill, SkillScope } from '@hermes/core';
 import { ErrorCode } from '../wire/index.js';
 import { fail, integerParam, type MethodContext, stringParam } from './context.js';
 
@@ -43,16 +43,6 @@ export async function skillDirective(
 export async function isSkillCommand(context: MethodContext, name: string): Promise<boolean> {
   const skills = await context.gateway.host.skills.list(skillScope(context));
   return skills.some((skill) => skill.command === name);
-}
-
-/**
- * `prompt.submit` step 7 (§4.4): a typed `/<skill> <request>` becomes the expanded skill message,
- * stored with the typed text as its display text. Null when the text is not a skill command.
- */
-export function expandSkillText(host: AgentHost, cwd: string, text: string): Promise<SkillInvocation | null> {
-  if (!text.trimStart().startsWith('/')) return Promise.resolve(null);
-  // Skills never stop a turn: if they cannot be read, the text goes to the model as typed.
-  return host.skills.expand(text.trim(), { cwd }).catch(() => null);
 }
 
 const PAGE_SIZE = 20;
@@ -136,20 +126,4 @@ export async function skillsReload(context: MethodContext): Promise<Record<strin
   for (const warning of result.warnings) lines.push(`Skipped: ${warning}`);
   const { warnings: _warnings, ...diff } = result;
   return { output: lines.join('\n'), result: diff };
-}
-
-/** Reads the skills of a working directory so {@link skillsInfo} can answer; never fails. */
-export async function loadSkills(host: AgentHost, cwd: string): Promise<void> {
-  await host.skills.snapshot({ cwd }).catch(() => undefined);
-}
-
-/** `SessionLiveInfo.skills` (§2.7): category → skill names, from the skills already read. */
-export function skillsInfo(host: AgentHost, cwd: string): Record<string, string[]> {
-  const snapshot = host.skills.peek({ cwd });
-  if (!snapshot) {
-    // Read them for the next info; this one reports none rather than wait.
-    void loadSkills(host, cwd);
-    return {};
-  }
-  return skillsByCategory(snapshot.skills);
 }
