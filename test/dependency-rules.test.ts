@@ -1,9 +1,13 @@
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { checkDependencyRules } from '../scripts/dependency-rules.js';
+import { checkImportLayers } from '../scripts/import-layers.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const broken = fileURLToPath(new URL('./fixtures/broken-workspace', import.meta.url));
+/** dependency-cruiser parses every file of a package with the TypeScript compiler: seconds, not milliseconds. */
+const CRUISE_TIMEOUT_MS = 120_000;
 
 describe('dependency rules of docs/architecture.md', () => {
   it('the workspace breaks no rule', () => {
@@ -34,4 +38,24 @@ describe('dependency rules of docs/architecture.md', () => {
       'nothing-imports-an-app',
     ]);
   });
+
+  it(
+    "the core's folders import downward only, in the layer order of packages/core/.dependency-cruiser.cjs",
+    async () => {
+      expect(await checkImportLayers(join(root, 'packages/core'))).toEqual([]);
+    },
+    CRUISE_TIMEOUT_MS,
+  );
+
+  it(
+    'a core whose folders import upward or sideways is reported import by import',
+    async () => {
+      const violations = await checkImportLayers(join(broken, 'packages/core'));
+      expect(violations.map(({ rule, from, to }) => ({ rule, from, to }))).toEqual([
+        { rule: 'capabilities-below-agent', from: 'src/tools/upward.ts', to: 'src/agent/loop.ts' },
+        { rule: 'capabilities-siblings-independent', from: 'src/tools/sibling.ts', to: 'src/providers/provider.ts' },
+      ]);
+    },
+    CRUISE_TIMEOUT_MS,
+  );
 });
