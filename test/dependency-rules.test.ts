@@ -48,6 +48,30 @@ describe('dependency rules of docs/architecture.md', () => {
   );
 
   it(
+    "protocol-tui's modules import downward only, in the layer order of packages/protocol-tui/.dependency-cruiser.cjs",
+    async () => {
+      expect(await checkImportLayers(join(root, 'packages/protocol-tui'))).toEqual([]);
+    },
+    CRUISE_TIMEOUT_MS,
+  );
+
+  it(
+    'a gateway whose modules import upward, in a cycle or from outside the layer list is reported import by import',
+    async () => {
+      const violations = await checkImportLayers(join(broken, 'packages/protocol-tui'));
+      expect(violations.map(({ rule, from, to }) => ({ rule, from, to }))).toEqual([
+        { rule: 'every-module-has-a-layer', from: 'src/stray.ts', to: 'src/methods/handler.ts' },
+        { rule: 'method-tables-on-top', from: 'src/methods/handler.ts', to: 'src/methods/tui-client-table.ts' },
+        { rule: 'methods-below-dispatch', from: 'src/methods/context.ts', to: 'src/gateway-core.ts' },
+        { rule: 'no-circular', from: 'src/gateway-core.ts', to: 'src/methods/context.ts' },
+        { rule: 'session-below-methods', from: 'src/live-session.ts', to: 'src/methods/context.ts' },
+        { rule: 'wire-below-session', from: 'src/wire/upward.ts', to: 'src/live-session.ts' },
+      ]);
+    },
+    CRUISE_TIMEOUT_MS,
+  );
+
+  it(
     'a core whose folders import upward or sideways is reported import by import',
     async () => {
       const violations = await checkImportLayers(join(broken, 'packages/core'));
