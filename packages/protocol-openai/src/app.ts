@@ -98,13 +98,13 @@ export function createOpenAIApp(options: OpenAIAppOptions): OpenAIApp {
   app.use('*', bodySizeStage());
   app.use('*', authStage(settings.key, OPEN_PATHS));
 
-  registerInfoRoutes(app, server);
+  const browserControl = new BrowserControlBroker(host, options.browserControl);
+  registerInfoRoutes(app, server, { browserControl: browserControl.enabled });
   app.post('/v1/chat/completions', (context) => handleChatCompletions(server, context));
   registerResponsesRoutes(app, server);
   registerRunsRoutes(app, server, runs);
   registerSessionRoutes(app, server, runs);
   registerSkillRoutes(app, server);
-  const browserControl = new BrowserControlBroker(host, options.browserControl);
   registerBrowserControlRoutes(app, browserControl, settings.key);
 
   app.notFound((context) => errorResponse(context, new ApiError(404, 'not_found', `Not found: ${context.req.path}`)));

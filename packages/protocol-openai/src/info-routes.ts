@@ -32,8 +32,20 @@ const ENDPOINTS: Record<string, [string, string]> = {
   toolsets: ['GET', '/v1/toolsets'],
 };
 
+/** Routes advertised only while browser-extension control is on (spec §24). */
+const BROWSER_CONTROL_ENDPOINTS: Record<string, [string, string]> = {
+  browser_control_register: ['POST', '/v1/browser-control/register'],
+  browser_control_ws: ['GET', '/v1/browser-control/ws'],
+};
+
+/** Features whose availability depends on configuration. */
+export interface InfoFeatures {
+  /** Browser-extension control is enabled (`api_server.browser_control.enabled`). */
+  browserControl: boolean;
+}
+
 /** Health, models, model options and capabilities (spec §15 to §18). */
-export function registerInfoRoutes(app: Hono, server: ServerContext): void {
+export function registerInfoRoutes(app: Hono, server: ServerContext, features: InfoFeatures): void {
   const { settings, host } = server;
   const health = { status: 'ok', platform: 'hermes-agent', version: VERSION };
   app.get('/health', (context) => context.json(health));
@@ -200,9 +212,12 @@ export function registerInfoRoutes(app: Hono, server: ServerContext): void {
         session_key_header: 'X-Hermes-Session-Key',
         cors: settings.corsOrigins.length > 0,
         skills_api: true,
+        browser_extension_control: features.browserControl,
       },
       endpoints: Object.fromEntries(
-        Object.entries(ENDPOINTS).map(([name, [method, path]]) => [name, { method, path }]),
+        Object.entries({ ...ENDPOINTS, ...(features.browserControl ? BROWSER_CONTROL_ENDPOINTS : {}) }).map(
+          ([name, [method, path]]) => [name, { method, path }],
+        ),
       ),
     }),
   );

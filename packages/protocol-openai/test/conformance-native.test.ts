@@ -377,8 +377,9 @@ describe('cross-cutting', () => {
     expect(capabilities.object).toBe('hermes.api_server.capabilities');
     expect(capabilities.auth).toEqual({ type: 'bearer', required: true });
     expect(capabilities.features.reasoning_streaming).toBe(false);
-    for (const key of ['session_model_lock', 'browser_extension_control'])
-      expect(key in capabilities.features).toBe(false);
+    expect('session_model_lock' in capabilities.features).toBe(false);
+    // Browser-extension control has shipped (spec §24); it is off unless configured.
+    expect(capabilities.features.browser_extension_control).toBe(false);
     // The 24 [v1] routes plus /v1/skills and /v1/toolsets, which ship with `skills_api` (spec §17, §24).
     expect(capabilities.features.skills_api).toBe(true);
     expect(Object.keys(capabilities.endpoints)).toHaveLength(26);

@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { systemClock, type ToolDefinition } from '@hermes/core';
+import { defaultConfig, systemClock, type ToolDefinition } from '@hermes/core';
 import { createTestHost, type ModelScript, type TestHost, type TestHostOptions } from '@hermes/core/testing';
 import { type ServerType, serve } from '@hono/node-server';
 import OpenAI from 'openai';
@@ -93,6 +93,8 @@ export async function startRig(
     ...(options.providers ? { providers: options.providers } : {}),
     tools: [testSleep as ToolDefinition, testEcho as ToolDefinition, testScope as ToolDefinition],
     config: {
+      // The test tools' toolset is enabled, as a user would list it in `toolsets`.
+      toolsets: [...defaultConfig().toolsets, 'test'],
       approvals: { mode: 'manual' },
       session: { auto_title: false },
       ...(options.config ?? {}),

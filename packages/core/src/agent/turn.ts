@@ -787,7 +787,8 @@ export class TurnRunner {
   }
 
   private prepareCall(call: ToolCallRequest, index: number, batchSize: number, byName: Map<string, ToolDefinition>) {
-    const tool = byName.get(call.name) ?? this.agent.host.tools.get(call.name);
+    // Only a tool offered to the model in this step may run: a disabled or unoffered tool named by the model is unknown.
+    const tool = byName.get(call.name);
     let args: unknown = null;
     let problem: string | null = null;
     if (!tool) problem = `Unknown tool "${call.name}". Available tools: ${[...byName.keys()].join(', ')}.`;

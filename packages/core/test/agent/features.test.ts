@@ -2,6 +2,7 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { createAgentHost } from '../../src/agent/host.js';
+import { DEFAULT_TOOLSETS } from '../../src/config/index.js';
 import type { AgentEvent } from '../../src/events.js';
 import { silentLogger } from '../../src/logger.js';
 import {
@@ -484,7 +485,8 @@ describe('memory scope', () => {
 
   it("a turn's memoryScope is on turn.start and in the tool context of the turn and of its delegated children", async () => {
     const host = await testHost({
-      config: noTitles,
+      // The user enables the toolset of the tool they registered.
+      config: { ...noTitles, toolsets: [...DEFAULT_TOOLSETS, 'test'] },
       tools: [whoami as ToolDefinition],
       script: [
         step(toolCall('delegate_task', { goal: 'ask who' })),

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -14,6 +14,7 @@ import {
   text,
   toolCall,
 } from '../../src/testing/index.js';
+import type { ToolDefinition } from '../../src/tools/types.js';
 import { assertTurnInvariants, heldReads, typesOf, until } from './helpers.js';
 
 let host: TestHost | null = null;
@@ -425,5 +426,52 @@ describe('the turn loop', () => {
     expect(agent.eventsSince(cut).map((event) => event.seq)).toEqual(
       events.filter((event) => event.seq > cut).map((event) => event.seq),
     );
+  });
+
+  it('a disabled tool the model names anyway does not run: the call answers that the tool is unknown', async () => {
+    const cwd = workspace();
+    host = await createTestHost({
+      script: [step(toolCall('write_file', { path: 'made.txt', content: 'x' }, 'call_w')), step(text('done'))],
+    });
+    const agent = await host.newSession({ cwd });
+    agent.setToolEnabled('write_file', false);
+    const { result } = await collectTurn(agent.runTurn({ text: 'write it' }));
+    expect(result.outcome).toBe('completed');
+    expect(existsSync(join(cwd, 'made.txt'))).toBe(false);
+    const offered = (host.model.calls[0]!.tools ?? []) as { name: string }[];
+    expect(offered.map((tool) => tool.name)).not.toContain('write_file');
+    const rows = await host.store.loadConversation(agent.sessionId);
+    expect(rows[2]).toMatchObject({ role: 'tool', toolCallId: 'call_w' });
+    expect(String(rows[2]!.content)).toContain('Unknown tool "write_file"');
+  });
+
+  it('a tool registered in a toolset that is not enabled is neither offered nor run when the model names it', async () => {
+    let executed = 0;
+    const secret: ToolDefinition<Record<string, never>> = {
+      name: 'secret_tool',
+      description: 'A tool of a toolset the user did not enable.',
+      inputSchema: { type: 'object', properties: {} },
+      toolset: 'extra',
+      kind: 'other',
+      readOnly: true,
+      async execute() {
+        executed += 1;
+        return { content: 'secret ran' };
+      },
+    };
+    host = await createTestHost({
+      tools: [secret as ToolDefinition],
+      script: [step(toolCall('secret_tool', {}, 'call_s')), step(text('done'))],
+    });
+    const agent = await host.newSession({ cwd: workspace() });
+    const { events, result } = await collectTurn(agent.runTurn({ text: 'run the secret tool' }));
+    expect(result.outcome).toBe('completed');
+    expect(executed).toBe(0);
+    const offered = (host.model.calls[0]!.tools ?? []) as { name: string }[];
+    expect(offered.map((tool) => tool.name)).not.toContain('secret_tool');
+    expect(events.find((event) => event.type === 'tool.end')).toMatchObject({ name: 'secret_tool', status: 'failed' });
+    const answered = JSON.stringify(host.model.calls[1]!.messages);
+    expect(answered).toContain('Unknown tool \\"secret_tool\\"');
+    expect(answered).not.toContain('secret ran');
   });
 });

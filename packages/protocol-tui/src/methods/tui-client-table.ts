@@ -17,6 +17,7 @@ import {
   shellExec,
   sudoRespond,
 } from './tui-client-methods.js';
+import { accountUsage, sessionSearch, systemBattery, workspaceInfo } from './tui-host-methods.js';
 import {
   petDisabled,
   unavailableFeature,
@@ -50,6 +51,10 @@ export const TUI_CLIENT_HANDLERS: Record<keyof typeof TuiClientMethodParamsSchem
   'sudo.respond': sudoRespond,
   'secret.respond': secretRespond,
   'shared_metrics.slash_command': sharedMetricsSlashCommand,
+  'system.battery': systemBattery,
+  'account.usage': accountUsage,
+  'workspace.info': workspaceInfo,
+  'session.search': sessionSearch,
   'browser.manage': unavailableFeature('browser management over CDP'),
   'voice.toggle': voiceToggle,
   'voice.record': voiceRecord,

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { systemClock } from '@hermes/core';
+import { defaultConfig, systemClock } from '@hermes/core';
 import { createTestHost, type ModelScript, type TestHost } from '@hermes/core/testing';
 import WebSocket from 'ws';
 import { createGateway, type Gateway, type GatewayOptions } from '../../src/index.js';
@@ -147,6 +147,11 @@ export interface GatewayFixture {
   dispose(): Promise<void>;
 }
 
+/** The default toolsets plus those of `tools`. */
+function withToolsetsOf(tools: { toolset: string }[]): string[] {
+  return [...new Set([...defaultConfig().toolsets, ...tools.map((tool) => tool.toolset)])];
+}
+
 export async function createFixture(
   options: {
     script?: ModelScript;
@@ -171,7 +176,12 @@ export async function createFixture(
     ...(options.scripts ? { scripts: options.scripts } : {}),
     clock: systemClock as never,
     // Automatic titling would consume scripted steps concurrently with turns; tests opt in explicitly.
-    config: { session: { auto_title: false }, ...(options.config ?? {}) } as never,
+    // The toolsets of the tools a test registers are enabled, as a user would list them in `toolsets`.
+    config: {
+      session: { auto_title: false },
+      ...(options.tools ? { toolsets: withToolsetsOf(options.tools as { toolset: string }[]) } : {}),
+      ...(options.config ?? {}),
+    } as never,
     ...(options.storage ? { storage: options.storage } : {}),
   });
   const gateway = createGateway({ host, buildDelayMs: 5, ...options.gateway });

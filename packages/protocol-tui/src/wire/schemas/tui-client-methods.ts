@@ -35,6 +35,11 @@ export const TuiClientMethodParamsSchemas = {
   'sudo.respond': z.object({ request_id: z.string(), password: z.string(), session_id: optionalSession }),
   'secret.respond': z.object({ request_id: z.string(), value: z.string(), session_id: optionalSession }),
   'shared_metrics.slash_command': z.object({ command: z.string(), session_id: optionalSession }),
+  // Status bar, footer and search overlay polls (tui-host-methods.ts).
+  'system.battery': z.object({}),
+  'account.usage': z.object({ session_id: optionalSession, refresh: any.optional() }),
+  'workspace.info': z.object({ cwd: z.string() }),
+  'session.search': z.object({ query: z.string(), limit: z.number().optional() }),
   // Features this host does not have (ADR 0006).
   'browser.manage': z.object({ action: z.string(), session_id: z.string().nullable().optional(), url: any.optional() }),
   'voice.toggle': z.object({ action: z.string().optional() }),
@@ -70,4 +75,6 @@ export const TUI_CLIENT_SLOW_METHODS = [
   'model.disconnect',
   'rollback.diff',
   'rollback.restore',
+  'workspace.info',
+  'session.search',
 ] as const;
