@@ -26,8 +26,9 @@ const LAYERS = [
       'skills.ts',
     ],
   ],
-  // Server requests (§6); they see a session only as a `RequestSession`.
-  ['requests', ['server-requests.ts', 'client-requests.ts']],
+  // Server requests (§6) and the host callbacks that raise them; they see a session only as a
+  // `RequestSession`.
+  ['requests', ['server-requests.ts', 'client-requests.ts', 'session-callbacks.ts']],
   // One session's runtime; it sees its gateway only as a `SessionGateway`.
   ['session', ['live-session.ts']],
   // The gateway's shared state: settings, session registry and lifecycle.

@@ -1,19 +1,8 @@
-import type {
-  Agent,
-  AgentEvent,
-  AgentHost,
-  ApprovalRequest,
-  ClarifyRequest,
-  ClientRequest,
-  Logger,
-  SecretRequest,
-  SudoRequest,
-  TurnResult,
-} from '@hermes/core';
-import { raiseClientRequest } from './client-requests.js';
+import type { Agent, AgentEvent, AgentHost, Logger, TurnResult } from '@hermes/core';
 import type { GatewayConnection } from './connection.js';
 import { contentWithImages } from './image-parts.js';
-import type { OpenServerRequest, RequestSession, ServerRequestRegistry, WithdrawReason } from './server-requests.js';
+import type { OpenServerRequest, RequestSession, ServerRequestRegistry } from './server-requests.js';
+import { sessionCallbacks } from './session-callbacks.js';
 import { expandSkillText } from './skills.js';
 import { emptyUsage, usageOf } from './usage.js';
 import type { SessionLiveInfo } from './wire/index.js';
@@ -41,15 +30,6 @@ export interface SessionGateway {
   /** Masks secrets in text shown to clients. */
   redact(text: string): string;
 }
-
-/** What the model is told when an approval request was withdrawn before anyone answered it. */
-const WITHDRAWN_POLICY: Record<WithdrawReason, string> = {
-  resolved: 'the approval request was settled elsewhere before anyone answered it (no person denied it)',
-  timeout: 'nobody answered the approval request in time (no person denied it)',
-  interrupted: 'the approval request was withdrawn by an interrupt (no person denied it)',
-  session_closed: 'the session closed before anyone answered the approval request (no person denied it)',
-  shutdown: 'the gateway shut down before anyone answered the approval request (no person denied it)',
-};
 
 /** One queued input (§8.3). */
 export interface PendingEnvelope {
@@ -518,112 +498,6 @@ export class LiveSession implements RequestSession {
 
   /** Host callbacks of this session: human prompts become server requests (§6). */
   callbacks() {
-    const registry = this.gateway.serverRequests;
-    return {
-      approve: async (request: ApprovalRequest, signal: AbortSignal) => {
-        const choices = request.choices;
-        const fields: Record<string, unknown> = {
-          request_id: request.requestId,
-          command: this.gateway.redact(request.command),
-          description: request.descriptions.join('; '),
-          choices,
-          allow_permanent: choices.includes('always'),
-          allow_session: choices.includes('session'),
-          tool_name: request.toolName,
-          pattern_keys: request.patternKeys,
-        };
-        if (request.patternKeys[0]) fields.pattern_key = request.patternKeys[0];
-        if (request.subagent) fields.subagent = { child_id: request.subagent.childId, goal: request.subagent.goal };
-        const outcome = await registry.raise(this, 'approval', fields, { signal });
-        if (outcome.kind === 'declined') throw new Error('no attached client can answer approval requests');
-        // Nobody answered: the model is told the system refused it, never that the user denied it.
-        if (outcome.kind === 'withdrawn') return { choice: 'deny' as const, policy: WITHDRAWN_POLICY[outcome.reason] };
-        const choice = outcome.result.choice;
-        const picked =
-          typeof choice === 'string' && (choices as string[]).includes(choice)
-            ? (choice as ApprovalRequest['choices'][number])
-            : 'deny';
-        if (outcome.result.all === true) {
-          for (const other of [...this.openRequests.values()]) {
-            if (other.method === 'approval') other.settle({ kind: 'result', result: { choice: picked } });
-          }
-        }
-        return picked;
-      },
-      clarify: async (request: ClarifyRequest, signal: AbortSignal) => {
-        const batch = request.questions && request.questions.length >= 2 ? request.questions : null;
-        const fields: Record<string, unknown> = batch
-          ? {
-              questions: batch.map((question) => ({
-                qid: question.id,
-                question: question.question,
-                choices: question.choices && question.choices.length > 0 ? question.choices : null,
-                multi_select: question.multiSelect ?? false,
-              })),
-            }
-          : {
-              question: request.question,
-              choices: request.choices.length > 0 ? request.choices : null,
-              ...(request.multiSelect ? { multi_select: true } : {}),
-            };
-        const outcome = await registry.raise(this, 'clarify', fields, {
-          signal,
-          ...(batch ? { batchQuestionIds: batch.map((question) => question.id) } : {}),
-        });
-        if (batch) {
-          const answers: Record<string, string | string[] | null> = {};
-          for (const question of batch) answers[question.id] = null;
-          if (outcome.kind === 'result') {
-            const locks = outcome.result.__locks as Record<string, string | null> | undefined;
-            if (locks) Object.assign(answers, locks);
-            const given = outcome.result.answers;
-            if (typeof given === 'object' && given !== null) {
-              for (const [qid, value] of Object.entries(given as Record<string, unknown>))
-                answers[qid] = clarifyValue(value);
-            }
-          }
-          return { answers };
-        }
-        if (outcome.kind !== 'result') return null;
-        return clarifyValue(outcome.result.answer);
-      },
-      sudo: async (request: SudoRequest, signal: AbortSignal) => {
-        const outcome = await registry.raise(
-          this,
-          'sudo',
-          { command: this.gateway.redact(request.command) },
-          {
-            signal,
-            timeoutMs: this.gateway.options.secretTimeoutMs,
-          },
-        );
-        const value = outcome.kind === 'result' ? outcome.result.value : undefined;
-        if (typeof value !== 'string' || value === '') throw new Error('declined');
-        return { value };
-      },
-      secret: async (request: SecretRequest, signal: AbortSignal) => {
-        const outcome = await registry.raise(
-          this,
-          'secret',
-          { env_var: request.envVar, prompt: request.prompt },
-          {
-            signal,
-            timeoutMs: this.gateway.options.secretTimeoutMs,
-          },
-        );
-        const value = outcome.kind === 'result' ? outcome.result.value : undefined;
-        if (typeof value !== 'string' || value === '') throw new Error('declined');
-        return { value };
-      },
-      clientRequest: (request: ClientRequest, signal: AbortSignal) =>
-        raiseClientRequest(registry, this, request, signal, this.gateway.options.secretTimeoutMs),
-    };
+    return sessionCallbacks(this, this.gateway);
   }
-}
-
-function clarifyValue(value: unknown): string | string[] | null {
-  if (value === undefined || value === null || value === '') return null;
-  if (typeof value === 'string') return value;
-  if (Array.isArray(value) && value.every((item) => typeof item === 'string')) return value as string[];
-  return JSON.stringify(value);
 }
