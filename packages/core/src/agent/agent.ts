@@ -628,8 +628,11 @@ export class AgentCore implements Agent {
 
   /** Restores the stored prompt, or builds and stores it when absent or stale (spec/core.md §7.3). */
   async ensureSystemPrompt(route: ResolvedRoute | null): Promise<void> {
+    // Scanned first: the skill tools are offered, and the prompt lists the skills, once they are known.
+    const skills = await this.host.skills.list({ cwd: this.cwd }).catch(() => []);
     const toolNames = this.activeTools().map((tool) => tool.name);
-    const fingerprint = promptFingerprint(route?.spec ?? null, toolNames, this.cwd);
+    const skillKeys = skills.map((skill) => `skill:${skill.name}:${skill.description}`);
+    const fingerprint = promptFingerprint(route?.spec ?? null, [...toolNames, ...skillKeys], this.cwd);
     if (this.systemPrompt && this.modelConfig.prompt_fingerprint === fingerprint) return;
     const settings = this.host.settings();
     this.systemPrompt = buildSystemPrompt({
@@ -641,6 +644,7 @@ export class AgentCore implements Agent {
       createdAt: this.createdAt,
       model: route ? { provider: route.provider, model: route.model } : null,
       source: this.source,
+      ...(toolNames.includes('skill_view') ? { skills } : {}),
       ...(this.kind === 'subagent' && this.subagentInfo ? { focusInstruction: subagentInstruction() } : {}),
     });
     this.modelConfig.prompt_fingerprint = fingerprint;
@@ -696,7 +700,14 @@ export class AgentCore implements Agent {
       if (isSubagent && (tool.name === 'delegate_task' || tool.name === 'clarify')) return false;
       if (
         tool.available &&
-        !tool.available({ sessionId: this.sessionId, source: this.source, hasClarify, isSubagent, hasClientRequests })
+        !tool.available({
+          sessionId: this.sessionId,
+          source: this.source,
+          hasClarify,
+          isSubagent,
+          hasClientRequests,
+          cwd: this.cwd,
+        })
       )
         return false;
       return true;

@@ -23,6 +23,7 @@ import type { McpManager } from '../mcp/types.js';
 import { costStatusFor, createProviderCatalog, type ProviderCatalog } from '../providers/index.js';
 import type { ProviderAdapter, ResolvedRoute } from '../providers/types.js';
 import { createSkillRegistry } from '../skills/registry.js';
+import { createSkillTools } from '../skills/skill-tools.js';
 import type { SkillRegistry } from '../skills/types.js';
 import { openSessionStore, resolveStoreLocation } from '../store/index.js';
 import type { SessionStore } from '../store/types.js';
@@ -184,6 +185,7 @@ class HostImpl implements HostContext {
       isBuiltinCommand: (name) => this.commands.find(name) !== undefined,
       logger: this.logger,
     });
+    for (const tool of createSkillTools(this.skills)) this.tools.register(tool);
   }
 
   get config(): Readonly<HermesSettings> {

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
+import { skillsPromptLayer } from '../skills/skill-tools.js';
 
 const CONTEXT_FILES = ['.hermes.md', 'HERMES.md', 'AGENTS.md', 'CLAUDE.md', '.cursorrules'];
 const LAYER_LIMIT = 20_000;
@@ -32,6 +33,8 @@ export interface SystemPromptInput {
   source: string;
   /** Replaces the configured text layer for subagents. */
   focusInstruction?: string;
+  /** The skills the session can load with `skill_view`, listed in a "Skills" layer. */
+  skills?: { name: string; description: string }[];
 }
 
 /** Fingerprint of what forces a rebuild: model spec, enabled tool names and cwd (spec/core.md §7.3). */
@@ -123,6 +126,7 @@ export function buildSystemPrompt(input: SystemPromptInput): string {
   layers.push(['Identity', soul ? soul.slice(0, LAYER_LIMIT) : BUILTIN_IDENTITY]);
   layers.push(['Tool guidance', input.toolNames.length > 0 ? toolGuidance(input.toolNames) : null]);
   layers.push(['Instructions', input.focusInstruction ?? input.configuredText]);
+  layers.push(['Skills', skillsPromptLayer(input.skills ?? [])]);
   if (!input.skipContextFiles) {
     const context = projectContextFile(input.cwd);
     layers.push(['Project context', context ? `From ${context.path}:\n\n${context.text}` : null]);

@@ -85,7 +85,7 @@ describe('defaults', () => {
       session: { auto_title: true, lease_ttl: 300, lease_wait: 1800 },
       terminal: { timeout: 180, max_timeout: 600, env_passthrough: [] },
       tools: { max_result_chars: 100000, disabled: [] },
-      toolsets: ['file', 'terminal', 'web', 'interaction', 'delegation', 'mcp', 'client', 'browser'],
+      toolsets: ['file', 'terminal', 'web', 'interaction', 'delegation', 'mcp', 'client', 'browser', 'skills'],
       file: { write_denylist: ['~/.ssh/**', '**/.git/objects/**', '/etc/**'] },
       web: { fetch_timeout: 30, max_bytes: 5242880 },
       delegation: { max_iterations: 50, max_concurrent_children: 3, model: 'main' },

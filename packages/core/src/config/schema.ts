@@ -54,6 +54,7 @@ export const DEFAULT_TOOLSETS: readonly string[] = [
   'mcp',
   'client',
   'browser',
+  'skills',
 ];
 
 /** Default of `file.write_denylist` (spec/core.md §4.3). */

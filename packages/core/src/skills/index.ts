@@ -13,4 +13,5 @@ export {
   scanSkillsDirectory,
   skillCommandName,
 } from './skill-file.js';
+export { createSkillTools, PROMPT_SKILL_LIMIT, SKILLS_TOOLSET, skillsPromptLayer } from './skill-tools.js';
 export type * from './types.js';

@@ -172,6 +172,8 @@ export interface ToolDefinition<A = any> {
     isSubagent: boolean;
     /** The session's host can send requests to its client (`HostCallbacks.clientRequest`). */
     hasClientRequests?: boolean;
+    /** The session's working directory. */
+    cwd?: string;
   }) => boolean;
   execute(args: A, ctx: ToolContext): Promise<ToolResult>;
 }
