@@ -417,14 +417,21 @@ export class RunRegistry {
     const { bus, host } = this.server;
     let next = after === null ? 0 : after + 1;
     let wake: (() => void) | null = null;
-    const unwatch = bus.watch(runId, () => wake?.());
-    const unreconnect = bus.onReconnect(() => wake?.());
+    // A wake-up that lands while the rows are being read or written out must not be lost until the next poll.
+    let woken = false;
+    const rouse = () => {
+      woken = true;
+      wake?.();
+    };
+    const unwatch = bus.watch(runId, rouse);
+    const unreconnect = bus.onReconnect(rouse);
     streamApi.onAbort(() => wake?.());
     this.remoteSubscribers += 1;
     let checkedAt = 0;
     let settledSeenAt: number | null = null;
     try {
       while (!streamApi.aborted) {
+        woken = false;
         const events = await bus.read(runId, next - 1);
         for (const event of events) {
           await writer.frame(event.payload, { id: event.seq });
@@ -457,7 +464,7 @@ export class RunRegistry {
             clearTimeout(timer);
             resolve();
           };
-          if (streamApi.aborted) wake();
+          if (streamApi.aborted || woken) wake();
         });
         wake = null;
       }
