@@ -6,5 +6,7 @@ export default defineProject({
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     // These tests start the built server process; a loaded CI machine needs more than 5 s.
     testTimeout: 30_000,
+    // One PostgreSQL server per vitest run for the multi-instance tests (or HERMES_TEST_DATABASE_URL), as in core.
+    globalSetup: ['../../packages/core/test/support/postgres-global-setup.ts'],
   },
 });

@@ -34,6 +34,11 @@ interface BenchResult {
 }
 
 const quick = process.argv.includes('--quick');
+// `--scale` runs only the multi-instance benchmark (issue 17.5, bench/src/scale.ts).
+if (process.argv.includes('--scale')) {
+  await (await import('./scale.js')).main(quick);
+  process.exit(0);
+}
 const profileIndex = process.argv.indexOf('--profile');
 /** `--profile DIR`: the agent processes of the stream paths write CPU profiles there. */
 const profileDir = profileIndex > 0 ? process.argv[profileIndex + 1] : undefined;

@@ -1,5 +1,5 @@
-import type { AgentHost } from '@hermes/core';
-import { redactSecrets } from '@hermes/core';
+import type { AgentHost, RunBus } from '@hermes/core';
+import { createRunBus, redactSecrets } from '@hermes/core';
 import { Hono } from 'hono';
 import { BrowserControlBroker, type BrowserControlOptions, registerBrowserControlRoutes } from './browser-control.js';
 import { handleChatCompletions } from './chat-completions.js';
@@ -29,6 +29,13 @@ export interface OpenAIAppOptions {
   keepaliveMs?: number;
   /** Browser-extension control (spec §24); default from `api_server.browser_control`. */
   browserControl?: BrowserControlOptions;
+  /**
+   * The run bus shared with other instances (ADR 0018); default: the PostgreSQL `LISTEN/NOTIFY` bus when the host's
+   * store is PostgreSQL, else an in-process one. A bus passed here is not closed by `close()`.
+   */
+  runBus?: RunBus;
+  /** How long a control request forwarded to the instance running a run waits for its answer; default 5 s. */
+  controlTimeoutMs?: number;
 }
 
 /** A hono application with its lifecycle hooks. */
@@ -60,6 +67,11 @@ export function createOpenAIApp(options: OpenAIAppOptions): OpenAIApp {
   const { host } = options;
   const settings = resolveApiServerSettings(host, options.settings);
   const admission = new TurnAdmission(() => settings.maxConcurrentRuns);
+  const bus =
+    options.runBus ??
+    createRunBus(host.store, host.holderId, {
+      onWarning: (message, details) => host.logger.warn(message, details),
+    });
   const server: ServerContext = {
     host,
     settings,
@@ -69,6 +81,8 @@ export function createOpenAIApp(options: OpenAIAppOptions): OpenAIApp {
     metrics: { requests: 0, turns: 0, errors: 0 },
     keepaliveMs: options.keepaliveMs ?? 10_000,
     runEventSubscribers: () => runs.subscriberCount(),
+    bus,
+    controlTimeoutMs: options.controlTimeoutMs ?? 5_000,
   };
   const runs = new RunRegistry(server);
   // Stored responses older than the TTL are pruned at startup and then hourly (spec §14.5).
@@ -132,6 +146,7 @@ export function createOpenAIApp(options: OpenAIAppOptions): OpenAIApp {
     close() {
       clearInterval(pruneTimer);
       browserControl.close();
+      if (!options.runBus) void bus.close();
     },
     async drain(drainOptions = {}) {
       admission.draining = true;

@@ -1,6 +1,16 @@
 import { createHash } from 'node:crypto';
-import type { Agent, AgentEvent, JsonValue, RunRecord, TurnResult } from '@hermes/core';
-import { redactSecrets } from '@hermes/core';
+import type {
+  Agent,
+  AgentEvent,
+  JsonObject,
+  JsonValue,
+  RunControlReply,
+  RunControlRequest,
+  RunRecord,
+  TurnLease,
+  TurnResult,
+} from '@hermes/core';
+import { HermesError, redactSecrets } from '@hermes/core';
 import type { Context, Hono } from 'hono';
 import { stream } from 'hono/streaming';
 import { approvalPayload } from './approval-payload.js';
@@ -28,6 +38,15 @@ const RETENTION_MS = 3_600_000;
 /** Unsent live events after which a subscriber is disconnected (spec §19.3). */
 const SLOW_SUBSCRIBER_LIMIT = 256;
 const TERMINAL_EVENTS = new Set(['run.completed', 'run.failed', 'run.cancelled', 'run.interrupted']);
+const UNFINISHED = new Set(['queued', 'running', 'stopping']);
+/** Error text of a run whose instance died (spec §19.5, orphaned runs). */
+const ORPHAN_ERROR = 'The gateway restarted before this run settled.';
+/** Exit reason of a run whose instance lost its turn lease without settling it (issue 17.2, ADR 0018). */
+const LEASE_LOST_EXIT = 'interrupted_by_system(session_turn_lease_lost)';
+/** A remote reader re-checks the run's row and its owner's lease this often while no event arrives. */
+const REMOTE_POLL_MS = 1_000;
+/** The owner releases its lease a moment before it writes the run's end: a lost lease is confirmed after this. */
+const LOST_CONFIRM_MS = 1_000;
 
 /** One run event as sent. */
 export type RunEventPayload = Record<string, unknown> & {
@@ -56,6 +75,9 @@ export interface LiveRun {
   terminalPayload: RunEventPayload | null;
   /** Every core event of the turn, kept only for a session-chat stream, which maps core events itself. */
   coreLog: AgentEvent[] | null;
+  /** Events not yet appended to the shared bus (ADR 0018), and the append in flight. */
+  outbox: RunEventPayload[];
+  flushing: Promise<void> | null;
 }
 
 function canonicalJson(value: unknown): string {
@@ -140,7 +162,10 @@ export function terminalOf(result: TurnResult): {
 export class RunRegistry {
   readonly live = new Map<string, LiveRun>();
 
-  constructor(private readonly server: ServerContext) {}
+  constructor(private readonly server: ServerContext) {
+    // Approval answers, steers and stops for runs of this instance, sent by other instances (ADR 0018).
+    server.bus.serve((request) => this.control(request, false));
+  }
 
   /** Registers a run's in-memory state; the caller starts it with {@link RunRegistry.start}. */
   register(
@@ -166,6 +191,8 @@ export class RunRegistry {
       result: null,
       terminalPayload: null,
       coreLog: null,
+      outbox: [],
+      flushing: null,
     };
     this.live.set(runId, run);
     return run;
@@ -179,6 +206,36 @@ export class RunRegistry {
     run.backlog.push(full);
     if (run.backlog.length > RUN_BACKLOG_SIZE) run.backlog.shift();
     for (const wake of run.subscribers) wake();
+    if (this.server.bus.shared) {
+      run.outbox.push(full);
+      run.flushing ??= this.flush(run);
+    }
+  }
+
+  /**
+   * Appends a run's pending events to the shared bus, one batch per round trip: events emitted while an append is in
+   * flight go in the next one. A failed append is logged; this instance's own subscribers are unaffected.
+   */
+  private async flush(run: LiveRun): Promise<void> {
+    try {
+      while (run.outbox.length > 0) {
+        const batch = run.outbox.splice(0);
+        await this.server.bus
+          .append(
+            run.id,
+            batch.map((payload) => ({ seq: payload.seq as number, payload: payload as JsonObject })),
+          )
+          .catch((error) =>
+            this.server.host.logger.warn('run events not shared', {
+              runId: run.id,
+              events: batch.length,
+              error: redactSecrets(String(error)),
+            }),
+          );
+      }
+    } finally {
+      run.flushing = null;
+    }
   }
 
   /** Starts a registered run's turn in the background. */
@@ -337,15 +394,114 @@ export class RunRegistry {
     run.approvals.settled = true;
     this.emit(run, `run.${status}`, fields);
     run.terminalPayload = run.backlog.at(-1) ?? null;
+    // Other instances' readers close on the terminal event: it is shared before the turn's slot is released.
+    await run.flushing;
     setTimeout(() => {
       this.live.delete(run.id);
       this.server.approvals.queues.delete(run.id);
     }, RETENTION_MS).unref();
   }
 
+  /**
+   * Streams a run from the shared events (ADR 0018): the events after `after`, then each one as its wake-up
+   * arrives, until the terminal event. While none arrives the row and its owner's lease are re-checked each second;
+   * a run whose owner lost its lease is settled `interrupted`, and a terminal run with no shared events gets its
+   * terminal event rebuilt from the row, as a run without a backlog (spec §19.3).
+   */
+  async streamShared(
+    runId: string,
+    after: number | null,
+    streamApi: { readonly aborted: boolean; onAbort(listener: () => void): void },
+    writer: SseWriter,
+  ): Promise<void> {
+    const { bus, host } = this.server;
+    let next = after === null ? 0 : after + 1;
+    let wake: (() => void) | null = null;
+    // A wake-up that lands while the rows are being read or written out must not be lost until the next poll.
+    let woken = false;
+    const rouse = () => {
+      woken = true;
+      wake?.();
+    };
+    const unwatch = bus.watch(runId, rouse);
+    const unreconnect = bus.onReconnect(rouse);
+    streamApi.onAbort(() => wake?.());
+    this.remoteSubscribers += 1;
+    let checkedAt = 0;
+    let settledSeenAt: number | null = null;
+    try {
+      while (!streamApi.aborted) {
+        woken = false;
+        const events = await bus.read(runId, next - 1);
+        for (const event of events) {
+          await writer.frame(event.payload, { id: event.seq });
+          next = event.seq + 1;
+          if (TERMINAL_EVENTS.has(String(event.payload.event))) {
+            await writer.comment('stream closed');
+            return;
+          }
+        }
+        if (events.length >= 500) continue;
+        if (Date.now() - checkedAt >= REMOTE_POLL_MS) {
+          checkedAt = Date.now();
+          let row = await host.store.runs.get(runId);
+          if (row && UNFINISHED.has(row.status)) row = await this.settleIfOwnerLost(row);
+          if (row && !UNFINISHED.has(row.status)) {
+            settledSeenAt ??= Date.now();
+            // The terminal event follows the row's end at once; without one (no shared events) rebuild it.
+            const latest = await bus.latest(runId);
+            if (latest === null || Date.now() - settledSeenAt > 2 * REMOTE_POLL_MS) {
+              if (latest === null || latest.seq < next) await this.writeRebuiltTerminal(row, after, writer);
+              await writer.comment('stream closed');
+              return;
+            }
+            continue;
+          }
+        }
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, REMOTE_POLL_MS);
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+          if (streamApi.aborted || woken) wake();
+        });
+        wake = null;
+      }
+    } finally {
+      this.remoteSubscribers -= 1;
+      unwatch();
+      unreconnect();
+      await writer.finish();
+    }
+  }
+
+  /** Writes the terminal event of a settled run rebuilt from its row, unless `after` is at or past it (spec §19.3). */
+  async writeRebuiltTerminal(row: RunRecord, after: number | null, writer: SseWriter): Promise<void> {
+    const status = this.statusObject(row, undefined);
+    const stored = (row.result ?? {}) as Record<string, unknown>;
+    const { wire_status: _wire, wire_seq: terminalSeq, ...fields } = stored;
+    const seq = typeof terminalSeq === 'number' ? terminalSeq : null;
+    if (after !== null && seq !== null && after >= seq) return;
+    await writer.frame(
+      {
+        event: `run.${String(status.status)}`,
+        run_id: row.id,
+        timestamp: Date.now() / 1000,
+        ...(seq === null ? {} : { seq }),
+        ...fields,
+      },
+      seq === null ? {} : { id: seq },
+    );
+  }
+
+  private remoteSubscribers = 0;
+  /** Runs of other instances first seen without their owner's lease, and when (see `settleIfOwnerLost`). */
+  private readonly suspects = new Map<string, number>();
+
   /** Event-stream subscribers across every run, for the detailed health report. */
   subscriberCount(): number {
-    let count = 0;
+    let count = this.remoteSubscribers;
     for (const run of this.live.values()) count += run.subscribers.size;
     return count;
   }
@@ -401,6 +557,274 @@ export class RunRegistry {
       };
     }
     return object;
+  }
+
+  /**
+   * The status object of a run this instance does not hold: the row, plus what the shared events say about the
+   * last event and pending approvals (ADR 0018). A run whose owner lost its turn lease is settled first.
+   */
+  async remoteStatus(row: RunRecord): Promise<Record<string, unknown>> {
+    const { bus } = this.server;
+    if (!bus.shared) return this.statusObject(row, undefined);
+    // The owner writes a run's end to the row before its terminal event: reading the event first, then the row,
+    // never pairs an unfinished row with a terminal event.
+    const latest = await bus.latest(row.id);
+    const current = await this.settleIfOwnerLost((await this.server.host.store.runs.get(row.id)) ?? row);
+    const object = this.statusObject(current, undefined);
+    if (latest && UNFINISHED.has(current.status)) object.last_event = latest.payload.event;
+    if (current.status !== 'running') return object;
+    const asked = await bus.readNamed(current.id, ['approval.request', 'approval.responded']);
+    const answered = new Set(
+      asked.filter((entry) => entry.payload.event === 'approval.responded').map((entry) => entry.payload.request_id),
+    );
+    const pending = asked.filter(
+      (entry) => entry.payload.event === 'approval.request' && !answered.has(entry.payload.request_id),
+    );
+    const oldest = pending[0]?.payload;
+    if (!oldest) return object;
+    object.status = 'waiting_for_approval';
+    object.approval = {
+      request_id: oldest.request_id,
+      command: oldest.command,
+      description: oldest.description,
+      pattern_key: oldest.pattern_key,
+      pattern_keys: oldest.pattern_keys,
+      choices: oldest.choices,
+      allow_session: oldest.allow_session,
+      allow_permanent: oldest.allow_permanent,
+      requested_at: oldest.timestamp,
+      pending: pending.length,
+    };
+    return object;
+  }
+
+  /**
+   * Settles a run whose instance no longer holds its session's turn lease (killed, or cut off past the lease's
+   * expiry) and never wrote its end: `interrupted` on the wire, stored `failed` with error code `orphaned`, exit
+   * reason `interrupted_by_system(session_turn_lease_lost)`, and a `run.interrupted` event after the last shared one.
+   * Returns the row as it now is.
+   */
+  async settleIfOwnerLost(row: RunRecord): Promise<RunRecord> {
+    const { bus, host } = this.server;
+    if (!bus.shared || !UNFINISHED.has(row.status) || this.live.has(row.id)) {
+      this.suspects.delete(row.id);
+      return row;
+    }
+    if (await bus.leaseHeld(row.sessionId, row.holder)) {
+      this.suspects.delete(row.id);
+      return row;
+    }
+    // The owner releases the lease a moment before it writes the run's end: only a loss still there at a later
+    // check (the streams re-check every second, status readers poll) is taken for the owner's death.
+    const since = this.suspects.get(row.id);
+    if (since === undefined || Date.now() - since < LOST_CONFIRM_MS) {
+      if (since === undefined) this.suspects.set(row.id, Date.now());
+      return row;
+    }
+    this.suspects.delete(row.id);
+    const again = await host.store.runs.get(row.id);
+    if (!again || !UNFINISHED.has(again.status) || (await bus.leaseHeld(again.sessionId, again.holder)))
+      return again ?? row;
+    const latest = await bus.latest(row.id);
+    const seq = (latest?.seq ?? -1) + 1;
+    const fields = { error: ORPHAN_ERROR, completed: false, interrupted: true, turn_exit_reason: LEASE_LOST_EXIT };
+    const settled = await bus.settleIfUnfinished(row.id, {
+      status: 'failed',
+      result: { ...fields, partial: false, wire_status: 'interrupted', wire_seq: seq },
+      exitReason: LEASE_LOST_EXIT,
+      error: { code: 'orphaned', message: ORPHAN_ERROR },
+      endedAt: Date.now(),
+    });
+    if (settled) {
+      host.logger.warn('run settled after its instance lost the turn lease', { runId: row.id, holder: row.holder });
+      await bus.append(row.id, [
+        { seq, payload: { event: 'run.interrupted', run_id: row.id, timestamp: Date.now() / 1000, seq, ...fields } },
+      ]);
+    }
+    return (await host.store.runs.get(row.id)) ?? again;
+  }
+
+  /**
+   * Answers an approval, steer or stop for a run (spec §19.7, §19.8). A run executing on another instance gets the
+   * request forwarded over the bus and that instance's answer (ADR 0018). With `forward` false (a request another
+   * instance forwarded) errors become replies instead of being thrown.
+   */
+  async control(request: RunControlRequest, forward = true): Promise<RunControlReply> {
+    try {
+      if (forward) {
+        const remote = await this.forward(request);
+        if (remote) return remote;
+      }
+      if (request.kind === 'approval') return await this.approveHere(request.runId, request.body);
+      if (request.kind === 'steer') return await this.steerHere(request.runId, request.body);
+      return await this.stopHere(request.runId);
+    } catch (error) {
+      if (forward || !ApiError.isInstance(error)) throw error;
+      return { status: error.status, body: error.body() as JsonObject, headers: error.headers };
+    }
+  }
+
+  /** Sends a control request to the instance running the run, when that is another instance; null otherwise. */
+  private async forward(request: RunControlRequest): Promise<RunControlReply | null> {
+    const { bus, host } = this.server;
+    if (!bus.shared) return null;
+    const local =
+      request.kind === 'approval' ? this.server.approvals.queues.has(request.runId) : this.live.has(request.runId);
+    if (local || request.runId.startsWith('chatcmpl-')) return null;
+    const row = await host.store.runs.get(request.runId);
+    if (!row || !UNFINISHED.has(row.status) || row.holder === bus.holder) return null;
+    let reply: RunControlReply | null;
+    try {
+      reply = await bus.request(row.holder, request, this.server.controlTimeoutMs);
+    } catch (error) {
+      if (error instanceof RangeError) throw new ApiError(413, 'payload_too_large', error.message);
+      throw error;
+    }
+    if (!reply) {
+      // No answer: an owner that still holds the turn is alive but unreachable; otherwise the run is settled here.
+      if (await bus.leaseHeld(row.sessionId, row.holder))
+        throw new ApiError(503, 'run_owner_unreachable', 'The instance running this run did not answer; retry.', {
+          headers: { 'Retry-After': '1' },
+        });
+      await this.settleIfOwnerLost(row);
+      return null;
+    }
+    if (reply.status >= 400) {
+      const error = (reply.body.error ?? {}) as Record<string, unknown>;
+      throw new ApiError(
+        reply.status as ApiError['status'],
+        String(error.code ?? 'internal_error'),
+        String(error.message ?? 'The instance running this run failed.'),
+        {
+          param: typeof error.param === 'string' ? error.param : null,
+          ...(reply.headers ? { headers: reply.headers } : {}),
+          ...(error.hermes ? { hermes: error.hermes as Record<string, unknown> } : {}),
+        },
+      );
+    }
+    return reply;
+  }
+
+  private async rowOf(runId: string): Promise<RunRecord> {
+    const row = await this.server.host.store.runs.get(runId);
+    if (!row) throw new ApiError(404, 'run_not_found', `Run not found: ${runId}`);
+    return row;
+  }
+
+  /** `POST /v1/runs/{id}/approval` on the instance holding the run's approval queue (spec §19.7). */
+  private async approveHere(runId: string, body: Record<string, unknown>): Promise<RunControlReply> {
+    const queue = this.server.approvals.queues.get(runId);
+    if (!queue) {
+      if (!runId.startsWith('chatcmpl-')) await this.rowOf(runId);
+      if (runId.startsWith('chatcmpl-')) throw new ApiError(404, 'run_not_found', `Run not found: ${runId}`);
+      throw new ApiError(409, 'approval_not_active', 'This run has no approval session.');
+    }
+    const choice = APPROVAL_ALIASES[String(body.choice ?? '').toLowerCase()];
+    const requestId = body.request_id;
+    if (requestId !== undefined && (typeof requestId !== 'string' || requestId === '' || requestId.length > 256))
+      throw new ApiError(400, 'invalid_approval_request', 'Invalid request_id.', { param: 'request_id' });
+    if (!choice) throw new ApiError(400, 'invalid_approval_choice', 'Unknown approval choice.', { param: 'choice' });
+    if (queue.settled || !queue.asked)
+      throw new ApiError(409, 'approval_not_active', 'This run has no approval session.');
+    const all = body.all === true || body.resolve_all === true;
+    const targets = all
+      ? [...queue.pending]
+      : requestId !== undefined
+        ? queue.pending.filter((entry) => entry.request.requestId === requestId)
+        : queue.pending.slice(0, 1);
+    if (targets.length === 0) throw new ApiError(409, 'approval_not_pending', 'No matching approval is pending.');
+    for (const target of targets)
+      if (!target.request.choices.includes(choice))
+        throw new ApiError(400, 'invalid_approval_choice', `Choice ${choice} is not offered.`, { param: 'choice' });
+    for (const target of targets) target.resolve(choice);
+    return {
+      status: 200,
+      body: {
+        object: 'hermes.run.approval_response',
+        run_id: runId,
+        choice,
+        request_id: targets[0]?.request.requestId ?? null,
+        resolved: targets.length,
+      },
+    };
+  }
+
+  /** `POST /v1/runs/{id}/steer` on the instance running the run (spec §19.8). */
+  private async steerHere(runId: string, body: Record<string, unknown>): Promise<RunControlReply> {
+    await this.rowOf(runId);
+    const run = this.live.get(runId);
+    const text = normalizeContent(body.input ?? body.message ?? body.text ?? '', 'input').text.trim();
+    if (!run || this.wireStatus(run) !== 'running' || !run.agent)
+      throw new ApiError(409, 'run_not_accepting_steer', 'The run is not accepting steer input.');
+    if (!text) throw new ApiError(400, 'invalid_steer_input', 'Steer text is empty.', { param: 'input' });
+    let outcome: ReturnType<Agent['steer']>;
+    try {
+      outcome = run.agent.steer(text);
+    } catch (error) {
+      throw new ApiError(500, 'steer_failed', `Steer failed: ${redactSecrets(String(error))}`);
+    }
+    if (outcome.status === 'rejected') throw new ApiError(409, 'steer_not_accepted', 'The agent refused the steer.');
+    this.emit(run, 'run.steered', { accepted: true });
+    return { status: 200, body: { object: 'hermes.run.steer', run_id: runId, accepted: true } };
+  }
+
+  /** `POST /v1/runs/{id}/stop` on the instance running the run (spec §19.8). */
+  private async stopHere(runId: string): Promise<RunControlReply> {
+    const { host } = this.server;
+    const row = await this.rowOf(runId);
+    const run = this.live.get(runId);
+    const json = (body: Record<string, unknown>): RunControlReply => ({ status: 200, body: body as JsonObject });
+    if (!run) {
+      if (['completed', 'failed', 'cancelled'].includes(row.status)) return json(this.statusObject(row, undefined));
+      throw new ApiError(409, 'run_not_active', 'The run is not executing in this process.');
+    }
+    if (run.terminal) return json(this.statusObject(await this.rowOf(runId), run));
+    if (run.status === 'queued') {
+      // A queued run is cancelled without starting its agent, and the answer is its final status (spec §19.5).
+      run.controller.abort(interruptReason('user', 'stop'));
+      await new Promise<void>((resolve) => {
+        const wake = () => {
+          if (!run.terminal) return;
+          run.subscribers.delete(wake);
+          resolve();
+        };
+        run.subscribers.add(wake);
+        wake();
+      });
+      return json(this.statusObject(await this.rowOf(runId), run));
+    }
+    run.status = 'stopping';
+    await host.store.runs.update(runId, { status: 'stopping' }).catch(() => undefined);
+    run.controller.abort(interruptReason('user', 'stop'));
+    return json({ object: 'hermes.run', run_id: runId, status: 'stopping' });
+  }
+}
+
+/**
+ * Takes the session's turn lease for a new run when other instances share the store (ADR 0018), or returns null.
+ * Another holder's unexpired lease is a **409** `session_busy`. A retry whose idempotency key names an existing run
+ * takes nothing (it is answered with that run).
+ */
+async function reserveSession(
+  server: ServerContext,
+  sessionId: string,
+  runId: string,
+  idempotencyKey: string | undefined,
+): Promise<TurnLease | null> {
+  const { host, bus } = server;
+  if (!bus.shared) return null;
+  if (idempotencyKey !== undefined && (await host.store.runs.findByIdempotencyKey(idempotencyKey))) return null;
+  try {
+    return await host.store.acquireTurnLease(sessionId, {
+      holder: host.holderId,
+      turnId: runId,
+      ttlMs: host.config.session.lease_ttl * 1000,
+      waitMs: 0,
+    });
+  } catch (error) {
+    if (HermesError.isInstance(error) && error.code === 'lease_timeout')
+      throw new ApiError(409, 'session_busy', `Session ${sessionId} already has a turn in flight.`);
+    throw error;
   }
 }
 
@@ -471,7 +895,14 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
     if (admission.busyWith(sessionId))
       throw new ApiError(409, 'session_busy', `Session ${sessionId} already has a turn in flight.`);
     const existingSession = await host.store.getSession(sessionId);
-    if (!existingSession) await host.store.createSession({ id: sessionId, source: 'api_server' });
+    if (!existingSession)
+      await host.store.createSession({ id: sessionId, source: 'api_server' }).catch((error: unknown) => {
+        // Another instance created it a moment ago: the session is there either way.
+        if (!(HermesError.isInstance(error) && error.code === 'session_exists')) throw error;
+      });
+    // With several instances the session's turn lease is the busy check: taken here (the turn takes it over when it
+    // starts, as the same holder), so of two runs started on two instances at once exactly one is admitted.
+    const reservation = await reserveSession(server, sessionId, runId, idempotencyKey);
     const record = await host.store.runs.create({
       id: runId,
       sessionId,
@@ -480,6 +911,7 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
       holder: host.holderId,
     });
     if (record.existing) {
+      await reservation?.release().catch(() => undefined);
       if (!existingSession && sessionId === runId) await host.store.deleteSession(sessionId).catch(() => undefined);
       const previous = (record.input ?? {}) as { fingerprint?: string };
       if (previous.fingerprint !== fingerprint)
@@ -499,8 +931,16 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
     }
     let slot: TurnSlot;
     try {
-      slot = admission.admit(sessionId, runId);
+      const admitted = admission.admit(sessionId, runId);
+      slot = {
+        release: () => {
+          admitted.release();
+          // A no-op once the turn took the lease over; frees it when the run ended before its turn started.
+          void reservation?.release().catch(() => undefined);
+        },
+      };
     } catch (error) {
+      await reservation?.release().catch(() => undefined);
       await host.store.runs
         .update(runId, { status: 'failed', error: { code: 'not_admitted' }, endedAt: Date.now() })
         .catch(() => undefined);
@@ -542,7 +982,8 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
   app.get('/v1/runs/:run_id', async (context) => {
     const runId = context.req.param('run_id');
     const row = await rowOf(runId);
-    return context.json(registry.statusObject(row, registry.live.get(runId)));
+    const live = registry.live.get(runId);
+    return context.json(live ? registry.statusObject(row, live) : await registry.remoteStatus(row));
   });
 
   app.get('/v1/runs/:run_id/events', async (context) => {
@@ -554,6 +995,11 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
     return stream(context, async (streamApi) => {
       const writer = new SseWriter(streamApi, server.keepaliveMs);
       await writer.comment('open');
+      if (!run && server.bus.shared) {
+        // The run executes on another instance (or ran before a restart): stream its shared events (ADR 0018).
+        await registry.streamShared(runId, after, streamApi, writer);
+        return;
+      }
       if (!run) {
         // No backlog in this process: rebuild the terminal event from the row (spec §19.3).
         let current = row;
@@ -632,89 +1078,14 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
     });
   });
 
-  app.post('/v1/runs/:run_id/approval', async (context) => {
-    const runId = context.req.param('run_id');
-    const body = await readJsonBody(context);
-    const queue = server.approvals.queues.get(runId);
-    if (!queue) {
-      if (!runId.startsWith('chatcmpl-')) await rowOf(runId);
-      if (runId.startsWith('chatcmpl-')) throw new ApiError(404, 'run_not_found', `Run not found: ${runId}`);
-      throw new ApiError(409, 'approval_not_active', 'This run has no approval session.');
-    }
-    const choice = APPROVAL_ALIASES[String(body.choice ?? '').toLowerCase()];
-    const requestId = body.request_id;
-    if (requestId !== undefined && (typeof requestId !== 'string' || requestId === '' || requestId.length > 256))
-      throw new ApiError(400, 'invalid_approval_request', 'Invalid request_id.', { param: 'request_id' });
-    if (!choice) throw new ApiError(400, 'invalid_approval_choice', 'Unknown approval choice.', { param: 'choice' });
-    if (queue.settled || !queue.asked)
-      throw new ApiError(409, 'approval_not_active', 'This run has no approval session.');
-    const all = body.all === true || body.resolve_all === true;
-    const targets = all
-      ? [...queue.pending]
-      : requestId !== undefined
-        ? queue.pending.filter((entry) => entry.request.requestId === requestId)
-        : queue.pending.slice(0, 1);
-    if (targets.length === 0) throw new ApiError(409, 'approval_not_pending', 'No matching approval is pending.');
-    for (const target of targets)
-      if (!target.request.choices.includes(choice))
-        throw new ApiError(400, 'invalid_approval_choice', `Choice ${choice} is not offered.`, { param: 'choice' });
-    for (const target of targets) target.resolve(choice);
-    return context.json({
-      object: 'hermes.run.approval_response',
-      run_id: runId,
-      choice,
-      request_id: targets[0]?.request.requestId ?? null,
-      resolved: targets.length,
-    });
-  });
-
-  app.post('/v1/runs/:run_id/steer', async (context) => {
-    const runId = context.req.param('run_id');
-    const body = await readJsonBody(context);
-    await rowOf(runId);
-    const run = registry.live.get(runId);
-    const text = normalizeContent(body.input ?? body.message ?? body.text ?? '', 'input').text.trim();
-    if (!run || registry.wireStatus(run) !== 'running' || !run.agent)
-      throw new ApiError(409, 'run_not_accepting_steer', 'The run is not accepting steer input.');
-    if (!text) throw new ApiError(400, 'invalid_steer_input', 'Steer text is empty.', { param: 'input' });
-    let outcome: ReturnType<Agent['steer']>;
-    try {
-      outcome = run.agent.steer(text);
-    } catch (error) {
-      throw new ApiError(500, 'steer_failed', `Steer failed: ${redactSecrets(String(error))}`);
-    }
-    if (outcome.status === 'rejected') throw new ApiError(409, 'steer_not_accepted', 'The agent refused the steer.');
-    registry.emit(run, 'run.steered', { accepted: true });
-    return context.json({ object: 'hermes.run.steer', run_id: runId, accepted: true });
-  });
-
-  app.post('/v1/runs/:run_id/stop', async (context) => {
-    const runId = context.req.param('run_id');
-    const row = await rowOf(runId);
-    const run = registry.live.get(runId);
-    if (!run) {
-      if (['completed', 'failed', 'cancelled'].includes(row.status))
-        return context.json(registry.statusObject(row, undefined));
-      throw new ApiError(409, 'run_not_active', 'The run is not executing in this process.');
-    }
-    if (run.terminal) return context.json(registry.statusObject((await rowOf(runId)) as RunRecord, run));
-    if (run.status === 'queued') {
-      // A queued run is cancelled without starting its agent, and the answer is its final status (spec §19.5).
-      run.controller.abort(interruptReason('user', 'stop'));
-      await new Promise<void>((resolve) => {
-        const wake = () => {
-          if (!run.terminal) return;
-          run.subscribers.delete(wake);
-          resolve();
-        };
-        run.subscribers.add(wake);
-        wake();
-      });
-      return context.json(registry.statusObject(await rowOf(runId), run));
-    }
-    run.status = 'stopping';
-    await host.store.runs.update(runId, { status: 'stopping' }).catch(() => undefined);
-    run.controller.abort(interruptReason('user', 'stop'));
-    return context.json({ object: 'hermes.run', run_id: runId, status: 'stopping' });
-  });
+  const control = async (context: Context, kind: RunControlRequest['kind']) => {
+    const runId = context.req.param('run_id') as string;
+    const body = kind === 'stop' ? {} : await readJsonBody(context);
+    const reply = await registry.control({ kind, runId, body: body as JsonObject });
+    for (const [name, value] of Object.entries(reply.headers ?? {})) context.header(name, value);
+    return context.json(reply.body, reply.status as 200);
+  };
+  app.post('/v1/runs/:run_id/approval', (context) => control(context, 'approval'));
+  app.post('/v1/runs/:run_id/steer', (context) => control(context, 'steer'));
+  app.post('/v1/runs/:run_id/stop', (context) => control(context, 'stop'));
 }

@@ -1,4 +1,4 @@
-import type { Agent, AgentHost, ApprovalRequest, StoredMessage } from '@hermes/core';
+import type { Agent, AgentHost, ApprovalRequest, RunBus, StoredMessage } from '@hermes/core';
 import type { Context } from 'hono';
 import { ApiError } from './http-error.js';
 import { isValidSessionKey } from './normalize-input.js';
@@ -17,6 +17,10 @@ export interface ServerContext {
   keepaliveMs: number;
   /** Live run-event subscribers, for `/health/detailed`. */
   runEventSubscribers: () => number;
+  /** Run events, control requests and owner liveness shared with the other instances (ADR 0018). */
+  bus: RunBus;
+  /** How long a control request forwarded to another instance waits for its answer. */
+  controlTimeoutMs: number;
 }
 
 /** A pending approval held for a client answer. */

@@ -84,6 +84,10 @@ export async function startRig(
     keepaliveMs?: number;
     /** Extra provider adapters (e.g. a second scripted provider). */
     providers?: TestHostOptions['providers'];
+    /** The store location: a PostgreSQL URL makes rigs on one database instances of one deployment. */
+    database?: string;
+    /** See `OpenAIAppOptions.controlTimeoutMs`. */
+    controlTimeoutMs?: number;
   } = {},
 ): Promise<Rig> {
   const host = await createTestHost({
@@ -91,6 +95,7 @@ export async function startRig(
     ...(options.scripts ? { scripts: options.scripts } : {}),
     clock: systemClock as never,
     ...(options.providers ? { providers: options.providers } : {}),
+    ...(options.database ? { database: options.database } : {}),
     tools: [testSleep as ToolDefinition, testEcho as ToolDefinition, testScope as ToolDefinition],
     config: {
       // The test tools' toolset is enabled, as a user would list it in `toolsets`.
@@ -104,6 +109,7 @@ export async function startRig(
     host,
     settings: { key: KEY, ...(options.settings ?? {}) },
     ...(options.keepaliveMs ? { keepaliveMs: options.keepaliveMs } : {}),
+    ...(options.controlTimeoutMs ? { controlTimeoutMs: options.controlTimeoutMs } : {}),
   });
   const requests: { method: string; path: string }[] = [];
   const server: ServerType = await new Promise((resolve) => {
@@ -137,6 +143,7 @@ export async function startRig(
     async close() {
       (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      api.close();
       await host.dispose();
     },
   };

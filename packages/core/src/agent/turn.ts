@@ -329,12 +329,14 @@ export class TurnRunner {
         once: true,
       },
     );
+    // Every 60 s, or three times per lease lifetime when `session.lease_ttl` is shorter than 3 minutes.
+    const refreshMs = Math.min(60_000, Math.max(250, (settings.session.lease_ttl * 1000) / 3));
     const refresh = () => {
       this.stopLeaseRefresh = agent.host.clock.setTimer(() => {
         void lease.refresh().then((ok) => {
           if (ok && !this.finished) refresh();
         });
-      }, 60_000);
+      }, refreshMs);
     };
     refresh();
   }

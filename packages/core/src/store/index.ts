@@ -11,8 +11,19 @@ export {
   openSessionStore,
   resolveStoreLocation,
 } from './open.js';
+export { MAX_CONTROL_PAYLOAD_BYTES } from './pg-bus.js';
 export type { PostgresSessionStore, PostgresStoreOptions } from './pg-store.js';
 export { SqliteResponseStore } from './response-store.js';
+export {
+  createRunBus,
+  LocalRunBus,
+  type RunBus,
+  type RunBusOptions,
+  type RunControlReply,
+  type RunControlRequest,
+  type RunEventRecord,
+  type RunSettlement,
+} from './run-bus.js';
 export { IDEMPOTENCY_WINDOW_MS, SqliteRunStore } from './run-store.js';
 export { sanitizeFtsQuery } from './search-query.js';
 export { openSqliteStore, SqliteSessionStore, type SqliteStoreOptions } from './sqlite-store.js';

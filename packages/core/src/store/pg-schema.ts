@@ -199,3 +199,22 @@ export const usageByModel = pgTable(
   },
   (table) => [primaryKey({ columns: [table.sessionId, table.provider, table.model, table.task] })],
 );
+
+/**
+ * `run_events`: the wire events of runs, so any instance can stream a run that executes on another
+ * (issue 17.2, ADR 0018). PostgreSQL only: on SQLite one process holds a run's events in memory.
+ * Rows go with their run (cascade); `event` repeats the payload's name for the approval lookups.
+ */
+export const runEvents = pgTable(
+  'run_events',
+  {
+    runId: text('run_id')
+      .notNull()
+      .references(() => runs.id, { onDelete: 'cascade' }),
+    seq: integer('seq').notNull(),
+    event: text('event').notNull(),
+    payload: jsonb('payload').$type<JsonObject>().notNull(),
+    createdAt: millis('created_at').notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.runId, table.seq] })],
+);

@@ -200,6 +200,11 @@ export class PostgresSessionStore implements SessionStore {
     return this.connection.location;
   }
 
+  /** @internal The connection pool, borrowed by the cross-instance run bus (`pg-bus.ts`, ADR 0018). */
+  get pool(): pg.Pool {
+    return this.connection.pool;
+  }
+
   private get now(): number {
     return this.connection.clock.now();
   }

@@ -1,0 +1,171 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { hang, type ScriptedServer, startScriptedOpenAIServer, step, text } from '@hermes/core/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createTestDatabase } from '../../../packages/core/test/support/postgres.js';
+// The global setup's `ProvidedContext` declaration types `inject('hermesTestDatabaseUrl')`.
+import type {} from '../../../packages/core/test/support/postgres-global-setup.js';
+
+/** Issue 17.4: `apps/server` processes on one PostgreSQL database, one of them killed with SIGKILL mid-run. */
+
+const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+const KEY = 'test-key-0123456789abcdef';
+const auth = { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' };
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function temp(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+async function startInstance(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [main], {
+    env: { PATH: process.env.PATH ?? '', HOME: env.HERMES_HOME ?? tmpdir(), API_SERVER_PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  cleanups.push(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await exited;
+    }
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      for (const line of stdout.split('\n'))
+        if (line.includes('"msg":"listening"')) resolve((JSON.parse(line) as { url: string }).url);
+    });
+    void exited.then((code) => reject(new Error(`server exited with ${code}: ${stderr}`)));
+  });
+  return { child, url };
+}
+
+/** Polls until `check` returns a value (bounded, generous: this is not a timing assertion). */
+async function until<T>(check: () => Promise<T | null>, timeoutMs = 60_000): Promise<T> {
+  const started = Date.now();
+  for (;;) {
+    const value = await check();
+    if (value !== null) return value;
+    if (Date.now() - started > timeoutMs) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+type RunEvent = Record<string, unknown> & { event: string; seq?: number };
+
+function eventsOf(text: string): RunEvent[] {
+  return text
+    .split('\n\n')
+    .map((frame) => frame.split('\n').find((line) => line.startsWith('data: ')))
+    .filter((line): line is string => line !== undefined)
+    .map((line) => JSON.parse(line.slice(6)) as RunEvent);
+}
+
+describe('apps/server instances on one PostgreSQL database', () => {
+  it('17.4: an instance killed with SIGKILL mid-run: another settles the run interrupted(session_turn_lease_lost) after the lease expires, and nothing committed is lost', async () => {
+    const database = await createTestDatabase();
+    cleanups.push(database.drop);
+    const model: ScriptedServer = await startScriptedOpenAIServer({
+      script: [step(text('working on it'), hang()), step(text('picked up again'))],
+    });
+    cleanups.push(() => model.close());
+    const env = () => {
+      const home = temp('hermes-home-');
+      // A 2 s lease so the test does not wait the default 300 s for the takeover.
+      writeFileSync(join(home, 'config.yaml'), 'session:\n  auto_title: false\n  lease_ttl: 2\n');
+      return {
+        HERMES_HOME: home,
+        HERMES_MODEL: 'custom:scripted',
+        HERMES_BASE_URL: model.baseURL,
+        API_SERVER_KEY: KEY,
+        HERMES_DATABASE_URL: database.url,
+      };
+    };
+    const a = await startInstance(env());
+    const b = await startInstance(env());
+
+    const created = await fetch(`${a.url}/v1/runs`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ input: 'remember the word kestrel' }),
+    });
+    expect(created.status).toBe(202);
+    const { run_id: runId, session_id: sessionId } = (await created.json()) as { run_id: string; session_id: string };
+
+    // B streams the run live until the model's first words arrive from A; then A is killed.
+    const stream = await fetch(`${b.url}/v1/runs/${runId}/events`, { headers: auth });
+    const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    let received = '';
+    while (!eventsOf(received).some((event) => event.event === 'message.delta')) {
+      const chunk = await reader.read();
+      if (chunk.done) throw new Error(`the stream ended early: ${received}`);
+      received += decoder.decode(chunk.value, { stream: true });
+    }
+    const exited = new Promise((resolve) => a.child.once('exit', resolve));
+    a.child.kill('SIGKILL');
+    await exited;
+
+    // The same stream on B ends with the run's terminal event once A's lease has expired.
+    for (;;) {
+      const chunk = await reader.read();
+      if (chunk.done) break;
+      received += decoder.decode(chunk.value, { stream: true });
+    }
+    const live = eventsOf(received);
+    expect(live.at(-1)).toMatchObject({
+      event: 'run.interrupted',
+      completed: false,
+      interrupted: true,
+      turn_exit_reason: 'interrupted_by_system(session_turn_lease_lost)',
+    });
+    expect(live.map((event) => event.seq)).toEqual(live.map((_, index) => index));
+    const streamed = live.filter((event) => event.event === 'message.delta').map((event) => event.delta);
+    expect(streamed.join('')).toBe('working on it');
+
+    const status = await until(async () => {
+      const body = (await (await fetch(`${b.url}/v1/runs/${runId}`, { headers: auth })).json()) as Record<
+        string,
+        unknown
+      >;
+      return body.status === 'interrupted' ? body : null;
+    });
+    expect(status).toMatchObject({
+      completed: false,
+      interrupted: true,
+      last_event: 'run.interrupted',
+      turn_exit_reason: 'interrupted_by_system(session_turn_lease_lost)',
+    });
+    // A replay on B gives the same events, and the user's message A committed is there.
+    const replay = eventsOf(await (await fetch(`${b.url}/v1/runs/${runId}/events`, { headers: auth })).text());
+    expect(replay).toEqual(live);
+    const messages = (await (await fetch(`${b.url}/api/sessions/${sessionId}/messages`, { headers: auth })).json()) as {
+      data: { role: string; content: unknown }[];
+    };
+    expect(JSON.stringify(messages.data)).toContain('remember the word kestrel');
+
+    // The session is free again: B runs the next turn on it.
+    const next = await fetch(`${b.url}/v1/runs`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ input: 'go on', session_id: sessionId }),
+    });
+    expect(next.status).toBe(202);
+    const nextId = ((await next.json()) as { run_id: string }).run_id;
+    const done = eventsOf(await (await fetch(`${b.url}/v1/runs/${nextId}/events`, { headers: auth })).text());
+    expect(done.at(-1)).toMatchObject({ event: 'run.completed', output: 'picked up again' });
+  }, 120_000);
+});

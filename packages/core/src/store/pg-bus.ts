@@ -1,0 +1,282 @@
+import { randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import type pg from 'pg';
+import type { JsonObject, JsonValue } from '../types.js';
+import type {
+  RunBus,
+  RunBusOptions,
+  RunControlReply,
+  RunControlRequest,
+  RunEventRecord,
+  RunSettlement,
+} from './run-bus.js';
+
+/** The pool type the bus borrows (the PostgreSQL store's). */
+export type PgPool = pg.Pool;
+
+/** `NOTIFY` channels of the bus. */
+const EVENTS_CHANNEL = 'hermes_run_events';
+const CONTROL_CHANNEL = 'hermes_run_control';
+const REPLY_CHANNEL = 'hermes_run_reply';
+
+/** PostgreSQL refuses `NOTIFY` payloads of 8,000 bytes or more. */
+export const MAX_CONTROL_PAYLOAD_BYTES = 7_900;
+
+const RECONNECT_DELAYS_MS = [100, 250, 500, 1_000, 2_000];
+
+interface ControlMessage extends RunControlRequest {
+  id: string;
+  to: string;
+  from: string;
+}
+
+interface ReplyMessage extends RunControlReply {
+  id: string;
+  to: string;
+}
+
+/**
+ * The PostgreSQL run bus (ADR 0018). Events are rows of `run_events`, inserted with a
+ * `pg_notify` in the same statement so a wake-up is sent only once they are committed; a wake-up
+ * names the run and its newest seq, and readers fetch the rows. Control requests and their replies
+ * are notifications addressed to a holder id on two shared channels. Queries go through the
+ * store's pool; one extra connection listens, and is re-opened when it drops.
+ */
+export class PgRunBus implements RunBus {
+  readonly shared = true;
+  private readonly watchers = new EventEmitter();
+  private readonly reconnects = new EventEmitter();
+  private readonly waiting = new Map<string, (reply: RunControlReply) => void>();
+  private handler: ((request: RunControlRequest) => Promise<RunControlReply>) | null = null;
+  private listener: pg.Client | null = null;
+  private closed = false;
+  private connecting: Promise<void> | null = null;
+  private attempt = 0;
+
+  constructor(
+    private readonly pool: PgPool,
+    readonly holder: string,
+    private readonly options: RunBusOptions = {},
+  ) {
+    this.watchers.setMaxListeners(0);
+    this.reconnects.setMaxListeners(0);
+    this.connecting = this.listen();
+  }
+
+  /** Resolves once the listening connection is up (or the bus is closed). */
+  ready(): Promise<void> {
+    return this.connecting ?? Promise.resolve();
+  }
+
+  private warn(message: string, details: Record<string, JsonValue>): void {
+    this.options.onWarning?.(message, details);
+  }
+
+  private async listen(): Promise<void> {
+    while (!this.closed) {
+      const { default: pgModule } = await import('pg');
+      const client = new pgModule.Client(this.pool.options);
+      client.on('error', (error) => this.dropped(client, error));
+      client.on('end', () => this.dropped(client, null));
+      client.on('notification', (message) => this.notified(message.channel, message.payload ?? ''));
+      try {
+        await client.connect();
+        await client.query(`LISTEN ${EVENTS_CHANNEL}; LISTEN ${CONTROL_CHANNEL}; LISTEN ${REPLY_CHANNEL}`);
+        if (this.closed) {
+          await client.end().catch(() => {});
+          return;
+        }
+        this.listener = client;
+        const reconnected = this.attempt > 0;
+        this.attempt = 0;
+        this.connecting = null;
+        if (reconnected) this.reconnects.emit('reconnect');
+        return;
+      } catch (error) {
+        client.removeAllListeners('end');
+        await client.end().catch(() => {});
+        this.warn('run bus could not listen', { reason: String(error) });
+        const delay = RECONNECT_DELAYS_MS[Math.min(this.attempt, RECONNECT_DELAYS_MS.length - 1)] ?? 2_000;
+        this.attempt += 1;
+        await new Promise((resolve) => setTimeout(resolve, delay).unref());
+      }
+    }
+  }
+
+  private dropped(client: pg.Client, error: Error | null): void {
+    if (this.listener !== client) return;
+    this.listener = null;
+    client.removeAllListeners('end');
+    void client.end().catch(() => {});
+    if (this.closed) return;
+    this.warn('run bus connection lost', { reason: error ? error.message : 'ended' });
+    this.attempt = Math.max(1, this.attempt);
+    this.connecting ??= this.listen();
+  }
+
+  private notified(channel: string, payload: string): void {
+    if (channel === EVENTS_CHANNEL) {
+      const split = payload.lastIndexOf(':');
+      if (split > 0) this.watchers.emit(payload.slice(0, split), Number(payload.slice(split + 1)));
+      return;
+    }
+    let message: unknown;
+    try {
+      message = JSON.parse(payload);
+    } catch {
+      return;
+    }
+    if (channel === REPLY_CHANNEL) {
+      const reply = message as ReplyMessage;
+      if (reply.to !== this.holder) return;
+      this.waiting.get(reply.id)?.(reply);
+      return;
+    }
+    if (channel === CONTROL_CHANNEL) {
+      const request = message as ControlMessage;
+      if (request.to !== this.holder || !this.handler) return;
+      void this.answer(request);
+    }
+  }
+
+  private async answer(request: ControlMessage): Promise<void> {
+    let reply: RunControlReply;
+    try {
+      reply = await (this.handler as NonNullable<typeof this.handler>)({
+        kind: request.kind,
+        runId: request.runId,
+        body: request.body,
+      });
+    } catch (error) {
+      reply = { status: 500, body: { error: { message: String(error), code: 'internal_error' } } };
+    }
+    let text = JSON.stringify({ ...reply, id: request.id, to: request.from } satisfies ReplyMessage);
+    if (Buffer.byteLength(text) > MAX_CONTROL_PAYLOAD_BYTES)
+      text = JSON.stringify({
+        id: request.id,
+        to: request.from,
+        status: 500,
+        body: { error: { message: 'The reply was too large to forward.', code: 'internal_error' } },
+      } satisfies ReplyMessage);
+    await this.pool
+      .query('SELECT pg_notify($1, $2)', [REPLY_CHANNEL, text])
+      .catch((error) => this.warn('run bus reply failed', { reason: String(error) }));
+  }
+
+  async append(runId: string, events: RunEventRecord[]): Promise<void> {
+    if (events.length === 0) return;
+    const rows = events.map((event) => ({
+      seq: event.seq,
+      event: String(event.payload.event),
+      payload: event.payload,
+    }));
+    await this.pool.query(
+      `WITH inserted AS (
+         INSERT INTO run_events (run_id, seq, event, payload, created_at)
+         SELECT $1, (item->>'seq')::int, item->>'event', item->'payload', $3
+         FROM jsonb_array_elements($2::jsonb) AS item
+         ON CONFLICT DO NOTHING
+         RETURNING seq)
+       SELECT pg_notify($4, $1 || ':' || max(seq)) FROM inserted HAVING count(*) > 0`,
+      [runId, JSON.stringify(rows), Date.now(), EVENTS_CHANNEL],
+    );
+  }
+
+  async read(runId: string, afterSeq: number, limit = 500): Promise<RunEventRecord[]> {
+    const result = await this.pool.query<{ seq: number; payload: JsonObject }>(
+      'SELECT seq, payload FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3',
+      [runId, afterSeq, limit],
+    );
+    return result.rows;
+  }
+
+  async readNamed(runId: string, names: string[]): Promise<RunEventRecord[]> {
+    const result = await this.pool.query<{ seq: number; payload: JsonObject }>(
+      'SELECT seq, payload FROM run_events WHERE run_id = $1 AND event = ANY($2::text[]) ORDER BY seq',
+      [runId, names],
+    );
+    return result.rows;
+  }
+
+  async latest(runId: string): Promise<RunEventRecord | null> {
+    const result = await this.pool.query<{ seq: number; payload: JsonObject }>(
+      'SELECT seq, payload FROM run_events WHERE run_id = $1 ORDER BY seq DESC LIMIT 1',
+      [runId],
+    );
+    return result.rows[0] ?? null;
+  }
+
+  watch(runId: string, listener: (seq: number) => void): () => void {
+    this.watchers.on(runId, listener);
+    return () => this.watchers.off(runId, listener);
+  }
+
+  onReconnect(listener: () => void): () => void {
+    this.reconnects.on('reconnect', listener);
+    return () => this.reconnects.off('reconnect', listener);
+  }
+
+  serve(handler: (request: RunControlRequest) => Promise<RunControlReply>): void {
+    this.handler = handler;
+  }
+
+  async request(holder: string, request: RunControlRequest, timeoutMs: number): Promise<RunControlReply | null> {
+    await this.ready();
+    const id = randomBytes(12).toString('hex');
+    const text = JSON.stringify({ ...request, id, to: holder, from: this.holder } satisfies ControlMessage);
+    if (Buffer.byteLength(text) > MAX_CONTROL_PAYLOAD_BYTES)
+      throw new RangeError(`A control request is limited to ${MAX_CONTROL_PAYLOAD_BYTES} bytes`);
+    return new Promise<RunControlReply | null>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiting.delete(id);
+        resolve(null);
+      }, timeoutMs);
+      this.waiting.set(id, (reply) => {
+        clearTimeout(timer);
+        this.waiting.delete(id);
+        resolve({ status: reply.status, body: reply.body, ...(reply.headers ? { headers: reply.headers } : {}) });
+      });
+      this.pool.query('SELECT pg_notify($1, $2)', [CONTROL_CHANNEL, text]).catch((error: unknown) => {
+        clearTimeout(timer);
+        this.waiting.delete(id);
+        reject(error);
+      });
+    });
+  }
+
+  async leaseHeld(sessionId: string, holder: string): Promise<boolean> {
+    const result = await this.pool.query(
+      'SELECT 1 FROM turn_leases WHERE session_id = $1 AND holder = $2 AND expires_at > $3',
+      [sessionId, holder, Date.now()],
+    );
+    return (result.rowCount ?? 0) > 0;
+  }
+
+  async settleIfUnfinished(runId: string, settlement: RunSettlement): Promise<boolean> {
+    const result = await this.pool.query(
+      `UPDATE runs SET status = $2, result = $3::jsonb, exit_reason = $4, error = $5::jsonb, ended_at = $6, updated_at = $6
+       WHERE id = $1 AND status IN ('queued', 'running', 'stopping')`,
+      [
+        runId,
+        settlement.status,
+        settlement.result === null ? null : JSON.stringify(settlement.result),
+        settlement.exitReason,
+        settlement.error === null ? null : JSON.stringify(settlement.error),
+        settlement.endedAt,
+      ],
+    );
+    return (result.rowCount ?? 0) > 0;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.watchers.removeAllListeners();
+    this.reconnects.removeAllListeners();
+    const client = this.listener;
+    this.listener = null;
+    if (client) {
+      client.removeAllListeners('end');
+      await client.end().catch(() => {});
+    }
+  }
+}
