@@ -6,7 +6,8 @@ import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import type pg from 'pg';
 import { HermesError } from '../errors.js';
 import type { Clock, Logger } from '../types.js';
-import { type RetryBudgets, retryDelay, type WriteKind } from './connection.js';
+import { retryWithinBudget } from './budget-retry.js';
+import type { RetryBudgets, WriteKind } from './connection.js';
 import { resolveMigrationsFolder } from './migrations.js';
 import * as schema from './pg-schema.js';
 
@@ -140,31 +141,21 @@ export class PgConnection {
     );
   }
 
-  async withRetry<T>(kind: WriteKind, attempt: () => Promise<T>): Promise<T> {
-    this.assertOpen();
-    const budget = this.budgets[kind];
-    const started = this.clock.now();
-    let slept = 0;
-    for (let retry = 0; ; retry += 1) {
-      try {
-        return await attempt();
-      } catch (error) {
-        if (!isRetryablePgError(error)) throw error;
-        const delay = retryDelay(retry);
-        const elapsed = Math.max(this.clock.now() - started, slept);
-        if (elapsed + delay > budget) {
-          throw new HermesError(
-            'store_locked',
-            `The session store ${this.location} kept conflicting for ${elapsed} ms; gave up after ${retry + 1} attempts`,
-            { cause: error, details: { location: this.location, attempts: retry + 1, elapsedMs: elapsed } },
-          );
-        }
-        this.logger.debug('session store conflict, retrying', { attempt: retry + 1, delayMs: delay });
-        await this.clock.sleep(delay);
-        slept += delay;
-        this.assertOpen();
-      }
-    }
+  withRetry<T>(kind: WriteKind, attempt: () => Promise<T>): Promise<T> {
+    return retryWithinBudget(attempt, {
+      budgetMs: this.budgets[kind],
+      clock: this.clock,
+      logger: this.logger,
+      isRetryable: isRetryablePgError,
+      exhausted: (error, attempts, elapsedMs) =>
+        new HermesError(
+          'store_locked',
+          `The session store ${this.location} kept conflicting for ${elapsedMs} ms; gave up after ${attempts} attempts`,
+          { cause: error, details: { location: this.location, attempts, elapsedMs } },
+        ),
+      logMessage: 'session store conflict, retrying',
+      assertOpen: () => this.assertOpen(),
+    });
   }
 }
 
@@ -179,10 +170,9 @@ export async function connectWithRetry(
   pool: pg.Pool,
   options: { source: string; location: string; budgetMs: number; clock: Clock; logger: Logger },
 ): Promise<void> {
-  const started = options.clock.now();
-  let slept = 0;
-  for (let attempt = 0; ; attempt += 1) {
-    try {
+  const reasonOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+  await retryWithinBudget(
+    async () => {
       const result = await pool.query<{ version: string }>("SELECT current_setting('server_version_num') AS version");
       const version = Number(result.rows[0]?.version ?? 0);
       if (version < MINIMUM_SERVER_VERSION) {
@@ -194,31 +184,29 @@ export async function connectWithRetry(
           },
         );
       }
-      return;
-    } catch (error) {
-      if (HermesError.isInstance(error)) throw error;
-      const state = (error as { code?: unknown }).code;
-      // A refused password or a missing database will not fix itself: say so at once.
-      const permanent = typeof state === 'string' && (state.startsWith('28') || state === '3D000');
-      const delay = retryDelay(attempt) * 4;
-      const elapsed = Math.max(options.clock.now() - started, slept);
-      const reason = error instanceof Error ? error.message : String(error);
-      if (permanent || elapsed + delay > options.budgetMs) {
-        throw new HermesError(
+    },
+    {
+      budgetMs: options.budgetMs,
+      clock: options.clock,
+      logger: options.logger,
+      isRetryable: (error) => !HermesError.isInstance(error),
+      isPermanent: (error) => {
+        // A refused password or a missing database will not fix itself: say so at once.
+        const state = (error as { code?: unknown }).code;
+        return typeof state === 'string' && (state.startsWith('28') || state === '3D000');
+      },
+      exhausted: (error, attempts) =>
+        new HermesError(
           'store_unavailable',
-          `${options.source}: cannot connect to the database at ${options.location} (${reason}); gave up after ${attempt + 1} attempts`,
-          { cause: error, details: { variable: options.source, location: options.location, attempts: attempt + 1 } },
-        );
-      }
-      options.logger.warn('database not reachable yet, retrying', {
-        location: options.location,
-        reason,
-        delayMs: delay,
-      });
-      await options.clock.sleep(delay);
-      slept += delay;
-    }
-  }
+          `${options.source}: cannot connect to the database at ${options.location} (${reasonOf(error)}); gave up after ${attempts} attempts`,
+          { cause: error, details: { variable: options.source, location: options.location, attempts } },
+        ),
+      logMessage: 'database not reachable yet, retrying',
+      logLevel: 'warn',
+      logFields: (error) => ({ location: options.location, reason: reasonOf(error) }),
+      delayScale: 4,
+    },
+  );
 }
 
 /**

@@ -1,15 +1,74 @@
-import { and, desc, eq, inArray, lt, type SQL, sql } from 'drizzle-orm';
+import { and, type Column, desc, eq, inArray, lt, type SQL, sql } from 'drizzle-orm';
 import { HermesError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { JsonValue } from '../types.js';
 import type { StoreConnection } from './connection.js';
 import { runs, sessions } from './schema.js';
+import { sessionNotFound } from './store-common.js';
 import type { RunRecord, RunStatus, RunStore } from './types.js';
 
 /** How long an idempotency key returns the run it created (spec/core.md §9.4.12). */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
-const UNFINISHED: RunStatus[] = ['queued', 'running', 'stopping'];
+/** Statuses of a run that has not ended. */
+export const UNFINISHED: RunStatus[] = ['queued', 'running', 'stopping'];
+
+/** What `RunStore.create` takes. */
+export interface NewRun {
+  sessionId: string;
+  input: JsonValue;
+  idempotencyKey?: string | null;
+  holder: string;
+  id?: string;
+}
+
+/** The record of a new queued run. */
+export function newRunRecord(input: NewRun, now: number): RunRecord {
+  return {
+    id: input.id ?? newId('run_', 24),
+    sessionId: input.sessionId,
+    turnId: null,
+    status: 'queued',
+    idempotencyKey: input.idempotencyKey ?? null,
+    holder: input.holder,
+    input: input.input,
+    result: null,
+    exitReason: null,
+    error: null,
+    createdAt: now,
+    startedAt: null,
+    endedAt: null,
+    updatedAt: now,
+  };
+}
+
+/** The update that ends a run whose process stopped heartbeating. */
+export function orphanedRunPatch(now: number) {
+  return {
+    status: 'failed' as const,
+    error: { code: 'orphaned', message: 'The process running this run stopped before it finished' },
+    endedAt: now,
+    updatedAt: now,
+  };
+}
+
+export function runNotFound(id: string): HermesError {
+  return new HermesError('run_not_found', `No run ${id}`, { details: { runId: id } });
+}
+
+/** The conditions and limit of a run list over either dialect's `runs` columns; `null` when nothing can match. */
+export function runListQuery(
+  runs: { sessionId: Column; status: Column },
+  query: { sessionId?: string; status?: RunStatus[]; limit?: number },
+): { conditions: SQL[]; limit: number } | null {
+  const conditions: SQL[] = [];
+  if (query.sessionId !== undefined) conditions.push(eq(runs.sessionId, query.sessionId));
+  if (query.status !== undefined) {
+    if (query.status.length === 0) return null;
+    conditions.push(inArray(runs.status, query.status));
+  }
+  return { conditions, limit: Math.max(1, Math.min(query.limit ?? 100, 1_000)) };
+}
 
 /** Durable run records of the runs API (spec/core.md §9.2.5, §9.4.12). */
 export class SqliteRunStore implements RunStore {
@@ -27,13 +86,7 @@ export class SqliteRunStore implements RunStore {
     });
   }
 
-  async create(input: {
-    sessionId: string;
-    input: JsonValue;
-    idempotencyKey?: string | null;
-    holder: string;
-    id?: string;
-  }): Promise<RunRecord & { existing: boolean }> {
+  async create(input: NewRun): Promise<RunRecord & { existing: boolean }> {
     return this.connection.write('other', () => {
       const { db, clock } = this.connection;
       const now = clock.now();
@@ -44,27 +97,8 @@ export class SqliteRunStore implements RunStore {
         if (previous) db.update(runs).set({ idempotencyKey: null }).where(eq(runs.id, previous.id)).run();
       }
       const session = db.select({ id: sessions.id }).from(sessions).where(eq(sessions.id, input.sessionId)).get();
-      if (!session) {
-        throw new HermesError('session_not_found', `No session ${input.sessionId}`, {
-          details: { sessionId: input.sessionId },
-        });
-      }
-      const record: RunRecord = {
-        id: input.id ?? newId('run_', 24),
-        sessionId: input.sessionId,
-        turnId: null,
-        status: 'queued',
-        idempotencyKey: key,
-        holder: input.holder,
-        input: input.input,
-        result: null,
-        exitReason: null,
-        error: null,
-        createdAt: now,
-        startedAt: null,
-        endedAt: null,
-        updatedAt: now,
-      };
+      if (!session) throw sessionNotFound(input.sessionId);
+      const record = newRunRecord(input, now);
       // drizzle writes a JS null as SQL NULL; a JSON null input is stored as the JSON text instead.
       db.insert(runs)
         .values({ ...record, input: record.input === null ? sql`'null'` : record.input })
@@ -83,7 +117,7 @@ export class SqliteRunStore implements RunStore {
         .set({ ...patch, updatedAt: this.connection.clock.now() })
         .where(eq(runs.id, id))
         .run();
-      if (changed.changes === 0) throw new HermesError('run_not_found', `No run ${id}`, { details: { runId: id } });
+      if (changed.changes === 0) throw runNotFound(id);
     });
   }
 
@@ -93,13 +127,9 @@ export class SqliteRunStore implements RunStore {
 
   /** Newest first; at most `limit` (default 100). */
   async list(query: { sessionId?: string; status?: RunStatus[]; limit?: number } = {}): Promise<RunRecord[]> {
-    const conditions: SQL[] = [];
-    if (query.sessionId !== undefined) conditions.push(eq(runs.sessionId, query.sessionId));
-    if (query.status !== undefined) {
-      if (query.status.length === 0) return [];
-      conditions.push(inArray(runs.status, query.status));
-    }
-    const limit = Math.max(1, Math.min(query.limit ?? 100, 1_000));
+    const list = runListQuery(runs, query);
+    if (list === null) return [];
+    const { conditions, limit } = list;
     return this.connection.read(() =>
       this.connection.db
         .select()
@@ -126,12 +156,7 @@ export class SqliteRunStore implements RunStore {
       const now = this.connection.clock.now();
       return this.connection.db
         .update(runs)
-        .set({
-          status: 'failed',
-          error: { code: 'orphaned', message: 'The process running this run stopped before it finished' },
-          endedAt: now,
-          updatedAt: now,
-        })
+        .set(orphanedRunPatch(now))
         .where(and(inArray(runs.status, UNFINISHED), lt(runs.updatedAt, staleBefore)))
         .run().changes;
     });
