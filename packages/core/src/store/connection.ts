@@ -46,6 +46,11 @@ export type StoreDatabase = BetterSQLite3Database<typeof schema>;
  */
 export class StoreConnection {
   private closed = false;
+  /**
+   * One transaction function for every body: `sqlite.transaction(body)` per call built a new wrapper
+   * each time, a visible share of a short turn's CPU (issue 18).
+   */
+  private readonly inTransaction: Database.Transaction<(body: () => unknown) => unknown>;
 
   constructor(
     readonly sqlite: Database.Database,
@@ -54,7 +59,9 @@ export class StoreConnection {
     readonly logger: Logger,
     readonly path: string,
     private readonly budgets: RetryBudgets,
-  ) {}
+  ) {
+    this.inTransaction = sqlite.transaction((body: () => unknown) => body());
+  }
 
   /** Fails once the store is closed, instead of surfacing the driver's TypeError. */
   assertOpen(): void {
@@ -78,12 +85,12 @@ export class StoreConnection {
    * one consistent snapshot and nothing else in this process interleaves with it.
    */
   write<T>(kind: WriteKind, body: () => T): Promise<T> {
-    return this.withRetry(kind, () => this.sqlite.transaction(body).immediate());
+    return this.withRetry(kind, () => this.inTransaction.immediate(body) as T);
   }
 
   /** Runs a read in a deferred transaction, so multi-query reads see one snapshot; retried like writes. */
   read<T>(body: () => T): Promise<T> {
-    return this.withRetry('other', () => this.sqlite.transaction(body).deferred());
+    return this.withRetry('other', () => this.inTransaction.deferred(body) as T);
   }
 
   /** Retries `attempt` on lock errors within the budget of `kind`, sleeping on the injected clock. */

@@ -45,6 +45,7 @@ import {
   neighbourCondition,
   neighbourText,
   newSessionValues,
+  nextCostStatus,
   patchFields,
   resolveTakenTitle,
   rewindResult,
@@ -60,6 +61,7 @@ import {
   titleToApply,
   toUsageByModelRow,
   turnStartCondition,
+  usageAmounts,
   usageInsertValues,
   usageUpsert,
 } from './store-common.js';
@@ -583,7 +585,7 @@ export class PostgresSessionStore implements SessionStore {
       await tx
         .insert(usageByModel)
         .values(usageInsertValues(sessionId, entry, now))
-        .onConflictDoUpdate(usageUpsert(usageByModel, entry, current, now));
+        .onConflictDoUpdate(usageUpsert(usageByModel, nextCostStatus(current, entry)));
       if (entry.task === 'subagent') {
         await tx.update(sessions).set({ lastActivityAt: now }).where(eq(sessions.id, sessionId));
         return;
@@ -596,7 +598,7 @@ export class PostgresSessionStore implements SessionStore {
       for (const row of statuses) costStatus = weakerCostStatus(costStatus, row.costStatus);
       await tx
         .update(sessions)
-        .set(sessionUsageIncrements(sessions, entry, costStatus, now))
+        .set(sessionUsageIncrements(sessions, usageAmounts(entry), costStatus, now))
         .where(eq(sessions.id, sessionId));
     });
   }

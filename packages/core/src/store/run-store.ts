@@ -70,9 +70,57 @@ export function runListQuery(
   return { conditions, limit: Math.max(1, Math.min(query.limit ?? 100, 1_000)) };
 }
 
+function prepareRunStatements(connection: StoreConnection) {
+  const { db } = connection;
+  const placeholders = (names: Array<keyof RunRecord>) =>
+    Object.fromEntries(names.map((name) => [name, sql.placeholder(name)])) as never;
+  return {
+    session: db
+      .select({ id: sessions.id })
+      .from(sessions)
+      .where(eq(sessions.id, sql.placeholder('sessionId')))
+      .prepare(),
+    // The fields a new run has; the others start NULL (a bound null would be encoded as JSON `null`).
+    insert: db
+      .insert(runs)
+      .values(
+        placeholders(['id', 'sessionId', 'status', 'idempotencyKey', 'holder', 'input', 'createdAt', 'updatedAt']),
+      )
+      .prepare(),
+  };
+}
+
 /** Durable run records of the runs API (spec/core.md §9.2.5, §9.4.12). */
 export class SqliteRunStore implements RunStore {
+  private prepared: ReturnType<typeof prepareRunStatements> | undefined;
+  /** Updates prepared per set of changed fields (a null value is written as SQL NULL, not bound). */
+  private readonly updates = new Map<string, { run(values: Record<string, unknown>): { changes: number } }>();
+
   constructor(private readonly connection: StoreConnection) {}
+
+  private get statements(): ReturnType<typeof prepareRunStatements> {
+    this.prepared ??= prepareRunStatements(this.connection);
+    return this.prepared;
+  }
+
+  /** The update of the fields `values` sets, compiled once per shape: runs change state several times each. */
+  private updateStatement(values: Record<string, unknown>) {
+    const fields = Object.keys(values).filter((field) => values[field] !== undefined);
+    const shape = fields.map((field) => (values[field] === null ? `${field}=null` : field)).join(',');
+    let statement = this.updates.get(shape);
+    if (!statement) {
+      const set = Object.fromEntries(
+        fields.map((field) => [field, values[field] === null ? null : sql.placeholder(field)]),
+      ) as Partial<Record<keyof typeof runs.$inferInsert, unknown>>;
+      statement = this.connection.db
+        .update(runs)
+        .set(set as never)
+        .where(eq(runs.id, sql.placeholder('id')))
+        .prepare();
+      this.updates.set(shape, statement);
+    }
+    return statement;
+  }
 
   /**
    * Creates a queued run. A key used within the last 24 hours returns that run with
@@ -96,13 +144,11 @@ export class SqliteRunStore implements RunStore {
         if (previous && previous.createdAt >= now - IDEMPOTENCY_WINDOW_MS) return { ...previous, existing: true };
         if (previous) db.update(runs).set({ idempotencyKey: null }).where(eq(runs.id, previous.id)).run();
       }
-      const session = db.select({ id: sessions.id }).from(sessions).where(eq(sessions.id, input.sessionId)).get();
-      if (!session) throw sessionNotFound(input.sessionId);
+      const statements = this.statements;
+      if (!statements.session.get({ sessionId: input.sessionId })) throw sessionNotFound(input.sessionId);
       const record = newRunRecord(input, now);
-      // drizzle writes a JS null as SQL NULL; a JSON null input is stored as the JSON text instead.
-      db.insert(runs)
-        .values({ ...record, input: record.input === null ? sql`'null'` : record.input })
-        .run();
+      // The prepared insert encodes the input as JSON, so a JSON null input is stored as the text `null`.
+      statements.insert.run({ ...record });
       return { ...record, existing: false };
     });
   }
@@ -112,11 +158,8 @@ export class SqliteRunStore implements RunStore {
     patch: Partial<Pick<RunRecord, 'turnId' | 'status' | 'result' | 'exitReason' | 'error' | 'startedAt' | 'endedAt'>>,
   ): Promise<void> {
     await this.connection.write('other', () => {
-      const changed = this.connection.db
-        .update(runs)
-        .set({ ...patch, updatedAt: this.connection.clock.now() })
-        .where(eq(runs.id, id))
-        .run();
+      const values = { ...patch, updatedAt: this.connection.clock.now() };
+      const changed = this.updateStatement(values).run({ ...values, id });
       if (changed.changes === 0) throw runNotFound(id);
     });
   }

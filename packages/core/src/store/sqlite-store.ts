@@ -32,6 +32,7 @@ import { SqliteRunStore } from './run-store.js';
 import * as schema from './schema.js';
 import { messages, sessions, usageByModel } from './schema.js';
 import { sanitizeFtsQuery } from './search-query.js';
+import { prepareStoreStatements, type StoreStatements } from './sqlite-statements.js';
 import {
   assertSeedRoles,
   branchSessionValues,
@@ -45,6 +46,7 @@ import {
   neighbourCondition,
   neighbourText,
   newSessionValues,
+  nextCostStatus,
   patchFields,
   resolveTakenTitle,
   rewindResult,
@@ -54,14 +56,13 @@ import {
   searchLimit,
   sessionExists,
   sessionNotFound,
-  sessionUsageIncrements,
   summaryPage,
   titleCandidates,
   titleToApply,
   toUsageByModelRow,
   turnStartCondition,
+  usageAmounts,
   usageInsertValues,
-  usageUpsert,
 } from './store-common.js';
 import { normalizeTitle } from './titles.js';
 import { acquireTurnLease, SqliteLeaseStatements } from './turn-lease.js';
@@ -206,7 +207,14 @@ export class SqliteSessionStore implements SessionStore {
     return this.connection.clock.now();
   }
 
+  private prepared: StoreStatements | undefined;
   private inserter: MessageInserter | undefined;
+
+  /** The per-turn statements, compiled on first use. */
+  private get statements(): StoreStatements {
+    this.prepared ??= prepareStoreStatements(this.db);
+    return this.prepared;
+  }
   private countAppend: { run(values: Record<string, unknown>): { changes: number } } | undefined;
   private loadAll: Statement | undefined;
   private loadActive: Statement | undefined;
@@ -229,10 +237,7 @@ export class SqliteSessionStore implements SessionStore {
       let title = normalizeTitle(init.title);
       // A pending title taken by another session in the meantime gets the suffix rule (§9.4.6).
       if (title !== null && this.titleTakenBy(title) !== null) title = this.nextTitle(title);
-      this.db
-        .insert(sessions)
-        .values(newSessionValues(init, seed, title, now))
-        .run();
+      this.statements.insertSession.run(newSessionValues(init, seed, title, now));
       this.insertMessages(seed.map((message) => newMessageValues(init.id, message, now)));
       return toSessionRow(this.requireSession(init.id));
     });
@@ -369,7 +374,7 @@ export class SqliteSessionStore implements SessionStore {
         .returning({ sessionId: messages.sessionId })
         .get();
       if (!row) throw messageRowNotFound(rowId);
-      this.db.update(sessions).set({ lastActivityAt: this.now }).where(eq(sessions.id, row.sessionId)).run();
+      this.statements.touchSession.run({ sessionId: row.sessionId, now: this.now });
     });
   }
 
@@ -397,13 +402,7 @@ export class SqliteSessionStore implements SessionStore {
     return this.connection.read(() => {
       const session = this.findSession(sessionId);
       if (!session) return null;
-      const last = this.db
-        .select({ id: messages.id })
-        .from(messages)
-        .where(and(eq(messages.sessionId, sessionId), eq(messages.active, true)))
-        .orderBy(desc(messages.id))
-        .limit(1)
-        .get();
+      const last = this.statements.lastActiveRow.get({ sessionId });
       return { lastRowId: last?.id ?? 0, rewindCount: session.rewindCount };
     });
   }
@@ -515,7 +514,7 @@ export class SqliteSessionStore implements SessionStore {
     return this.connection.write('other', () => {
       const session = this.requireSession(id);
       const stored = this.applyTitle(session, title, source);
-      this.db.update(sessions).set({ lastActivityAt: this.now }).where(eq(sessions.id, id)).run();
+      this.statements.touchSession.run({ sessionId: id, now: this.now });
       return stored;
     });
   }
@@ -602,34 +601,22 @@ export class SqliteSessionStore implements SessionStore {
     await this.connection.write('other', () => {
       const now = this.now;
       this.requireSession(sessionId);
-      const key = and(
-        eq(usageByModel.sessionId, sessionId),
-        eq(usageByModel.provider, entry.provider),
-        eq(usageByModel.model, entry.model),
-        eq(usageByModel.task, entry.task),
-      );
-      const current = this.db.select({ costStatus: usageByModel.costStatus }).from(usageByModel).where(key).get();
-      this.db
-        .insert(usageByModel)
-        .values(usageInsertValues(sessionId, entry, now))
-        .onConflictDoUpdate(usageUpsert(usageByModel, entry, current, now))
-        .run();
-      if (entry.task === 'subagent') {
-        this.db.update(sessions).set({ lastActivityAt: now }).where(eq(sessions.id, sessionId)).run();
+      const statements = this.statements;
+      const { provider, model, task } = entry;
+      const current = statements.usageCostStatus.get({ sessionId, provider, model, task });
+      statements.upsertUsage.run({
+        ...usageInsertValues(sessionId, entry, now),
+        rowCostStatus: nextCostStatus(current, entry),
+      });
+      if (task === 'subagent') {
+        statements.touchSession.run({ sessionId, now });
         return;
       }
-      const statuses = this.db
-        .select({ costStatus: usageByModel.costStatus })
-        .from(usageByModel)
-        .where(and(eq(usageByModel.sessionId, sessionId), sql`${usageByModel.task} <> 'subagent'`))
-        .all();
       let costStatus: CostStatus = entry.costStatus;
-      for (const row of statuses) costStatus = weakerCostStatus(costStatus, row.costStatus);
-      this.db
-        .update(sessions)
-        .set(sessionUsageIncrements(sessions, entry, costStatus, now))
-        .where(eq(sessions.id, sessionId))
-        .run();
+      for (const row of statements.sessionCostStatuses.all({ sessionId })) {
+        costStatus = weakerCostStatus(costStatus, row.costStatus);
+      }
+      statements.addSessionUsage.run({ ...usageAmounts(entry), costStatus, now, sessionId });
     });
   }
 
@@ -698,16 +685,7 @@ export class SqliteSessionStore implements SessionStore {
 
   /** Recomputes the counters that describe the active transcript, and touches `last_activity_at`. */
   private refreshCounters(sessionId: string): void {
-    this.db
-      .update(sessions)
-      .set({
-        messageCount: sql`(SELECT count(*) FROM messages AS counted WHERE counted.session_id = ${sessionId} AND counted.active = 1)`,
-        toolCallCount: sql`(SELECT coalesce(sum(json_array_length(counted.tool_calls)), 0) FROM messages AS counted
-          WHERE counted.session_id = ${sessionId} AND counted.active = 1 AND json_valid(counted.tool_calls))`,
-        lastActivityAt: this.now,
-      })
-      .where(eq(sessions.id, sessionId))
-      .run();
+    this.statements.refreshCounters.run({ sessionId, now: this.now });
   }
 
   /**
@@ -763,13 +741,10 @@ export class SqliteSessionStore implements SessionStore {
 
   /** The session (other than `exceptSessionId`) using `title`, compared case-insensitively. */
   private titleTakenBy(title: string, exceptSessionId?: string): string | null {
-    const conditions = [sql`${sessions.title} = ${title} COLLATE NOCASE`];
-    if (exceptSessionId !== undefined) conditions.push(sql`${sessions.id} <> ${exceptSessionId}`);
-    const row = this.db
-      .select({ id: sessions.id })
-      .from(sessions)
-      .where(and(...conditions))
-      .get();
+    const row =
+      exceptSessionId === undefined
+        ? this.statements.titleOwner.get({ title })
+        : this.statements.titleOwnerExcept.get({ title, sessionId: exceptSessionId });
     return row?.id ?? null;
   }
 

@@ -5,7 +5,20 @@
  * statement runs (synchronously inside a better-sqlite3 transaction, or awaited on a pool) and the
  * few expressions whose SQL differs.
  */
-import { and, type Column, eq, gt, inArray, isNull, lt, notInArray, or, type SQL, sql } from 'drizzle-orm';
+import {
+  and,
+  type Column,
+  eq,
+  gt,
+  inArray,
+  isNull,
+  lt,
+  notInArray,
+  or,
+  type Placeholder,
+  type SQL,
+  sql,
+} from 'drizzle-orm';
 import { HermesError } from '../errors.js';
 import { weakestCostStatus } from '../providers/pricing.js';
 import type { CostStatus, JsonObject, StoredToolCall, TitleSource } from '../types.js';
@@ -471,35 +484,41 @@ interface UsageColumns {
   cacheWriteTokens: Column;
   reasoningTokens: Column;
   costUsd: Column;
+  updatedAt: Column;
+}
+
+/** `excluded.<column>`: the value the conflicting insert proposed (the same in SQLite and PostgreSQL). */
+function excluded(column: Column): SQL {
+  return sql`excluded.${sql.identifier(column.name)}`;
 }
 
 /**
- * The conflict clause adding a further call to an existing `usage_by_model` row; `current` is that
- * row as read in the same transaction (a cost status is the weakest of its calls).
+ * The conflict clause adding a further call to an existing `usage_by_model` row: the counters add
+ * the inserted values; `costStatus` is the weakest of the row's calls (a value, or an expression such as a placeholder).
  */
-export function usageUpsert<T extends UsageColumns>(
-  usageByModel: T,
-  entry: UsageEntry,
-  current: { costStatus: CostStatus } | undefined,
-  now: number,
-) {
-  const { usage } = entry;
+export function usageUpsert<T extends UsageColumns>(usageByModel: T, costStatus: CostStatus | SQL) {
+  const add = (column: Column) => sql`${column} + ${excluded(column)}`;
   return {
     target: [usageByModel.sessionId, usageByModel.provider, usageByModel.model, usageByModel.task] as Array<
       T['sessionId'] | T['provider'] | T['model'] | T['task']
     >,
     set: {
-      apiCalls: sql`${usageByModel.apiCalls} + ${usage.apiCalls}`,
-      inputTokens: sql`${usageByModel.inputTokens} + ${usage.inputTokens}`,
-      outputTokens: sql`${usageByModel.outputTokens} + ${usage.outputTokens}`,
-      cacheReadTokens: sql`${usageByModel.cacheReadTokens} + ${usage.cacheReadTokens}`,
-      cacheWriteTokens: sql`${usageByModel.cacheWriteTokens} + ${usage.cacheWriteTokens}`,
-      reasoningTokens: sql`${usageByModel.reasoningTokens} + ${usage.reasoningTokens}`,
-      costUsd: sql`${usageByModel.costUsd} + ${entry.costUsd}`,
-      costStatus: current ? weakestCostStatus(current.costStatus, entry.costStatus) : entry.costStatus,
-      updatedAt: now,
+      apiCalls: add(usageByModel.apiCalls),
+      inputTokens: add(usageByModel.inputTokens),
+      outputTokens: add(usageByModel.outputTokens),
+      cacheReadTokens: add(usageByModel.cacheReadTokens),
+      cacheWriteTokens: add(usageByModel.cacheWriteTokens),
+      reasoningTokens: add(usageByModel.reasoningTokens),
+      costUsd: add(usageByModel.costUsd),
+      costStatus,
+      updatedAt: excluded(usageByModel.updatedAt),
     },
   };
+}
+
+/** The cost status of a row after one more call: the weakest of its calls. */
+export function nextCostStatus(current: { costStatus: CostStatus } | undefined, entry: UsageEntry): CostStatus {
+  return current ? weakestCostStatus(current.costStatus, entry.costStatus) : entry.costStatus;
 }
 
 /** The `sessions` counter columns one model call adds to. */
@@ -513,22 +532,40 @@ interface SessionUsageColumns {
   estimatedCostUsd: Column;
 }
 
+/** A number, or a placeholder of a prepared statement that stands for one. */
+type Numeric = number | Placeholder;
+
+/** The usage one model call adds, as values or placeholders. */
+export interface UsageAmounts {
+  apiCalls: Numeric;
+  inputTokens: Numeric;
+  outputTokens: Numeric;
+  cacheReadTokens: Numeric;
+  cacheWriteTokens: Numeric;
+  reasoningTokens: Numeric;
+  costUsd: Numeric;
+}
+
+/** The amounts of one usage entry. */
+export function usageAmounts(entry: UsageEntry): UsageAmounts {
+  return { ...entry.usage, costUsd: entry.costUsd };
+}
+
 /** The `sessions` update adding one model call's usage (a subagent's is counted on its own session). */
 export function sessionUsageIncrements(
   sessions: SessionUsageColumns,
-  entry: UsageEntry,
-  costStatus: CostStatus,
-  now: number,
+  amounts: UsageAmounts,
+  costStatus: CostStatus | SQL,
+  now: number | SQL,
 ) {
-  const { usage } = entry;
   return {
-    apiCallCount: sql`${sessions.apiCallCount} + ${usage.apiCalls}`,
-    inputTokens: sql`${sessions.inputTokens} + ${usage.inputTokens}`,
-    outputTokens: sql`${sessions.outputTokens} + ${usage.outputTokens}`,
-    cacheReadTokens: sql`${sessions.cacheReadTokens} + ${usage.cacheReadTokens}`,
-    cacheWriteTokens: sql`${sessions.cacheWriteTokens} + ${usage.cacheWriteTokens}`,
-    reasoningTokens: sql`${sessions.reasoningTokens} + ${usage.reasoningTokens}`,
-    estimatedCostUsd: sql`${sessions.estimatedCostUsd} + ${entry.costUsd}`,
+    apiCallCount: sql`${sessions.apiCallCount} + ${amounts.apiCalls}`,
+    inputTokens: sql`${sessions.inputTokens} + ${amounts.inputTokens}`,
+    outputTokens: sql`${sessions.outputTokens} + ${amounts.outputTokens}`,
+    cacheReadTokens: sql`${sessions.cacheReadTokens} + ${amounts.cacheReadTokens}`,
+    cacheWriteTokens: sql`${sessions.cacheWriteTokens} + ${amounts.cacheWriteTokens}`,
+    reasoningTokens: sql`${sessions.reasoningTokens} + ${amounts.reasoningTokens}`,
+    estimatedCostUsd: sql`${sessions.estimatedCostUsd} + ${amounts.costUsd}`,
     costStatus,
     lastActivityAt: now,
   };

@@ -1,4 +1,4 @@
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { HermesError } from '../errors.js';
 import type { Clock } from '../types.js';
 import type { StoreConnection } from './connection.js';
@@ -109,9 +109,55 @@ class StoreTurnLease implements TurnLease {
   }
 }
 
-/** The SQLite statements of the turn lease. */
+function prepareLeaseStatements(connection: StoreConnection) {
+  const { db } = connection;
+  const sessionId = sql.placeholder('sessionId');
+  const owns = and(
+    eq(turnLeases.sessionId, sessionId),
+    eq(turnLeases.holder, sql.placeholder('holder')),
+    eq(turnLeases.turnId, sql.placeholder('turnId')),
+  );
+  const lease = {
+    holder: sql`${sql.placeholder('holder')}`,
+    turnId: sql`${sql.placeholder('turnId')}`,
+    acquiredAt: sql`${sql.placeholder('now')}`,
+    expiresAt: sql`${sql.placeholder('expiresAt')}`,
+  };
+  return {
+    session: db.select({ id: sessions.id }).from(sessions).where(eq(sessions.id, sessionId)).prepare(),
+    current: db.select().from(turnLeases).where(eq(turnLeases.sessionId, sessionId)).prepare(),
+    take: db
+      .insert(turnLeases)
+      .values({ sessionId, ...lease })
+      .onConflictDoUpdate({ target: turnLeases.sessionId, set: lease })
+      .prepare(),
+    extend: db
+      .update(turnLeases)
+      .set({ expiresAt: sql`${sql.placeholder('expiresAt')}` })
+      .where(owns)
+      .prepare(),
+    holder: db
+      .select({ holder: turnLeases.holder })
+      .from(turnLeases)
+      .where(eq(turnLeases.sessionId, sessionId))
+      .prepare(),
+    release: db.delete(turnLeases).where(owns).prepare(),
+  };
+}
+
+/**
+ * The SQLite statements of the turn lease, compiled once per store: a turn takes, refreshes and
+ * releases its lease, and compiling these cost more than running them (issue 18).
+ */
 export class SqliteLeaseStatements implements LeaseStatements {
+  private prepared: ReturnType<typeof prepareLeaseStatements> | undefined;
+
   constructor(private readonly connection: StoreConnection) {}
+
+  private get statements(): ReturnType<typeof prepareLeaseStatements> {
+    this.prepared ??= prepareLeaseStatements(this.connection);
+    return this.prepared;
+  }
 
   get clock(): Clock {
     return this.connection.clock;
@@ -123,53 +169,33 @@ export class SqliteLeaseStatements implements LeaseStatements {
 
   tryAcquire(owner: LeaseOwner, ttlMs: number): Promise<LeaseAttempt> {
     return this.connection.write('other', (): LeaseAttempt => {
-      const { db, clock } = this.connection;
-      const now = clock.now();
+      const now = this.connection.clock.now();
       const { sessionId } = owner;
-      const session = db.select({ id: sessions.id }).from(sessions).where(eq(sessions.id, sessionId)).get();
-      if (!session) throw new HermesError('session_not_found', `No session ${sessionId}`, { details: { sessionId } });
-      const current = db.select().from(turnLeases).where(eq(turnLeases.sessionId, sessionId)).get();
+      const statements = this.statements;
+      if (!statements.session.get({ sessionId })) {
+        throw new HermesError('session_not_found', `No session ${sessionId}`, { details: { sessionId } });
+      }
+      const current = statements.current.get({ sessionId });
       if (current && current.expiresAt > now && current.holder !== owner.holder) {
         return { acquired: false, holder: current.holder, expiresAt: current.expiresAt };
       }
-      const lease = { holder: owner.holder, turnId: owner.turnId, acquiredAt: now, expiresAt: now + ttlMs };
-      db.insert(turnLeases)
-        .values({ sessionId, ...lease })
-        .onConflictDoUpdate({ target: turnLeases.sessionId, set: lease })
-        .run();
+      statements.take.run({ ...owner, now, expiresAt: now + ttlMs });
       return { acquired: true };
     });
   }
 
   refresh(owner: LeaseOwner, ttlMs: number): Promise<string | null> {
     return this.connection.write('other', () => {
-      const { db, clock } = this.connection;
-      const changed = db
-        .update(turnLeases)
-        .set({ expiresAt: clock.now() + ttlMs })
-        .where(ownsLease(owner))
-        .run();
+      const statements = this.statements;
+      const changed = statements.extend.run({ ...owner, expiresAt: this.connection.clock.now() + ttlMs });
       if (changed.changes > 0) return null;
-      const row = db
-        .select({ holder: turnLeases.holder })
-        .from(turnLeases)
-        .where(eq(turnLeases.sessionId, owner.sessionId))
-        .get();
-      return row?.holder ?? '';
+      return statements.holder.get({ sessionId: owner.sessionId })?.holder ?? '';
     });
   }
 
   async release(owner: LeaseOwner): Promise<void> {
     await this.connection.write('other', () => {
-      this.connection.db.delete(turnLeases).where(ownsLease(owner)).run();
+      this.statements.release.run({ ...owner });
     });
   }
-}
-
-function ownsLease(owner: LeaseOwner) {
-  return and(
-    eq(turnLeases.sessionId, owner.sessionId),
-    eq(turnLeases.holder, owner.holder),
-    eq(turnLeases.turnId, owner.turnId),
-  );
 }
