@@ -43,6 +43,42 @@ export function isRetryablePgError(error: unknown): boolean {
   return false;
 }
 
+/** Socket errors of a server that is down, restarting or unreachable. */
+const CONNECTION_ERRNOS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+/**
+ * True for errors that say the server cannot be reached or dropped the connection: connection
+ * exceptions (SQLSTATE class 08), a server shutting down or starting (57P01-57P03), socket errors,
+ * and the `pg` driver's own errors for a connection that ended or timed out.
+ */
+export function isConnectionError(error: unknown): boolean {
+  for (let current = error, depth = 0; depth < 5; current = (current as { cause?: unknown }).cause, depth += 1) {
+    if (typeof current !== 'object' || current === null) return false;
+    const { code, message } = current as { code?: unknown; message?: unknown };
+    if (typeof code === 'string') {
+      if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03') return true;
+      if (CONNECTION_ERRNOS.has(code)) return true;
+    }
+    if (
+      typeof message === 'string' &&
+      /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect)/u.test(
+        message,
+      )
+    ) {
+      return true;
+    }
+  }
+  return false;
+}
+
 /** The migrations folder of the PostgreSQL dialect (`drizzle/pg` in the package). */
 export function resolvePgMigrationsFolder(): string {
   const folder = join(resolveMigrationsFolder(), 'pg');
@@ -129,6 +165,31 @@ export class PgConnection {
     await this.pool.end();
   }
 
+  /**
+   * The error to surface for `error`: a lost or refused connection becomes `store_unavailable` (the
+   * operation is not retried: its transaction may have been cut short, and the caller decides);
+   * anything else is returned as is.
+   */
+  private surfaced(error: unknown): unknown {
+    if (HermesError.isInstance(error) || !isConnectionError(error)) return error;
+    const reason = error instanceof Error ? error.message : String(error);
+    return new HermesError(
+      'store_unavailable',
+      `The session store ${this.location} is unavailable (${reason}); the operation did not complete`,
+      { cause: error, details: { location: this.location } },
+    );
+  }
+
+  /** Runs a single statement outside a transaction; a lost connection fails with `store_unavailable`. */
+  async query<T>(operation: (db: PgDatabase) => PromiseLike<T>): Promise<T> {
+    this.assertOpen();
+    try {
+      return await operation(this.db);
+    } catch (error) {
+      throw this.surfaced(error);
+    }
+  }
+
   /** Runs `body` in a READ COMMITTED transaction, run again on serialization failures and lost races. */
   write<T>(kind: WriteKind, body: (tx: PgTransaction) => Promise<T>): Promise<T> {
     return this.withRetry(kind, () => this.db.transaction(body));
@@ -141,7 +202,15 @@ export class PgConnection {
     );
   }
 
-  withRetry<T>(kind: WriteKind, attempt: () => Promise<T>): Promise<T> {
+  async withRetry<T>(kind: WriteKind, attempt: () => Promise<T>): Promise<T> {
+    try {
+      return await this.retryConflicts(kind, attempt);
+    } catch (error) {
+      throw this.surfaced(error);
+    }
+  }
+
+  private retryConflicts<T>(kind: WriteKind, attempt: () => Promise<T>): Promise<T> {
     return retryWithinBudget(attempt, {
       budgetMs: this.budgets[kind],
       clock: this.clock,

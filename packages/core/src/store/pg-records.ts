@@ -42,14 +42,12 @@ export class PgResponseStore implements ResponseStore {
   }
 
   async get(id: string): Promise<ResponseRecord | null> {
-    this.connection.assertOpen();
-    const [row] = await this.connection.db.select().from(responses).where(eq(responses.id, id));
+    const [row] = await this.connection.query((db) => db.select().from(responses).where(eq(responses.id, id)));
     return row ?? null;
   }
 
   async count(): Promise<number> {
-    this.connection.assertOpen();
-    const [row] = await this.connection.db.select({ value: count() }).from(responses);
+    const [row] = await this.connection.query((db) => db.select({ value: count() }).from(responses));
     return Number(row?.value ?? 0);
   }
 
@@ -61,13 +59,14 @@ export class PgResponseStore implements ResponseStore {
   }
 
   async latestForConversation(name: string): Promise<ResponseRecord | null> {
-    this.connection.assertOpen();
-    const [row] = await this.connection.db
-      .select()
-      .from(responses)
-      .where(eq(responses.conversation, name))
-      .orderBy(desc(responses.createdAt), sql`${responses.id} COLLATE "C" DESC`)
-      .limit(1);
+    const [row] = await this.connection.query((db) =>
+      db
+        .select()
+        .from(responses)
+        .where(eq(responses.conversation, name))
+        .orderBy(desc(responses.createdAt), sql`${responses.id} COLLATE "C" DESC`)
+        .limit(1),
+    );
     return row ?? null;
   }
 
@@ -85,8 +84,7 @@ export class PgRunStore implements RunStore {
   constructor(private readonly connection: PgConnection) {}
 
   async findByIdempotencyKey(key: string, withinMs: number = IDEMPOTENCY_WINDOW_MS): Promise<RunRecord | null> {
-    this.connection.assertOpen();
-    const [found] = await this.connection.db.select().from(runs).where(eq(runs.idempotencyKey, key));
+    const [found] = await this.connection.query((db) => db.select().from(runs).where(eq(runs.idempotencyKey, key)));
     if (!found || found.createdAt < this.connection.clock.now() - withinMs) return null;
     return found;
   }
@@ -127,8 +125,7 @@ export class PgRunStore implements RunStore {
   }
 
   async get(id: string): Promise<RunRecord | null> {
-    this.connection.assertOpen();
-    const [row] = await this.connection.db.select().from(runs).where(eq(runs.id, id));
+    const [row] = await this.connection.query((db) => db.select().from(runs).where(eq(runs.id, id)));
     return row ?? null;
   }
 
@@ -136,13 +133,14 @@ export class PgRunStore implements RunStore {
     const list = runListQuery(runs, query);
     if (list === null) return [];
     const { conditions, limit } = list;
-    this.connection.assertOpen();
-    return this.connection.db
-      .select()
-      .from(runs)
-      .where(and(...conditions))
-      .orderBy(desc(runs.createdAt), sql`${runs.id} COLLATE "C" DESC`)
-      .limit(limit);
+    return this.connection.query((db) =>
+      db
+        .select()
+        .from(runs)
+        .where(and(...conditions))
+        .orderBy(desc(runs.createdAt), sql`${runs.id} COLLATE "C" DESC`)
+        .limit(limit),
+    );
   }
 
   async heartbeat(holder: string): Promise<void> {

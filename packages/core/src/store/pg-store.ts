@@ -158,6 +158,12 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   });
   // An idle connection the server drops (restart, failover) must not crash the process.
   pool.on('error', (error) => logger.warn('database connection lost', { location, reason: error.message }));
+  // One the server drops while it is checked out (a restart mid-query) reports on its client, which
+  // has no listener then: without one the process would crash. The operation itself fails with
+  // `store_unavailable`, so the client's report is only logged.
+  pool.on('connect', (client) =>
+    client.on('error', (error) => logger.debug('database connection lost in use', { location, reason: error.message })),
+  );
   try {
     await connectWithRetry(pool, { source, location, budgetMs: options.connectBudgetMs ?? 10_000, clock, logger });
     await applyPgMigrations(pool, { migrationsFolder, location });
@@ -222,8 +228,7 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   async getSession(id: string): Promise<SessionRow | null> {
-    this.connection.assertOpen();
-    const row = await this.findSession(this.connection.db, id);
+    const row = await this.connection.query((db) => this.findSession(db, id));
     return row ? toSessionRow(row) : null;
   }
 
@@ -250,34 +255,35 @@ export class PostgresSessionStore implements SessionStore {
       idBefore: (id) => sql`${sessions.id} COLLATE "C" < ${id}`,
     });
     if (conditions === null) return { items: [], nextCursor: null };
-    this.connection.assertOpen();
-    const rows = await this.connection.db
-      .select({
-        id: sessions.id,
-        title: sessions.title,
-        source: sessions.source,
-        kind: sessions.kind,
-        parentSessionId: sessions.parentSessionId,
-        model: sessions.model,
-        cwd: sessions.cwd,
-        startedAt: sessions.startedAt,
-        lastActivityAt: sessions.lastActivityAt,
-        endedAt: sessions.endedAt,
-        endReason: sessions.endReason,
-        messageCount: sessions.messageCount,
-        costUsd: sessions.estimatedCostUsd,
-        hidden: sessions.hidden,
-        firstUserText: sql<string | null>`(
+    const rows = await this.connection.query((db) =>
+      db
+        .select({
+          id: sessions.id,
+          title: sessions.title,
+          source: sessions.source,
+          kind: sessions.kind,
+          parentSessionId: sessions.parentSessionId,
+          model: sessions.model,
+          cwd: sessions.cwd,
+          startedAt: sessions.startedAt,
+          lastActivityAt: sessions.lastActivityAt,
+          endedAt: sessions.endedAt,
+          endReason: sessions.endReason,
+          messageCount: sessions.messageCount,
+          costUsd: sessions.estimatedCostUsd,
+          hidden: sessions.hidden,
+          firstUserText: sql<string | null>`(
           SELECT first_user.content FROM messages AS first_user
           WHERE first_user.session_id = "sessions"."id" AND first_user.active AND first_user.role = 'user'
           ORDER BY first_user.id LIMIT 1
         )`,
-      })
-      .from(sessions)
-      .where(and(...conditions))
-      // COLLATE "C" orders ids bytewise, as SQLite does, whatever the database's collation.
-      .orderBy(desc(sessions.lastActivityAt), sql`${sessions.id} COLLATE "C" DESC`)
-      .limit(limit + 1);
+        })
+        .from(sessions)
+        .where(and(...conditions))
+        // COLLATE "C" orders ids bytewise, as SQLite does, whatever the database's collation.
+        .orderBy(desc(sessions.lastActivityAt), sql`${sessions.id} COLLATE "C" DESC`)
+        .limit(limit + 1),
+    );
     return summaryPage(rows, limit);
   }
 
@@ -604,16 +610,17 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   async usageByModel(sessionId: string): Promise<UsageByModelRow[]> {
-    this.connection.assertOpen();
-    const rows = await this.connection.db
-      .select()
-      .from(usageByModel)
-      .where(eq(usageByModel.sessionId, sessionId))
-      .orderBy(
-        sql`${usageByModel.task} COLLATE "C"`,
-        sql`${usageByModel.provider} COLLATE "C"`,
-        sql`${usageByModel.model} COLLATE "C"`,
-      );
+    const rows = await this.connection.query((db) =>
+      db
+        .select()
+        .from(usageByModel)
+        .where(eq(usageByModel.sessionId, sessionId))
+        .orderBy(
+          sql`${usageByModel.task} COLLATE "C"`,
+          sql`${usageByModel.provider} COLLATE "C"`,
+          sql`${usageByModel.model} COLLATE "C"`,
+        ),
+    );
     return rows.map(toUsageByModelRow);
   }
 

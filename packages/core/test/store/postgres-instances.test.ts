@@ -92,8 +92,5 @@ describe('several instances on one PostgreSQL database', () => {
   it.todo(
     '17.4: kill -9 an instance mid-run; the run ends with the spec status on another instance within lease expiry + 2 s',
   );
-  it.todo(
-    '17.4: restart PostgreSQL mid-stream; instances reconnect, in-flight turns fail clearly, nothing committed is lost',
-  );
   it.todo('17.5: pnpm bench --scale: 2 instances behind a reverse proxy reach 1.7x the throughput of 1 at equal p99');
 });
