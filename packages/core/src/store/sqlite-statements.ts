@@ -1,7 +1,18 @@
 import { and, eq, type Placeholder, sql } from 'drizzle-orm';
 import type { StoreDatabase } from './connection.js';
 import { messages, sessions, usageByModel } from './schema.js';
-import { sessionUsageIncrements, usageUpsert } from './store-common.js';
+import { sessionUsageIncrements, type UsageAmounts, usageUpsert } from './store-common.js';
+
+/** The fields of {@link UsageAmounts}: what one model call adds to the usage counters. */
+const USAGE_AMOUNTS = [
+  'apiCalls',
+  'inputTokens',
+  'outputTokens',
+  'cacheReadTokens',
+  'cacheWriteTokens',
+  'reasoningTokens',
+  'costUsd',
+] as const satisfies ReadonlyArray<keyof UsageAmounts>;
 
 /** A placeholder per name, for the values of a prepared insert. */
 function placeholders<K extends string>(...names: K[]): Record<K, Placeholder> {
@@ -83,23 +94,7 @@ export function prepareStoreStatements(db: StoreDatabase) {
       .prepare(),
     upsertUsage: db
       .insert(usageByModel)
-      .values(
-        placeholders(
-          'sessionId',
-          'provider',
-          'model',
-          'task',
-          'apiCalls',
-          'inputTokens',
-          'outputTokens',
-          'cacheReadTokens',
-          'cacheWriteTokens',
-          'reasoningTokens',
-          'costUsd',
-          'costStatus',
-          'updatedAt',
-        ),
-      )
+      .values(placeholders('sessionId', 'provider', 'model', 'task', ...USAGE_AMOUNTS, 'costStatus', 'updatedAt'))
       .onConflictDoUpdate(usageUpsert(usageByModel, sql`${sql.placeholder('rowCostStatus')}`))
       .prepare(),
     /** Cost statuses of the session's own calls (a subagent's are counted on its session). */
@@ -110,22 +105,7 @@ export function prepareStoreStatements(db: StoreDatabase) {
       .prepare(),
     addSessionUsage: db
       .update(sessions)
-      .set(
-        sessionUsageIncrements(
-          sessions,
-          placeholders(
-            'apiCalls',
-            'inputTokens',
-            'outputTokens',
-            'cacheReadTokens',
-            'cacheWriteTokens',
-            'reasoningTokens',
-            'costUsd',
-          ),
-          sql`${sql.placeholder('costStatus')}`,
-          now,
-        ),
-      )
+      .set(sessionUsageIncrements(sessions, placeholders(...USAGE_AMOUNTS), sql`${sql.placeholder('costStatus')}`, now))
       .where(eq(sessions.id, id))
       .prepare(),
   };
