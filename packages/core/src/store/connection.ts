@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { HermesError } from '../errors.js';
 import type { Clock, Logger } from '../types.js';
+import { retryWithinBudget } from './budget-retry.js';
 import type * as schema from './schema.js';
 
 /** Which retry budget a write uses (spec/core.md §9.5). */
@@ -17,9 +18,6 @@ export interface RetryBudgets {
 
 /** The spec's budgets: 60 s for transcript writes, 20 s for the rest. */
 export const DEFAULT_RETRY_BUDGETS: RetryBudgets = { transcript: 60_000, other: 20_000 };
-
-const FIRST_DELAY_MS = 50;
-const LONGEST_DELAY_MS = 1_000;
 
 /**
  * True for SQLITE_BUSY and SQLITE_LOCKED, including their extended codes (SQLITE_BUSY_SNAPSHOT,
@@ -37,11 +35,7 @@ export function isLockError(error: unknown): boolean {
   );
 }
 
-/** Delay before retry number `attempt` (0-based): doubling from 50 ms up to 1 s, jittered to half–full. */
-export function retryDelay(attempt: number, random: () => number = Math.random): number {
-  const ceiling = Math.min(LONGEST_DELAY_MS, FIRST_DELAY_MS * 2 ** Math.min(attempt, 10));
-  return Math.round(ceiling / 2 + (random() * ceiling) / 2);
-}
+export { retryDelay } from './budget-retry.js';
 
 /** Drizzle database typed with the store's schema. */
 export type StoreDatabase = BetterSQLite3Database<typeof schema>;
@@ -52,6 +46,11 @@ export type StoreDatabase = BetterSQLite3Database<typeof schema>;
  */
 export class StoreConnection {
   private closed = false;
+  /**
+   * One transaction function for every body: `sqlite.transaction(body)` per call built a new wrapper
+   * each time, a visible share of a short turn's CPU (issue 18).
+   */
+  private readonly inTransaction: Database.Transaction<(body: () => unknown) => unknown>;
 
   constructor(
     readonly sqlite: Database.Database,
@@ -60,7 +59,9 @@ export class StoreConnection {
     readonly logger: Logger,
     readonly path: string,
     private readonly budgets: RetryBudgets,
-  ) {}
+  ) {
+    this.inTransaction = sqlite.transaction((body: () => unknown) => body());
+  }
 
   /** Fails once the store is closed, instead of surfacing the driver's TypeError. */
   assertOpen(): void {
@@ -84,40 +85,30 @@ export class StoreConnection {
    * one consistent snapshot and nothing else in this process interleaves with it.
    */
   write<T>(kind: WriteKind, body: () => T): Promise<T> {
-    return this.withRetry(kind, () => this.sqlite.transaction(body).immediate());
+    return this.withRetry(kind, () => this.inTransaction.immediate(body) as T);
   }
 
   /** Runs a read in a deferred transaction, so multi-query reads see one snapshot; retried like writes. */
   read<T>(body: () => T): Promise<T> {
-    return this.withRetry('other', () => this.sqlite.transaction(body).deferred());
+    return this.withRetry('other', () => this.inTransaction.deferred(body) as T);
   }
 
   /** Retries `attempt` on lock errors within the budget of `kind`, sleeping on the injected clock. */
-  async withRetry<T>(kind: WriteKind, attempt: () => T): Promise<T> {
-    this.assertOpen();
-    const budget = this.budgets[kind];
-    const started = this.clock.now();
-    // Counting the slept time too keeps the budget finite under a clock whose `now` stands still.
-    let slept = 0;
-    for (let retry = 0; ; retry += 1) {
-      try {
-        return attempt();
-      } catch (error) {
-        if (!isLockError(error)) throw error;
-        const delay = retryDelay(retry);
-        const elapsed = Math.max(this.clock.now() - started, slept);
-        if (elapsed + delay > budget) {
-          throw new HermesError(
-            'store_locked',
-            `The session store ${this.path} stayed locked for ${elapsed} ms; gave up after ${retry + 1} attempts`,
-            { cause: error, details: { path: this.path, attempts: retry + 1, elapsedMs: elapsed } },
-          );
-        }
-        this.logger.debug('session store locked, retrying', { path: this.path, attempt: retry + 1, delayMs: delay });
-        await this.clock.sleep(delay);
-        slept += delay;
-        this.assertOpen();
-      }
-    }
+  withRetry<T>(kind: WriteKind, attempt: () => T): Promise<T> {
+    return retryWithinBudget(attempt, {
+      budgetMs: this.budgets[kind],
+      clock: this.clock,
+      logger: this.logger,
+      isRetryable: isLockError,
+      exhausted: (error, attempts, elapsedMs) =>
+        new HermesError(
+          'store_locked',
+          `The session store ${this.path} stayed locked for ${elapsedMs} ms; gave up after ${attempts} attempts`,
+          { cause: error, details: { path: this.path, attempts, elapsedMs } },
+        ),
+      logMessage: 'session store locked, retrying',
+      logFields: () => ({ path: this.path }),
+      assertOpen: () => this.assertOpen(),
+    });
   }
 }

@@ -6,7 +6,8 @@ import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import type pg from 'pg';
 import { HermesError } from '../errors.js';
 import type { Clock, Logger } from '../types.js';
-import { type RetryBudgets, retryDelay, type WriteKind } from './connection.js';
+import { retryWithinBudget } from './budget-retry.js';
+import type { RetryBudgets, WriteKind } from './connection.js';
 import { resolveMigrationsFolder } from './migrations.js';
 import * as schema from './pg-schema.js';
 
@@ -38,6 +39,42 @@ export function isRetryablePgError(error: unknown): boolean {
     if (typeof code !== 'string') continue;
     if (RETRYABLE_STATES.has(code)) return true;
     return code === '23505' && typeof constraint === 'string' && RACE_CONSTRAINTS.has(constraint);
+  }
+  return false;
+}
+
+/** Socket errors of a server that is down, restarting or unreachable. */
+const CONNECTION_ERRNOS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+/**
+ * True for errors that say the server cannot be reached or dropped the connection: connection
+ * exceptions (SQLSTATE class 08), a server shutting down or starting (57P01-57P03), socket errors,
+ * and the `pg` driver's own errors for a connection that ended or timed out.
+ */
+export function isConnectionError(error: unknown): boolean {
+  for (let current = error, depth = 0; depth < 5; current = (current as { cause?: unknown }).cause, depth += 1) {
+    if (typeof current !== 'object' || current === null) return false;
+    const { code, message } = current as { code?: unknown; message?: unknown };
+    if (typeof code === 'string') {
+      if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03') return true;
+      if (CONNECTION_ERRNOS.has(code)) return true;
+    }
+    if (
+      typeof message === 'string' &&
+      /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect)/u.test(
+        message,
+      )
+    ) {
+      return true;
+    }
   }
   return false;
 }
@@ -128,6 +165,31 @@ export class PgConnection {
     await this.pool.end();
   }
 
+  /**
+   * The error to surface for `error`: a lost or refused connection becomes `store_unavailable` (the
+   * operation is not retried: its transaction may have been cut short, and the caller decides);
+   * anything else is returned as is.
+   */
+  private surfaced(error: unknown): unknown {
+    if (HermesError.isInstance(error) || !isConnectionError(error)) return error;
+    const reason = error instanceof Error ? error.message : String(error);
+    return new HermesError(
+      'store_unavailable',
+      `The session store ${this.location} is unavailable (${reason}); the operation did not complete`,
+      { cause: error, details: { location: this.location } },
+    );
+  }
+
+  /** Runs a single statement outside a transaction; a lost connection fails with `store_unavailable`. */
+  async query<T>(operation: (db: PgDatabase) => PromiseLike<T>): Promise<T> {
+    this.assertOpen();
+    try {
+      return await operation(this.db);
+    } catch (error) {
+      throw this.surfaced(error);
+    }
+  }
+
   /** Runs `body` in a READ COMMITTED transaction, run again on serialization failures and lost races. */
   write<T>(kind: WriteKind, body: (tx: PgTransaction) => Promise<T>): Promise<T> {
     return this.withRetry(kind, () => this.db.transaction(body));
@@ -141,30 +203,28 @@ export class PgConnection {
   }
 
   async withRetry<T>(kind: WriteKind, attempt: () => Promise<T>): Promise<T> {
-    this.assertOpen();
-    const budget = this.budgets[kind];
-    const started = this.clock.now();
-    let slept = 0;
-    for (let retry = 0; ; retry += 1) {
-      try {
-        return await attempt();
-      } catch (error) {
-        if (!isRetryablePgError(error)) throw error;
-        const delay = retryDelay(retry);
-        const elapsed = Math.max(this.clock.now() - started, slept);
-        if (elapsed + delay > budget) {
-          throw new HermesError(
-            'store_locked',
-            `The session store ${this.location} kept conflicting for ${elapsed} ms; gave up after ${retry + 1} attempts`,
-            { cause: error, details: { location: this.location, attempts: retry + 1, elapsedMs: elapsed } },
-          );
-        }
-        this.logger.debug('session store conflict, retrying', { attempt: retry + 1, delayMs: delay });
-        await this.clock.sleep(delay);
-        slept += delay;
-        this.assertOpen();
-      }
+    try {
+      return await this.retryConflicts(kind, attempt);
+    } catch (error) {
+      throw this.surfaced(error);
     }
+  }
+
+  private retryConflicts<T>(kind: WriteKind, attempt: () => Promise<T>): Promise<T> {
+    return retryWithinBudget(attempt, {
+      budgetMs: this.budgets[kind],
+      clock: this.clock,
+      logger: this.logger,
+      isRetryable: isRetryablePgError,
+      exhausted: (error, attempts, elapsedMs) =>
+        new HermesError(
+          'store_locked',
+          `The session store ${this.location} kept conflicting for ${elapsedMs} ms; gave up after ${attempts} attempts`,
+          { cause: error, details: { location: this.location, attempts, elapsedMs } },
+        ),
+      logMessage: 'session store conflict, retrying',
+      assertOpen: () => this.assertOpen(),
+    });
   }
 }
 
@@ -179,10 +239,9 @@ export async function connectWithRetry(
   pool: pg.Pool,
   options: { source: string; location: string; budgetMs: number; clock: Clock; logger: Logger },
 ): Promise<void> {
-  const started = options.clock.now();
-  let slept = 0;
-  for (let attempt = 0; ; attempt += 1) {
-    try {
+  const reasonOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+  await retryWithinBudget(
+    async () => {
       const result = await pool.query<{ version: string }>("SELECT current_setting('server_version_num') AS version");
       const version = Number(result.rows[0]?.version ?? 0);
       if (version < MINIMUM_SERVER_VERSION) {
@@ -194,31 +253,29 @@ export async function connectWithRetry(
           },
         );
       }
-      return;
-    } catch (error) {
-      if (HermesError.isInstance(error)) throw error;
-      const state = (error as { code?: unknown }).code;
-      // A refused password or a missing database will not fix itself: say so at once.
-      const permanent = typeof state === 'string' && (state.startsWith('28') || state === '3D000');
-      const delay = retryDelay(attempt) * 4;
-      const elapsed = Math.max(options.clock.now() - started, slept);
-      const reason = error instanceof Error ? error.message : String(error);
-      if (permanent || elapsed + delay > options.budgetMs) {
-        throw new HermesError(
+    },
+    {
+      budgetMs: options.budgetMs,
+      clock: options.clock,
+      logger: options.logger,
+      isRetryable: (error) => !HermesError.isInstance(error),
+      isPermanent: (error) => {
+        // A refused password or a missing database will not fix itself: say so at once.
+        const state = (error as { code?: unknown }).code;
+        return typeof state === 'string' && (state.startsWith('28') || state === '3D000');
+      },
+      exhausted: (error, attempts) =>
+        new HermesError(
           'store_unavailable',
-          `${options.source}: cannot connect to the database at ${options.location} (${reason}); gave up after ${attempt + 1} attempts`,
-          { cause: error, details: { variable: options.source, location: options.location, attempts: attempt + 1 } },
-        );
-      }
-      options.logger.warn('database not reachable yet, retrying', {
-        location: options.location,
-        reason,
-        delayMs: delay,
-      });
-      await options.clock.sleep(delay);
-      slept += delay;
-    }
-  }
+          `${options.source}: cannot connect to the database at ${options.location} (${reasonOf(error)}); gave up after ${attempts} attempts`,
+          { cause: error, details: { variable: options.source, location: options.location, attempts } },
+        ),
+      logMessage: 'database not reachable yet, retrying',
+      logLevel: 'warn',
+      logFields: (error) => ({ location: options.location, reason: reasonOf(error) }),
+      delayScale: 4,
+    },
+  );
 }
 
 /**

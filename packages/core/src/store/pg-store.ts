@@ -1,7 +1,6 @@
-import { and, asc, desc, eq, gt, gte, inArray, isNull, lt, lte, notInArray, or, type SQL, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, gte, inArray, lte, sql } from 'drizzle-orm';
 import pg from 'pg';
 import { systemClock } from '../clock.js';
-import { HermesError } from '../errors.js';
 import { newSessionId } from '../ids.js';
 import { silentLogger } from '../logger.js';
 import { weakestCostStatus as weakerCostStatus } from '../providers/pricing.js';
@@ -16,7 +15,7 @@ import {
   redactDatabaseUrl,
   resolvePgMigrationsFolder,
 } from './pg-connection.js';
-import { acquirePgTurnLease, PgResponseStore, PgRunStore } from './pg-records.js';
+import { PgLeaseStatements, PgResponseStore, PgRunStore } from './pg-records.js';
 import { messages, sessions, usageByModel } from './pg-schema.js';
 import {
   COPY_BATCH_SIZE,
@@ -33,7 +32,41 @@ import {
   toTsqueryLiteral,
   toTsvectorLiteral,
 } from './search-document.js';
-import { normalizeTitle, numberedTitle, titleBase } from './titles.js';
+import {
+  assertSeedRoles,
+  branchSessionValues,
+  branchTitleTaken,
+  checkCompactionCoverage,
+  compactionRows,
+  compactionSummary,
+  listConditions,
+  listLimit,
+  messageRowNotFound,
+  neighbourCondition,
+  neighbourText,
+  newSessionValues,
+  nextCostStatus,
+  patchFields,
+  resolveTakenTitle,
+  rewindResult,
+  rewoundMetadata,
+  rowNotActive,
+  searchConditions,
+  searchLimit,
+  sessionExists,
+  sessionNotFound,
+  sessionUsageIncrements,
+  summaryPage,
+  titleCandidates,
+  titleToApply,
+  toUsageByModelRow,
+  turnStartCondition,
+  usageAmounts,
+  usageInsertValues,
+  usageUpsert,
+} from './store-common.js';
+import { normalizeTitle } from './titles.js';
+import { acquireTurnLease } from './turn-lease.js';
 import type {
   CompactionCommit,
   CompactionPlan,
@@ -73,14 +106,6 @@ export interface PostgresStoreOptions {
   migrationsFolder?: string;
 }
 
-const NON_TURN_USER_KINDS = ['steer', 'redirect', 'model_switch', 'compaction_summary'];
-const PREVIEW_LENGTH = 120;
-const CONTEXT_LENGTH = 200;
-const DEFAULT_LIST_LIMIT = 50;
-const MAX_LIST_LIMIT = 500;
-const DEFAULT_SEARCH_LIMIT = 20;
-const MAX_SEARCH_LIMIT = 500;
-
 /** Every `messages` column but the search vector, in the shape `rows.ts` maps. */
 const messageColumns = {
   id: messages.id,
@@ -106,39 +131,6 @@ const messageColumns = {
 
 type MessageRecord = Parameters<typeof toStoredMessage>[0];
 type SessionRecord = typeof sessions.$inferSelect;
-
-function sessionNotFound(sessionId: string): HermesError {
-  return new HermesError('session_not_found', `No session ${sessionId}`, { details: { sessionId } });
-}
-
-function collapseWhitespace(text: string): string {
-  return text.replace(/\s+/gu, ' ').trim();
-}
-
-function cutCodePoints(text: string, length: number): string {
-  const codePoints = Array.from(text);
-  return codePoints.length > length ? codePoints.slice(0, length).join('') : text;
-}
-
-function encodeCursor(lastActivityAt: number, id: string): string {
-  return Buffer.from(JSON.stringify([lastActivityAt, id]), 'utf8').toString('base64url');
-}
-
-function decodeCursor(cursor: string): { lastActivityAt: number; id: string } {
-  try {
-    const decoded: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(decoded) && typeof decoded[0] === 'number' && typeof decoded[1] === 'string') {
-      return { lastActivityAt: decoded[0], id: decoded[1] };
-    }
-  } catch {
-    // Reported below.
-  }
-  throw new HermesError('invalid_input', 'Invalid session list cursor', { details: { cursor } });
-}
-
-function escapeLike(text: string): string {
-  return text.replace(/[\\%_]/gu, (character) => `\\${character}`);
-}
 
 function toSessionRow(row: SessionRecord): SessionRow {
   return { ...row, modelConfig: { ...row.modelConfig } };
@@ -166,6 +158,12 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   });
   // An idle connection the server drops (restart, failover) must not crash the process.
   pool.on('error', (error) => logger.warn('database connection lost', { location, reason: error.message }));
+  // One the server drops while it is checked out (a restart mid-query) reports on its client, which
+  // has no listener then: without one the process would crash. The operation itself fails with
+  // `store_unavailable`, so the client's report is only logged.
+  pool.on('connect', (client) =>
+    client.on('error', (error) => logger.debug('database connection lost in use', { location, reason: error.message })),
+  );
   try {
     await connectWithRetry(pool, { source, location, budgetMs: options.connectBudgetMs ?? 10_000, clock, logger });
     await applyPgMigrations(pool, { migrationsFolder, location });
@@ -188,11 +186,13 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
 export class PostgresSessionStore implements SessionStore {
   readonly responses: PgResponseStore;
   readonly runs: PgRunStore;
+  private readonly leases: PgLeaseStatements;
 
   /** @internal Use {@link openPostgresStore}. */
   constructor(private readonly connection: PgConnection) {
     this.responses = new PgResponseStore(connection);
     this.runs = new PgRunStore(connection);
+    this.leases = new PgLeaseStatements(connection);
   }
 
   /** The database URL without its password. */
@@ -212,48 +212,18 @@ export class PostgresSessionStore implements SessionStore {
   // ---------------------------------------------------------------- sessions
 
   async createSession(init: NewSession, seed: NewMessage[] = []): Promise<SessionRow> {
-    for (const message of seed) {
-      if (!['user', 'assistant', 'tool'].includes(message.role)) {
-        throw new HermesError('invalid_input', `A seed row cannot have role ${String(message.role)}`, {
-          details: { role: String(message.role) },
-        });
-      }
-    }
+    assertSeedRoles(seed);
     return this.connection.write('other', async (tx) => {
       const now = this.now;
-      if (await this.findSession(tx, init.id)) {
-        throw new HermesError('session_exists', `Session ${init.id} already exists`, {
-          details: { sessionId: init.id },
-        });
-      }
+      if (await this.findSession(tx, init.id)) throw sessionExists(init.id);
       let title = normalizeTitle(init.title);
       if (title !== null && (await this.titleTakenBy(tx, title)) !== null) title = await this.nextTitle(tx, title);
       const inserted = await tx
         .insert(sessions)
-        .values({
-          id: init.id,
-          source: init.source ?? 'library',
-          kind: init.kind ?? 'root',
-          title,
-          titleSource: title === null ? null : (init.titleSource ?? 'user'),
-          parentSessionId: init.parentSessionId ?? null,
-          model: init.model ?? null,
-          modelConfig: init.modelConfig ?? {},
-          systemPrompt: init.systemPrompt ?? null,
-          cwd: init.cwd ?? null,
-          startedAt: init.startedAt ?? now,
-          lastActivityAt: now,
-          hidden: init.hidden ?? false,
-          messageCount: seed.length,
-          toolCallCount: countToolCalls(seed),
-        })
+        .values(newSessionValues(init, seed, title, now))
         .onConflictDoNothing({ target: sessions.id })
         .returning({ id: sessions.id });
-      if (inserted.length === 0) {
-        throw new HermesError('session_exists', `Session ${init.id} already exists`, {
-          details: { sessionId: init.id },
-        });
-      }
+      if (inserted.length === 0) throw sessionExists(init.id);
       await this.insertMessages(
         tx,
         seed.map((message) => newMessageValues(init.id, message, now)),
@@ -263,8 +233,7 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   async getSession(id: string): Promise<SessionRow | null> {
-    this.connection.assertOpen();
-    const row = await this.findSession(this.connection.db, id);
+    const row = await this.connection.query((db) => this.findSession(db, id));
     return row ? toSessionRow(row) : null;
   }
 
@@ -284,84 +253,50 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   async listSessions(query: ListQuery = {}): Promise<Page<SessionSummary>> {
-    const limit = Math.max(1, Math.min(Math.floor(query.limit ?? DEFAULT_LIST_LIMIT), MAX_LIST_LIMIT));
-    const conditions: SQL[] = [];
-    const kinds = query.kinds ?? ['root', 'branch'];
-    if (kinds.length === 0) return { items: [], nextCursor: null };
-    conditions.push(inArray(sessions.kind, kinds));
-    if (query.includeHidden !== true) conditions.push(eq(sessions.hidden, false));
-    if (query.sources !== undefined) {
-      if (query.sources.length === 0) return { items: [], nextCursor: null };
-      conditions.push(inArray(sessions.source, query.sources));
-    }
-    if (query.excludeSources !== undefined && query.excludeSources.length > 0) {
-      conditions.push(notInArray(sessions.source, query.excludeSources));
-    }
-    if (query.titlePrefix !== undefined && query.titlePrefix !== '') {
+    const limit = listLimit(query);
+    const conditions = listConditions(sessions, query, {
       // LIKE as in SQLite: ASCII letters compare case-insensitively there, so ILIKE here.
-      conditions.push(sql`${sessions.title} ILIKE ${`${escapeLike(query.titlePrefix)}%`} ESCAPE '\\'`);
-    }
-    if (query.cwd !== undefined) conditions.push(eq(sessions.cwd, query.cwd));
-    if (query.cursor !== undefined) {
-      const cursor = decodeCursor(query.cursor);
-      conditions.push(
-        or(
-          lt(sessions.lastActivityAt, cursor.lastActivityAt),
-          and(eq(sessions.lastActivityAt, cursor.lastActivityAt), sql`${sessions.id} COLLATE "C" < ${cursor.id}`),
-        ) as SQL,
-      );
-    }
-    this.connection.assertOpen();
-    const rows = await this.connection.db
-      .select({
-        id: sessions.id,
-        title: sessions.title,
-        source: sessions.source,
-        kind: sessions.kind,
-        parentSessionId: sessions.parentSessionId,
-        model: sessions.model,
-        cwd: sessions.cwd,
-        startedAt: sessions.startedAt,
-        lastActivityAt: sessions.lastActivityAt,
-        endedAt: sessions.endedAt,
-        endReason: sessions.endReason,
-        messageCount: sessions.messageCount,
-        costUsd: sessions.estimatedCostUsd,
-        hidden: sessions.hidden,
-        firstUserText: sql<string | null>`(
+      titleLike: (pattern) => sql`${sessions.title} ILIKE ${pattern} ESCAPE '\\'`,
+      idBefore: (id) => sql`${sessions.id} COLLATE "C" < ${id}`,
+    });
+    if (conditions === null) return { items: [], nextCursor: null };
+    const rows = await this.connection.query((db) =>
+      db
+        .select({
+          id: sessions.id,
+          title: sessions.title,
+          source: sessions.source,
+          kind: sessions.kind,
+          parentSessionId: sessions.parentSessionId,
+          model: sessions.model,
+          cwd: sessions.cwd,
+          startedAt: sessions.startedAt,
+          lastActivityAt: sessions.lastActivityAt,
+          endedAt: sessions.endedAt,
+          endReason: sessions.endReason,
+          messageCount: sessions.messageCount,
+          costUsd: sessions.estimatedCostUsd,
+          hidden: sessions.hidden,
+          firstUserText: sql<string | null>`(
           SELECT first_user.content FROM messages AS first_user
           WHERE first_user.session_id = "sessions"."id" AND first_user.active AND first_user.role = 'user'
           ORDER BY first_user.id LIMIT 1
         )`,
-      })
-      .from(sessions)
-      .where(and(...conditions))
-      // COLLATE "C" orders ids bytewise, as SQLite does, whatever the database's collation.
-      .orderBy(desc(sessions.lastActivityAt), sql`${sessions.id} COLLATE "C" DESC`)
-      .limit(limit + 1);
-    const items: SessionSummary[] = rows.slice(0, limit).map(({ firstUserText, ...row }) => ({
-      ...row,
-      preview: cutCodePoints(collapseWhitespace(firstUserText ?? ''), PREVIEW_LENGTH),
-    }));
-    const last = items[items.length - 1];
-    const nextCursor = rows.length > limit && last ? encodeCursor(last.lastActivityAt, last.id) : null;
-    return { items, nextCursor };
+        })
+        .from(sessions)
+        .where(and(...conditions))
+        // COLLATE "C" orders ids bytewise, as SQLite does, whatever the database's collation.
+        .orderBy(desc(sessions.lastActivityAt), sql`${sessions.id} COLLATE "C" DESC`)
+        .limit(limit + 1),
+    );
+    return summaryPage(rows, limit);
   }
 
   async updateSession(id: string, patch: SessionPatch): Promise<void> {
     await this.connection.write('other', async (tx) => {
       const session = await this.requireSession(tx, id, true);
-      const fields: Partial<SessionRecord> = {};
-      if (patch.model !== undefined) fields.model = patch.model;
-      if (patch.modelConfig !== undefined) fields.modelConfig = patch.modelConfig;
-      if (patch.systemPrompt !== undefined) fields.systemPrompt = patch.systemPrompt;
-      if (patch.cwd !== undefined) fields.cwd = patch.cwd;
-      if (patch.hidden !== undefined) fields.hidden = patch.hidden;
-      if (patch.title !== undefined) {
-        await this.applyTitle(tx, session, patch.title, patch.titleSource ?? 'user');
-      } else if (patch.titleSource !== undefined) {
-        fields.titleSource = session.title === null ? null : patch.titleSource;
-      }
+      const fields = patchFields(toSessionRow(session), patch);
+      if (patch.title !== undefined) await this.applyTitle(tx, session, patch.title, patch.titleSource ?? 'user');
       await tx
         .update(sessions)
         .set({ ...fields, lastActivityAt: this.now })
@@ -425,7 +360,7 @@ export class PostgresSessionStore implements SessionStore {
         .set({ displayMetadata })
         .where(eq(messages.id, rowId))
         .returning({ sessionId: messages.sessionId });
-      if (!row) throw new HermesError('invalid_input', `No message row ${rowId}`, { details: { rowId } });
+      if (!row) throw messageRowNotFound(rowId);
       await tx.update(sessions).set({ lastActivityAt: this.now }).where(eq(sessions.id, row.sessionId));
     });
   }
@@ -471,14 +406,7 @@ export class PostgresSessionStore implements SessionStore {
       const [lastTurnStart] = await tx
         .select({ id: messages.id })
         .from(messages)
-        .where(
-          and(
-            eq(messages.sessionId, sessionId),
-            eq(messages.active, true),
-            eq(messages.role, 'user'),
-            or(isNull(messages.displayKind), notInArray(messages.displayKind, NON_TURN_USER_KINDS)),
-          ),
-        )
+        .where(turnStartCondition(messages, sessionId))
         .orderBy(desc(messages.id))
         .limit(1);
       if (!lastTurnStart) return { removed: [], removedUserText: null, idMap: {}, rewindCount: session.rewindCount };
@@ -494,33 +422,14 @@ export class PostgresSessionStore implements SessionStore {
       const now = this.now;
       const parent = await this.requireSession(tx, sessionId, true);
       const branchId = options.id ?? newSessionId(now);
-      if (await this.findSession(tx, branchId)) {
-        throw new HermesError('session_exists', `Session ${branchId} already exists`, {
-          details: { sessionId: branchId },
-        });
-      }
+      if (await this.findSession(tx, branchId)) throw sessionExists(branchId);
       if (options.upToRowId !== undefined) await this.requireActiveRow(tx, sessionId, options.upToRowId);
       const givenTitle = normalizeTitle(options.title);
-      if (givenTitle !== null && (await this.titleTakenBy(tx, givenTitle)) !== null) {
-        throw new HermesError('title_taken', `The title "${givenTitle}" is already used by another session`, {
-          details: { title: givenTitle },
-        });
-      }
+      if (givenTitle !== null && (await this.titleTakenBy(tx, givenTitle)) !== null) throw branchTitleTaken(givenTitle);
       const title = givenTitle ?? (await this.nextTitle(tx, parent.title ?? 'Untitled'));
-      await tx.insert(sessions).values({
-        id: branchId,
-        source: options.source ?? parent.source,
-        kind: 'branch',
-        title,
-        titleSource: givenTitle !== null ? 'user' : 'branch',
-        parentSessionId: parent.id,
-        model: parent.model,
-        modelConfig: { ...parent.modelConfig, branched_from: parent.id },
-        systemPrompt: parent.systemPrompt,
-        cwd: parent.cwd,
-        startedAt: now,
-        lastActivityAt: now,
-      });
+      await tx
+        .insert(sessions)
+        .values(branchSessionValues(toSessionRow(parent), branchId, title, givenTitle, options.source, now));
       let copied = 0;
       let toolCalls = 0;
       let afterId = 0;
@@ -555,55 +464,21 @@ export class PostgresSessionStore implements SessionStore {
     return this.connection.write('transcript', async (tx) => {
       const now = this.now;
       await this.requireSession(tx, sessionId, true);
-      const middleIds = [...new Set(plan.middleRowIds)].sort((a, b) => a - b);
-      const tailIds = [...new Set(plan.tailRowIds)].sort((a, b) => a - b);
-      const firstMiddle = middleIds[0];
-      if (firstMiddle === undefined) {
-        throw new HermesError('invalid_input', 'A compaction plan needs at least one middle row');
-      }
-      const planned = new Set([...middleIds, ...tailIds]);
-      if (planned.size !== middleIds.length + tailIds.length) {
-        throw new HermesError('invalid_input', 'A row cannot be both in the middle and in the tail of a compaction');
-      }
+      const planRows = compactionRows(plan);
+      const { middleIds, tailIds, firstMiddle } = planRows;
       const affected = await tx
         .select(messageColumns)
         .from(messages)
         .where(and(eq(messages.sessionId, sessionId), eq(messages.active, true), gte(messages.id, firstMiddle)))
         .orderBy(asc(messages.id));
-      const affectedIds = new Set(affected.map((row) => row.id));
-      for (const id of planned) {
-        if (!affectedIds.has(id)) {
-          throw new HermesError(
-            'invalid_input',
-            `Row ${id} is not an active row of session ${sessionId} after the head`,
-            {
-              details: { sessionId, rowId: id },
-            },
-          );
-        }
-      }
-      const uncovered = affected.find((row) => !planned.has(row.id));
-      if (uncovered) {
-        throw new HermesError('invalid_input', `Active row ${uncovered.id} is neither in the middle nor in the tail`, {
-          details: { sessionId, rowId: uncovered.id },
-        });
-      }
-      if (tailIds.length > 0 && middleIds[middleIds.length - 1]! > tailIds[0]!) {
-        throw new HermesError('invalid_input', 'Every tail row must come after every middle row');
-      }
+      checkCompactionCoverage(sessionId, affected, planRows);
       for (let start = 0; start < middleIds.length; start += COPY_BATCH_SIZE) {
         await tx
           .update(messages)
           .set({ active: false, compacted: true })
           .where(inArray(messages.id, middleIds.slice(start, start + COPY_BATCH_SIZE)));
       }
-      const [summaryRowId] = await this.insertMessages(tx, [
-        newMessageValues(
-          sessionId,
-          { ...plan.summary, displayKind: plan.summary.displayKind ?? 'compaction_summary' },
-          now,
-        ),
-      ]);
+      const [summaryRowId] = await this.insertMessages(tx, [newMessageValues(sessionId, compactionSummary(plan), now)]);
       const tailSet = new Set(tailIds);
       const tailRows = affected.filter((row) => tailSet.has(row.id));
       const idMap = await this.supersedeWithCopies(tx, sessionId, tailRows, (row) => row.displayMetadata);
@@ -638,28 +513,14 @@ export class PostgresSessionStore implements SessionStore {
   async search(query: string, options: SearchOptions = {}): Promise<SearchHit[]> {
     const terms = searchTerms(query);
     if (terms.length === 0) return [];
-    const limit = Math.max(1, Math.min(Math.floor(options.limit ?? DEFAULT_SEARCH_LIMIT), MAX_SEARCH_LIMIT));
+    const limit = searchLimit(options.limit);
     const tsquery = toTsqueryLiteral(terms);
-    const conditions: SQL[] = [sql`m.search_vector @@ ${tsquery}::tsquery`, sql`m.superseded_by IS NULL`];
-    const namesSubagent = options.sources?.includes('subagent') === true;
-    const isSubagent = sql`(s.kind = 'subagent' OR s.source = 'subagent')`;
-    if (options.sources !== undefined) {
-      if (options.sources.length === 0) return [];
-      conditions.push(sql`s.source = ANY(${sql.param(options.sources)}::text[])`);
-    }
-    if (!namesSubagent) conditions.push(sql`NOT ${isSubagent}`);
-    if (options.excludeSources !== undefined && options.excludeSources.length > 0) {
-      conditions.push(sql`NOT (s.source = ANY(${sql.param(options.excludeSources)}::text[]))`);
-    }
-    if (options.roles !== undefined) {
-      if (options.roles.length === 0) return [];
-      conditions.push(sql`m.role = ANY(${sql.param(options.roles)}::text[])`);
-    }
-    if (options.sessionId !== undefined) conditions.push(sql`m.session_id = ${options.sessionId}`);
-    if (options.includeArchived === false) conditions.push(sql`m.active`);
-    if (options.includeHidden !== true) {
-      conditions.push(namesSubagent ? sql`(NOT s.hidden OR ${isSubagent})` : sql`NOT s.hidden`);
-    }
+    const conditions = searchConditions(options, {
+      inList: (column, values) => sql`${column} = ANY(${sql.param(values)}::text[])`,
+      isTrue: (column) => column,
+    });
+    if (conditions === null) return [];
+    conditions.unshift(sql`m.search_vector @@ ${tsquery}::tsquery`);
     return this.connection.read(async (tx) => {
       const result = await tx.execute<{
         row_id: string | number;
@@ -721,9 +582,8 @@ export class PostgresSessionStore implements SessionStore {
     await this.connection.write('other', async (tx) => {
       const now = this.now;
       await this.requireSession(tx, sessionId, true);
-      const { usage } = entry;
       const [current] = await tx
-        .select()
+        .select({ costStatus: usageByModel.costStatus })
         .from(usageByModel)
         .where(
           and(
@@ -735,35 +595,8 @@ export class PostgresSessionStore implements SessionStore {
         );
       await tx
         .insert(usageByModel)
-        .values({
-          sessionId,
-          provider: entry.provider,
-          model: entry.model,
-          task: entry.task,
-          apiCalls: usage.apiCalls,
-          inputTokens: usage.inputTokens,
-          outputTokens: usage.outputTokens,
-          cacheReadTokens: usage.cacheReadTokens,
-          cacheWriteTokens: usage.cacheWriteTokens,
-          reasoningTokens: usage.reasoningTokens,
-          costUsd: entry.costUsd,
-          costStatus: entry.costStatus,
-          updatedAt: now,
-        })
-        .onConflictDoUpdate({
-          target: [usageByModel.sessionId, usageByModel.provider, usageByModel.model, usageByModel.task],
-          set: {
-            apiCalls: sql`${usageByModel.apiCalls} + ${usage.apiCalls}`,
-            inputTokens: sql`${usageByModel.inputTokens} + ${usage.inputTokens}`,
-            outputTokens: sql`${usageByModel.outputTokens} + ${usage.outputTokens}`,
-            cacheReadTokens: sql`${usageByModel.cacheReadTokens} + ${usage.cacheReadTokens}`,
-            cacheWriteTokens: sql`${usageByModel.cacheWriteTokens} + ${usage.cacheWriteTokens}`,
-            reasoningTokens: sql`${usageByModel.reasoningTokens} + ${usage.reasoningTokens}`,
-            costUsd: sql`${usageByModel.costUsd} + ${entry.costUsd}`,
-            costStatus: current ? weakerCostStatus(current.costStatus, entry.costStatus) : entry.costStatus,
-            updatedAt: now,
-          },
-        });
+        .values(usageInsertValues(sessionId, entry, now))
+        .onConflictDoUpdate(usageUpsert(usageByModel, nextCostStatus(current, entry)));
       if (entry.task === 'subagent') {
         await tx.update(sessions).set({ lastActivityAt: now }).where(eq(sessions.id, sessionId));
         return;
@@ -776,56 +609,30 @@ export class PostgresSessionStore implements SessionStore {
       for (const row of statuses) costStatus = weakerCostStatus(costStatus, row.costStatus);
       await tx
         .update(sessions)
-        .set({
-          apiCallCount: sql`${sessions.apiCallCount} + ${usage.apiCalls}`,
-          inputTokens: sql`${sessions.inputTokens} + ${usage.inputTokens}`,
-          outputTokens: sql`${sessions.outputTokens} + ${usage.outputTokens}`,
-          cacheReadTokens: sql`${sessions.cacheReadTokens} + ${usage.cacheReadTokens}`,
-          cacheWriteTokens: sql`${sessions.cacheWriteTokens} + ${usage.cacheWriteTokens}`,
-          reasoningTokens: sql`${sessions.reasoningTokens} + ${usage.reasoningTokens}`,
-          estimatedCostUsd: sql`${sessions.estimatedCostUsd} + ${entry.costUsd}`,
-          costStatus,
-          lastActivityAt: now,
-        })
+        .set(sessionUsageIncrements(sessions, usageAmounts(entry), costStatus, now))
         .where(eq(sessions.id, sessionId));
     });
   }
 
   async usageByModel(sessionId: string): Promise<UsageByModelRow[]> {
-    this.connection.assertOpen();
-    const rows = await this.connection.db
-      .select()
-      .from(usageByModel)
-      .where(eq(usageByModel.sessionId, sessionId))
-      .orderBy(
-        sql`${usageByModel.task} COLLATE "C"`,
-        sql`${usageByModel.provider} COLLATE "C"`,
-        sql`${usageByModel.model} COLLATE "C"`,
-      );
-    return rows.map((row) => ({
-      sessionId: row.sessionId,
-      provider: row.provider,
-      model: row.model,
-      task: row.task,
-      usage: {
-        inputTokens: row.inputTokens,
-        outputTokens: row.outputTokens,
-        cacheReadTokens: row.cacheReadTokens,
-        cacheWriteTokens: row.cacheWriteTokens,
-        reasoningTokens: row.reasoningTokens,
-        totalTokens: row.inputTokens + row.outputTokens,
-        apiCalls: row.apiCalls,
-      },
-      costUsd: row.costUsd,
-      costStatus: row.costStatus,
-      updatedAt: row.updatedAt,
-    }));
+    const rows = await this.connection.query((db) =>
+      db
+        .select()
+        .from(usageByModel)
+        .where(eq(usageByModel.sessionId, sessionId))
+        .orderBy(
+          sql`${usageByModel.task} COLLATE "C"`,
+          sql`${usageByModel.provider} COLLATE "C"`,
+          sql`${usageByModel.model} COLLATE "C"`,
+        ),
+    );
+    return rows.map(toUsageByModelRow);
   }
 
   // ------------------------------------------------------------------- lease
 
   async acquireTurnLease(sessionId: string, options: LeaseOptions): Promise<TurnLease> {
-    return acquirePgTurnLease(this.connection, sessionId, options);
+    return acquireTurnLease(this.leases, sessionId, options);
   }
 
   /** Closes the pool. Later calls fail with `store_closed`; closing twice is harmless. */
@@ -895,11 +702,7 @@ export class PostgresSessionStore implements SessionStore {
       .select(messageColumns)
       .from(messages)
       .where(and(eq(messages.id, rowId), eq(messages.sessionId, sessionId), eq(messages.active, true)));
-    if (!row) {
-      throw new HermesError('invalid_input', `Row ${rowId} is not an active row of session ${sessionId}`, {
-        details: { sessionId, rowId },
-      });
-    }
+    if (!row) throw rowNotActive(sessionId, rowId);
     return row;
   }
 
@@ -965,22 +768,14 @@ export class PostgresSessionStore implements SessionStore {
       .set({ active: false })
       .where(and(activeOfSession, gte(messages.id, beforeRowId)));
     const survivors = await tx.select(messageColumns).from(messages).where(activeOfSession).orderBy(asc(messages.id));
-    const idMap = await this.supersedeWithCopies(tx, sessionId, survivors, (row) => ({
-      ...row.displayMetadata,
-      rewound_from: row.id,
-    }));
+    const idMap = await this.supersedeWithCopies(tx, sessionId, survivors, rewoundMetadata);
     await tx
       .update(sessions)
       .set({ rewindCount: sql`${sessions.rewindCount} + 1` })
       .where(eq(sessions.id, sessionId));
     await this.refreshCounters(tx, sessionId);
     const { rewindCount } = await this.requireSession(tx, sessionId);
-    return {
-      removed: removedRows.map((row) => toStoredMessage({ ...row, active: false })),
-      removedUserText: target.role === 'user' ? target.content : null,
-      idMap,
-      rewindCount,
-    };
+    return rewindResult(target, removedRows.map(toStoredMessage), idMap, rewindCount);
   }
 
   private async titleTakenBy(tx: PgTransaction, title: string, exceptSessionId?: string): Promise<string | null> {
@@ -995,13 +790,10 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   private async nextTitle(tx: PgTransaction, base: string, exceptSessionId?: string): Promise<string> {
-    const normalized = normalizeTitle(base) ?? 'Untitled';
-    if ((await this.titleTakenBy(tx, normalized, exceptSessionId)) === null) return normalized;
-    const stem = titleBase(normalized);
-    for (let number = 2; ; number += 1) {
-      const candidate = numberedTitle(stem, number);
+    for (const candidate of titleCandidates(base)) {
       if ((await this.titleTakenBy(tx, candidate, exceptSessionId)) === null) return candidate;
     }
+    throw new Error('unreachable: the title candidates never end');
   }
 
   private async applyTitle(
@@ -1010,16 +802,14 @@ export class PostgresSessionStore implements SessionStore {
     title: string | null,
     source: TitleSource,
   ): Promise<string | null> {
-    if (session.titleSource === 'user' && source !== 'user') return session.title;
-    const normalized = normalizeTitle(title);
+    const decision = titleToApply(session, title, source);
+    if ('keep' in decision) return decision.keep;
+    const { normalized } = decision;
     let stored = normalized;
     if (normalized !== null && (await this.titleTakenBy(tx, normalized, session.id)) !== null) {
-      if (source === 'user') {
-        throw new HermesError('title_taken', `The title "${normalized}" is already used by another session`, {
-          details: { title: normalized, sessionId: session.id },
-        });
-      }
-      stored = await this.nextTitle(tx, normalized, session.id);
+      stored = await resolveTakenTitle(normalized, source, session.id, () =>
+        this.nextTitle(tx, normalized, session.id),
+      );
     }
     await tx
       .update(sessions)
@@ -1035,19 +825,12 @@ export class PostgresSessionStore implements SessionStore {
     active: boolean,
     side: 'before' | 'after',
   ): Promise<{ role: string; text: string } | undefined> {
-    const conditions = [
-      eq(messages.sessionId, sessionId),
-      side === 'before' ? lt(messages.id, rowId) : gt(messages.id, rowId),
-    ];
-    if (active) conditions.push(eq(messages.active, true));
     const [row] = await tx
       .select({ role: messages.role, content: messages.content, toolCalls: messages.toolCalls })
       .from(messages)
-      .where(and(...conditions))
+      .where(neighbourCondition(messages, sessionId, rowId, active, side))
       .orderBy(side === 'before' ? desc(messages.id) : asc(messages.id))
       .limit(1);
-    if (!row) return undefined;
-    const text = row.content !== '' ? row.content : (row.toolCalls ?? []).map((call) => call.name).join(', ');
-    return { role: row.role, text: cutCodePoints(text, CONTEXT_LENGTH) };
+    return row ? neighbourText(row) : undefined;
   }
 }

@@ -1,7 +1,7 @@
 import { count, desc, eq, lt, sql } from 'drizzle-orm';
-import { HermesError } from '../errors.js';
 import type { StoreConnection } from './connection.js';
 import { responses, sessions } from './schema.js';
+import { sessionNotFound } from './store-common.js';
 import type { ResponseRecord, ResponseStore } from './types.js';
 
 /**
@@ -22,11 +22,7 @@ export class SqliteResponseStore implements ResponseStore {
         .from(sessions)
         .where(eq(sessions.id, record.sessionId))
         .get();
-      if (!session) {
-        throw new HermesError('session_not_found', `No session ${record.sessionId}`, {
-          details: { sessionId: record.sessionId },
-        });
-      }
+      if (!session) throw sessionNotFound(record.sessionId);
       this.connection.db
         .insert(responses)
         .values({ id, ...fields })

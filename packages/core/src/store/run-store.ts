@@ -1,19 +1,126 @@
-import { and, desc, eq, inArray, lt, type SQL, sql } from 'drizzle-orm';
+import { and, type Column, desc, eq, inArray, lt, type SQL, sql } from 'drizzle-orm';
 import { HermesError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { JsonValue } from '../types.js';
 import type { StoreConnection } from './connection.js';
 import { runs, sessions } from './schema.js';
+import { sessionNotFound } from './store-common.js';
 import type { RunRecord, RunStatus, RunStore } from './types.js';
 
 /** How long an idempotency key returns the run it created (spec/core.md §9.4.12). */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
-const UNFINISHED: RunStatus[] = ['queued', 'running', 'stopping'];
+/** Statuses of a run that has not ended. */
+export const UNFINISHED: RunStatus[] = ['queued', 'running', 'stopping'];
+
+/** What `RunStore.create` takes. */
+export interface NewRun {
+  sessionId: string;
+  input: JsonValue;
+  idempotencyKey?: string | null;
+  holder: string;
+  id?: string;
+}
+
+/** The record of a new queued run. */
+export function newRunRecord(input: NewRun, now: number): RunRecord {
+  return {
+    id: input.id ?? newId('run_', 24),
+    sessionId: input.sessionId,
+    turnId: null,
+    status: 'queued',
+    idempotencyKey: input.idempotencyKey ?? null,
+    holder: input.holder,
+    input: input.input,
+    result: null,
+    exitReason: null,
+    error: null,
+    createdAt: now,
+    startedAt: null,
+    endedAt: null,
+    updatedAt: now,
+  };
+}
+
+/** The update that ends a run whose process stopped heartbeating. */
+export function orphanedRunPatch(now: number) {
+  return {
+    status: 'failed' as const,
+    error: { code: 'orphaned', message: 'The process running this run stopped before it finished' },
+    endedAt: now,
+    updatedAt: now,
+  };
+}
+
+export function runNotFound(id: string): HermesError {
+  return new HermesError('run_not_found', `No run ${id}`, { details: { runId: id } });
+}
+
+/** The conditions and limit of a run list over either dialect's `runs` columns; `null` when nothing can match. */
+export function runListQuery(
+  runs: { sessionId: Column; status: Column },
+  query: { sessionId?: string; status?: RunStatus[]; limit?: number },
+): { conditions: SQL[]; limit: number } | null {
+  const conditions: SQL[] = [];
+  if (query.sessionId !== undefined) conditions.push(eq(runs.sessionId, query.sessionId));
+  if (query.status !== undefined) {
+    if (query.status.length === 0) return null;
+    conditions.push(inArray(runs.status, query.status));
+  }
+  return { conditions, limit: Math.max(1, Math.min(query.limit ?? 100, 1_000)) };
+}
+
+function prepareRunStatements(connection: StoreConnection) {
+  const { db } = connection;
+  const placeholders = (names: Array<keyof RunRecord>) =>
+    Object.fromEntries(names.map((name) => [name, sql.placeholder(name)])) as never;
+  return {
+    session: db
+      .select({ id: sessions.id })
+      .from(sessions)
+      .where(eq(sessions.id, sql.placeholder('sessionId')))
+      .prepare(),
+    // The fields a new run has; the others start NULL (a bound null would be encoded as JSON `null`).
+    insert: db
+      .insert(runs)
+      .values(
+        placeholders(['id', 'sessionId', 'status', 'idempotencyKey', 'holder', 'input', 'createdAt', 'updatedAt']),
+      )
+      .prepare(),
+  };
+}
 
 /** Durable run records of the runs API (spec/core.md §9.2.5, §9.4.12). */
 export class SqliteRunStore implements RunStore {
+  private prepared: ReturnType<typeof prepareRunStatements> | undefined;
+  /** Updates prepared per set of changed fields (a null value is written as SQL NULL, not bound). */
+  private readonly updates = new Map<string, { run(values: Record<string, unknown>): { changes: number } }>();
+
   constructor(private readonly connection: StoreConnection) {}
+
+  private get statements(): ReturnType<typeof prepareRunStatements> {
+    this.prepared ??= prepareRunStatements(this.connection);
+    return this.prepared;
+  }
+
+  /** The update of the fields `values` sets, compiled once per shape: runs change state several times each. */
+  private updateStatement(values: Record<string, unknown>) {
+    const fields = Object.keys(values).filter((field) => values[field] !== undefined);
+    const shape = fields.map((field) => (values[field] === null ? `${field}=null` : field)).join(',');
+    let statement = this.updates.get(shape);
+    if (!statement) {
+      const set = Object.fromEntries(
+        fields.map((field) => [field, values[field] === null ? null : sql.placeholder(field)]),
+      ) as Partial<Record<keyof typeof runs.$inferInsert, unknown>>;
+      statement = this.connection.db
+        .update(runs)
+        .set(set as never)
+        .where(eq(runs.id, sql.placeholder('id')))
+        .prepare();
+      this.updates.set(shape, statement);
+    }
+    return statement;
+  }
 
   /**
    * Creates a queued run. A key used within the last 24 hours returns that run with
@@ -27,13 +134,7 @@ export class SqliteRunStore implements RunStore {
     });
   }
 
-  async create(input: {
-    sessionId: string;
-    input: JsonValue;
-    idempotencyKey?: string | null;
-    holder: string;
-    id?: string;
-  }): Promise<RunRecord & { existing: boolean }> {
+  async create(input: NewRun): Promise<RunRecord & { existing: boolean }> {
     return this.connection.write('other', () => {
       const { db, clock } = this.connection;
       const now = clock.now();
@@ -43,32 +144,11 @@ export class SqliteRunStore implements RunStore {
         if (previous && previous.createdAt >= now - IDEMPOTENCY_WINDOW_MS) return { ...previous, existing: true };
         if (previous) db.update(runs).set({ idempotencyKey: null }).where(eq(runs.id, previous.id)).run();
       }
-      const session = db.select({ id: sessions.id }).from(sessions).where(eq(sessions.id, input.sessionId)).get();
-      if (!session) {
-        throw new HermesError('session_not_found', `No session ${input.sessionId}`, {
-          details: { sessionId: input.sessionId },
-        });
-      }
-      const record: RunRecord = {
-        id: input.id ?? newId('run_', 24),
-        sessionId: input.sessionId,
-        turnId: null,
-        status: 'queued',
-        idempotencyKey: key,
-        holder: input.holder,
-        input: input.input,
-        result: null,
-        exitReason: null,
-        error: null,
-        createdAt: now,
-        startedAt: null,
-        endedAt: null,
-        updatedAt: now,
-      };
-      // drizzle writes a JS null as SQL NULL; a JSON null input is stored as the JSON text instead.
-      db.insert(runs)
-        .values({ ...record, input: record.input === null ? sql`'null'` : record.input })
-        .run();
+      const statements = this.statements;
+      if (!statements.session.get({ sessionId: input.sessionId })) throw sessionNotFound(input.sessionId);
+      const record = newRunRecord(input, now);
+      // The prepared insert encodes the input as JSON, so a JSON null input is stored as the text `null`.
+      statements.insert.run({ ...record });
       return { ...record, existing: false };
     });
   }
@@ -78,12 +158,9 @@ export class SqliteRunStore implements RunStore {
     patch: Partial<Pick<RunRecord, 'turnId' | 'status' | 'result' | 'exitReason' | 'error' | 'startedAt' | 'endedAt'>>,
   ): Promise<void> {
     await this.connection.write('other', () => {
-      const changed = this.connection.db
-        .update(runs)
-        .set({ ...patch, updatedAt: this.connection.clock.now() })
-        .where(eq(runs.id, id))
-        .run();
-      if (changed.changes === 0) throw new HermesError('run_not_found', `No run ${id}`, { details: { runId: id } });
+      const values = { ...patch, updatedAt: this.connection.clock.now() };
+      const changed = this.updateStatement(values).run({ ...values, id });
+      if (changed.changes === 0) throw runNotFound(id);
     });
   }
 
@@ -93,13 +170,9 @@ export class SqliteRunStore implements RunStore {
 
   /** Newest first; at most `limit` (default 100). */
   async list(query: { sessionId?: string; status?: RunStatus[]; limit?: number } = {}): Promise<RunRecord[]> {
-    const conditions: SQL[] = [];
-    if (query.sessionId !== undefined) conditions.push(eq(runs.sessionId, query.sessionId));
-    if (query.status !== undefined) {
-      if (query.status.length === 0) return [];
-      conditions.push(inArray(runs.status, query.status));
-    }
-    const limit = Math.max(1, Math.min(query.limit ?? 100, 1_000));
+    const list = runListQuery(runs, query);
+    if (list === null) return [];
+    const { conditions, limit } = list;
     return this.connection.read(() =>
       this.connection.db
         .select()
@@ -126,12 +199,7 @@ export class SqliteRunStore implements RunStore {
       const now = this.connection.clock.now();
       return this.connection.db
         .update(runs)
-        .set({
-          status: 'failed',
-          error: { code: 'orphaned', message: 'The process running this run stopped before it finished' },
-          endedAt: now,
-          updatedAt: now,
-        })
+        .set(orphanedRunPatch(now))
         .where(and(inArray(runs.status, UNFINISHED), lt(runs.updatedAt, staleBefore)))
         .run().changes;
     });

@@ -1,7 +1,7 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database, { type Statement } from 'better-sqlite3';
-import { and, asc, desc, eq, gt, gte, inArray, isNull, lt, lte, notInArray, or, type SQL, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, gte, inArray, lt, lte, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { systemClock } from '../clock.js';
 import { HermesError } from '../errors.js';
@@ -32,8 +32,40 @@ import { SqliteRunStore } from './run-store.js';
 import * as schema from './schema.js';
 import { messages, sessions, usageByModel } from './schema.js';
 import { sanitizeFtsQuery } from './search-query.js';
-import { normalizeTitle, numberedTitle, titleBase } from './titles.js';
-import { acquireTurnLease } from './turn-lease.js';
+import { prepareStoreStatements, type StoreStatements } from './sqlite-statements.js';
+import {
+  assertSeedRoles,
+  branchSessionValues,
+  branchTitleTaken,
+  checkCompactionCoverage,
+  compactionRows,
+  compactionSummary,
+  listConditions,
+  listLimit,
+  messageRowNotFound,
+  neighbourCondition,
+  neighbourText,
+  newSessionValues,
+  nextCostStatus,
+  patchFields,
+  resolveTakenTitle,
+  rewindResult,
+  rewoundMetadata,
+  rowNotActive,
+  searchConditions,
+  searchLimit,
+  sessionExists,
+  sessionNotFound,
+  summaryPage,
+  titleCandidates,
+  titleToApply,
+  toUsageByModelRow,
+  turnStartCondition,
+  usageAmounts,
+  usageInsertValues,
+} from './store-common.js';
+import { normalizeTitle } from './titles.js';
+import { acquireTurnLease, SqliteLeaseStatements } from './turn-lease.js';
 import type {
   CompactionCommit,
   CompactionPlan,
@@ -72,48 +104,8 @@ export interface SqliteStoreOptions {
   migrationsFolder?: string;
 }
 
-/** `display_kind` values of user rows that did not start a turn (spec/core.md §9.4.4). */
-const NON_TURN_USER_KINDS = ['steer', 'redirect', 'model_switch', 'compaction_summary'];
-const PREVIEW_LENGTH = 120;
-const CONTEXT_LENGTH = 200;
-const DEFAULT_LIST_LIMIT = 50;
-const MAX_LIST_LIMIT = 500;
-const DEFAULT_SEARCH_LIMIT = 20;
-const MAX_SEARCH_LIMIT = 500;
+/** Words around a match in a search snippet (FTS5 `snippet`). */
 const SNIPPET_TOKENS = 24;
-
-function sessionNotFound(sessionId: string): HermesError {
-  return new HermesError('session_not_found', `No session ${sessionId}`, { details: { sessionId } });
-}
-
-function collapseWhitespace(text: string): string {
-  return text.replace(/\s+/gu, ' ').trim();
-}
-
-function cutCodePoints(text: string, length: number): string {
-  const codePoints = Array.from(text);
-  return codePoints.length > length ? codePoints.slice(0, length).join('') : text;
-}
-
-function encodeCursor(lastActivityAt: number, id: string): string {
-  return Buffer.from(JSON.stringify([lastActivityAt, id]), 'utf8').toString('base64url');
-}
-
-function decodeCursor(cursor: string): { lastActivityAt: number; id: string } {
-  try {
-    const decoded: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(decoded) && typeof decoded[0] === 'number' && typeof decoded[1] === 'string') {
-      return { lastActivityAt: decoded[0], id: decoded[1] };
-    }
-  } catch {
-    // Reported below.
-  }
-  throw new HermesError('invalid_input', 'Invalid session list cursor', { details: { cursor } });
-}
-
-function escapeLike(text: string): string {
-  return text.replace(/[\\%_]/gu, (character) => `\\${character}`);
-}
 
 /** Creates the database file with mode 0600 before SQLite does (SQLite would honour the umask). */
 function prepareDatabaseFile(path: string): void {
@@ -193,11 +185,13 @@ export class SqliteSessionStore implements SessionStore {
   readonly responses: SqliteResponseStore;
   /** Durable runs of the runs API. */
   readonly runs: SqliteRunStore;
+  private readonly leases: SqliteLeaseStatements;
 
   /** @internal Use {@link openSqliteStore}. */
   constructor(private readonly connection: StoreConnection) {
     this.responses = new SqliteResponseStore(connection);
     this.runs = new SqliteRunStore(connection);
+    this.leases = new SqliteLeaseStatements(connection);
   }
 
   /** The database file this store was opened on. */
@@ -213,7 +207,14 @@ export class SqliteSessionStore implements SessionStore {
     return this.connection.clock.now();
   }
 
+  private prepared: StoreStatements | undefined;
   private inserter: MessageInserter | undefined;
+
+  /** The per-turn statements, compiled on first use. */
+  private get statements(): StoreStatements {
+    this.prepared ??= prepareStoreStatements(this.db);
+    return this.prepared;
+  }
   private countAppend: { run(values: Record<string, unknown>): { changes: number } } | undefined;
   private loadAll: Statement | undefined;
   private loadActive: Statement | undefined;
@@ -229,43 +230,14 @@ export class SqliteSessionStore implements SessionStore {
   // ---------------------------------------------------------------- sessions
 
   async createSession(init: NewSession, seed: NewMessage[] = []): Promise<SessionRow> {
-    for (const message of seed) {
-      if (!['user', 'assistant', 'tool'].includes(message.role)) {
-        throw new HermesError('invalid_input', `A seed row cannot have role ${String(message.role)}`, {
-          details: { role: String(message.role) },
-        });
-      }
-    }
+    assertSeedRoles(seed);
     return this.connection.write('other', () => {
       const now = this.now;
-      if (this.findSession(init.id)) {
-        throw new HermesError('session_exists', `Session ${init.id} already exists`, {
-          details: { sessionId: init.id },
-        });
-      }
+      if (this.findSession(init.id)) throw sessionExists(init.id);
       let title = normalizeTitle(init.title);
       // A pending title taken by another session in the meantime gets the suffix rule (§9.4.6).
       if (title !== null && this.titleTakenBy(title) !== null) title = this.nextTitle(title);
-      this.db
-        .insert(sessions)
-        .values({
-          id: init.id,
-          source: init.source ?? 'library',
-          kind: init.kind ?? 'root',
-          title,
-          titleSource: title === null ? null : (init.titleSource ?? 'user'),
-          parentSessionId: init.parentSessionId ?? null,
-          model: init.model ?? null,
-          modelConfig: init.modelConfig ?? {},
-          systemPrompt: init.systemPrompt ?? null,
-          cwd: init.cwd ?? null,
-          startedAt: init.startedAt ?? now,
-          lastActivityAt: now,
-          hidden: init.hidden ?? false,
-          messageCount: seed.length,
-          toolCallCount: countToolCalls(seed),
-        })
-        .run();
+      this.statements.insertSession.run(newSessionValues(init, seed, title, now));
       this.insertMessages(seed.map((message) => newMessageValues(init.id, message, now)));
       return toSessionRow(this.requireSession(init.id));
     });
@@ -291,32 +263,12 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   async listSessions(query: ListQuery = {}): Promise<Page<SessionSummary>> {
-    const limit = Math.max(1, Math.min(Math.floor(query.limit ?? DEFAULT_LIST_LIMIT), MAX_LIST_LIMIT));
-    const conditions: SQL[] = [];
-    const kinds = query.kinds ?? ['root', 'branch'];
-    if (kinds.length === 0) return { items: [], nextCursor: null };
-    conditions.push(inArray(sessions.kind, kinds));
-    if (query.includeHidden !== true) conditions.push(eq(sessions.hidden, false));
-    if (query.sources !== undefined) {
-      if (query.sources.length === 0) return { items: [], nextCursor: null };
-      conditions.push(inArray(sessions.source, query.sources));
-    }
-    if (query.excludeSources !== undefined && query.excludeSources.length > 0) {
-      conditions.push(notInArray(sessions.source, query.excludeSources));
-    }
-    if (query.titlePrefix !== undefined && query.titlePrefix !== '') {
-      conditions.push(sql`${sessions.title} LIKE ${`${escapeLike(query.titlePrefix)}%`} ESCAPE '\\'`);
-    }
-    if (query.cwd !== undefined) conditions.push(eq(sessions.cwd, query.cwd));
-    if (query.cursor !== undefined) {
-      const cursor = decodeCursor(query.cursor);
-      conditions.push(
-        or(
-          lt(sessions.lastActivityAt, cursor.lastActivityAt),
-          and(eq(sessions.lastActivityAt, cursor.lastActivityAt), lt(sessions.id, cursor.id)),
-        ) as SQL,
-      );
-    }
+    const limit = listLimit(query);
+    const conditions = listConditions(sessions, query, {
+      titleLike: (pattern) => sql`${sessions.title} LIKE ${pattern} ESCAPE '\\'`,
+      idBefore: (id) => lt(sessions.id, id),
+    });
+    if (conditions === null) return { items: [], nextCursor: null };
     const rows = await this.connection.read(() =>
       this.db
         .select({
@@ -348,30 +300,15 @@ export class SqliteSessionStore implements SessionStore {
         .limit(limit + 1)
         .all(),
     );
-    const items: SessionSummary[] = rows.slice(0, limit).map(({ firstUserText, ...row }) => ({
-      ...row,
-      preview: cutCodePoints(collapseWhitespace(firstUserText ?? ''), PREVIEW_LENGTH),
-    }));
-    const last = items[items.length - 1];
-    const nextCursor = rows.length > limit && last ? encodeCursor(last.lastActivityAt, last.id) : null;
-    return { items, nextCursor };
+    return summaryPage(rows, limit);
   }
 
   /** Changes model, model config, system prompt, cwd, hidden and title fields; titles follow {@link setTitle}'s rules. */
   async updateSession(id: string, patch: SessionPatch): Promise<void> {
     await this.connection.write('other', () => {
       const session = this.requireSession(id);
-      const fields: Partial<SessionRecord> = {};
-      if (patch.model !== undefined) fields.model = patch.model;
-      if (patch.modelConfig !== undefined) fields.modelConfig = patch.modelConfig;
-      if (patch.systemPrompt !== undefined) fields.systemPrompt = patch.systemPrompt;
-      if (patch.cwd !== undefined) fields.cwd = patch.cwd;
-      if (patch.hidden !== undefined) fields.hidden = patch.hidden;
-      if (patch.title !== undefined) {
-        this.applyTitle(session, patch.title, patch.titleSource ?? 'user');
-      } else if (patch.titleSource !== undefined) {
-        fields.titleSource = session.title === null ? null : patch.titleSource;
-      }
+      const fields = patchFields(toSessionRow(session), patch);
+      if (patch.title !== undefined) this.applyTitle(session, patch.title, patch.titleSource ?? 'user');
       this.db
         .update(sessions)
         .set({ ...fields, lastActivityAt: this.now })
@@ -436,8 +373,8 @@ export class SqliteSessionStore implements SessionStore {
         .where(eq(messages.id, rowId))
         .returning({ sessionId: messages.sessionId })
         .get();
-      if (!row) throw new HermesError('invalid_input', `No message row ${rowId}`, { details: { rowId } });
-      this.db.update(sessions).set({ lastActivityAt: this.now }).where(eq(sessions.id, row.sessionId)).run();
+      if (!row) throw messageRowNotFound(rowId);
+      this.statements.touchSession.run({ sessionId: row.sessionId, now: this.now });
     });
   }
 
@@ -465,13 +402,7 @@ export class SqliteSessionStore implements SessionStore {
     return this.connection.read(() => {
       const session = this.findSession(sessionId);
       if (!session) return null;
-      const last = this.db
-        .select({ id: messages.id })
-        .from(messages)
-        .where(and(eq(messages.sessionId, sessionId), eq(messages.active, true)))
-        .orderBy(desc(messages.id))
-        .limit(1)
-        .get();
+      const last = this.statements.lastActiveRow.get({ sessionId });
       return { lastRowId: last?.id ?? 0, rewindCount: session.rewindCount };
     });
   }
@@ -489,14 +420,7 @@ export class SqliteSessionStore implements SessionStore {
       const lastTurnStart = this.db
         .select({ id: messages.id })
         .from(messages)
-        .where(
-          and(
-            eq(messages.sessionId, sessionId),
-            eq(messages.active, true),
-            eq(messages.role, 'user'),
-            or(isNull(messages.displayKind), notInArray(messages.displayKind, NON_TURN_USER_KINDS)),
-          ),
-        )
+        .where(turnStartCondition(messages, sessionId))
         .orderBy(desc(messages.id))
         .limit(1)
         .get();
@@ -513,35 +437,14 @@ export class SqliteSessionStore implements SessionStore {
       const now = this.now;
       const parent = this.requireSession(sessionId);
       const branchId = options.id ?? newSessionId(now);
-      if (this.findSession(branchId)) {
-        throw new HermesError('session_exists', `Session ${branchId} already exists`, {
-          details: { sessionId: branchId },
-        });
-      }
+      if (this.findSession(branchId)) throw sessionExists(branchId);
       if (options.upToRowId !== undefined) this.requireActiveRow(sessionId, options.upToRowId);
       const givenTitle = normalizeTitle(options.title);
-      if (givenTitle !== null && this.titleTakenBy(givenTitle) !== null) {
-        throw new HermesError('title_taken', `The title "${givenTitle}" is already used by another session`, {
-          details: { title: givenTitle },
-        });
-      }
+      if (givenTitle !== null && this.titleTakenBy(givenTitle) !== null) throw branchTitleTaken(givenTitle);
       const title = givenTitle ?? this.nextTitle(parent.title ?? 'Untitled');
       this.db
         .insert(sessions)
-        .values({
-          id: branchId,
-          source: options.source ?? parent.source,
-          kind: 'branch',
-          title,
-          titleSource: givenTitle !== null ? 'user' : 'branch',
-          parentSessionId: parent.id,
-          model: parent.model,
-          modelConfig: { ...parent.modelConfig, branched_from: parent.id },
-          systemPrompt: parent.systemPrompt,
-          cwd: parent.cwd,
-          startedAt: now,
-          lastActivityAt: now,
-        })
+        .values(branchSessionValues(toSessionRow(parent), branchId, title, givenTitle, options.source, now))
         .run();
       // Copy in batches of 500 so a long transcript never sits in memory whole.
       let copied = 0;
@@ -577,16 +480,8 @@ export class SqliteSessionStore implements SessionStore {
     return this.connection.write('transcript', () => {
       const now = this.now;
       this.requireSession(sessionId);
-      const middleIds = [...new Set(plan.middleRowIds)].sort((a, b) => a - b);
-      const tailIds = [...new Set(plan.tailRowIds)].sort((a, b) => a - b);
-      const firstMiddle = middleIds[0];
-      if (firstMiddle === undefined) {
-        throw new HermesError('invalid_input', 'A compaction plan needs at least one middle row');
-      }
-      const planned = new Set([...middleIds, ...tailIds]);
-      if (planned.size !== middleIds.length + tailIds.length) {
-        throw new HermesError('invalid_input', 'A row cannot be both in the middle and in the tail of a compaction');
-      }
+      const planRows = compactionRows(plan);
+      const { middleIds, tailIds, firstMiddle } = planRows;
       // Every active row from the first middle row on must be summarized or carried over, or id order would stop
       // matching conversation order.
       const affected = this.db
@@ -595,27 +490,7 @@ export class SqliteSessionStore implements SessionStore {
         .where(and(eq(messages.sessionId, sessionId), eq(messages.active, true), gte(messages.id, firstMiddle)))
         .orderBy(byId)
         .all();
-      const affectedIds = new Set(affected.map((row) => row.id));
-      for (const id of planned) {
-        if (!affectedIds.has(id)) {
-          throw new HermesError(
-            'invalid_input',
-            `Row ${id} is not an active row of session ${sessionId} after the head`,
-            {
-              details: { sessionId, rowId: id },
-            },
-          );
-        }
-      }
-      const uncovered = affected.find((row) => !planned.has(row.id));
-      if (uncovered) {
-        throw new HermesError('invalid_input', `Active row ${uncovered.id} is neither in the middle nor in the tail`, {
-          details: { sessionId, rowId: uncovered.id },
-        });
-      }
-      if (tailIds.length > 0 && middleIds[middleIds.length - 1]! > tailIds[0]!) {
-        throw new HermesError('invalid_input', 'Every tail row must come after every middle row');
-      }
+      checkCompactionCoverage(sessionId, affected, planRows);
       // Chunked to stay well within SQLite's bound-parameter limit.
       for (let start = 0; start < middleIds.length; start += COPY_BATCH_SIZE) {
         this.db
@@ -624,13 +499,7 @@ export class SqliteSessionStore implements SessionStore {
           .where(inArray(messages.id, middleIds.slice(start, start + COPY_BATCH_SIZE)))
           .run();
       }
-      const [summaryRowId] = this.insertMessages([
-        newMessageValues(
-          sessionId,
-          { ...plan.summary, displayKind: plan.summary.displayKind ?? 'compaction_summary' },
-          now,
-        ),
-      ]);
+      const [summaryRowId] = this.insertMessages([newMessageValues(sessionId, compactionSummary(plan), now)]);
       const tailSet = new Set(tailIds);
       const tailRows = affected.filter((row) => tailSet.has(row.id));
       const idMap = this.supersedeWithCopies(sessionId, tailRows, (row) => row.displayMetadata);
@@ -645,7 +514,7 @@ export class SqliteSessionStore implements SessionStore {
     return this.connection.write('other', () => {
       const session = this.requireSession(id);
       const stored = this.applyTitle(session, title, source);
-      this.db.update(sessions).set({ lastActivityAt: this.now }).where(eq(sessions.id, id)).run();
+      this.statements.touchSession.run({ sessionId: id, now: this.now });
       return stored;
     });
   }
@@ -665,43 +534,17 @@ export class SqliteSessionStore implements SessionStore {
   async search(query: string, options: SearchOptions = {}): Promise<SearchHit[]> {
     const match = sanitizeFtsQuery(query);
     if (match === null) return [];
-    const limit = Math.max(1, Math.min(Math.floor(options.limit ?? DEFAULT_SEARCH_LIMIT), MAX_SEARCH_LIMIT));
-    const conditions: SQL[] = [sql`messages_fts MATCH ${match}`, sql`m.superseded_by IS NULL`];
-    const namesSubagent = options.sources?.includes('subagent') === true;
-    const isSubagent = sql`(s.kind = 'subagent' OR s.source = 'subagent')`;
-    if (options.sources !== undefined) {
-      if (options.sources.length === 0) return [];
-      conditions.push(
-        sql`s.source IN (${sql.join(
-          options.sources.map((source) => sql`${source}`),
+    const limit = searchLimit(options.limit);
+    const conditions = searchConditions(options, {
+      inList: (column, values) =>
+        sql`${column} IN (${sql.join(
+          values.map((value) => sql`${value}`),
           sql`, `,
         )})`,
-      );
-    }
-    if (!namesSubagent) conditions.push(sql`NOT ${isSubagent}`);
-    if (options.excludeSources !== undefined && options.excludeSources.length > 0) {
-      conditions.push(
-        sql`s.source NOT IN (${sql.join(
-          options.excludeSources.map((source) => sql`${source}`),
-          sql`, `,
-        )})`,
-      );
-    }
-    if (options.roles !== undefined) {
-      if (options.roles.length === 0) return [];
-      conditions.push(
-        sql`m.role IN (${sql.join(
-          options.roles.map((role) => sql`${role}`),
-          sql`, `,
-        )})`,
-      );
-    }
-    if (options.sessionId !== undefined) conditions.push(sql`m.session_id = ${options.sessionId}`);
-    if (options.includeArchived === false) conditions.push(sql`m.active = 1`);
-    // Subagent sessions are hidden by construction; naming them in `sources` is what brings them back.
-    if (options.includeHidden !== true) {
-      conditions.push(namesSubagent ? sql`(s.hidden = 0 OR ${isSubagent})` : sql`s.hidden = 0`);
-    }
+      isTrue: (column) => sql`${column} = 1`,
+    });
+    if (conditions === null) return [];
+    conditions.unshift(sql`messages_fts MATCH ${match}`);
     return this.connection.read(() => {
       const hits = this.db.all<{
         rowId: number;
@@ -758,76 +601,22 @@ export class SqliteSessionStore implements SessionStore {
     await this.connection.write('other', () => {
       const now = this.now;
       this.requireSession(sessionId);
-      const key = and(
-        eq(usageByModel.sessionId, sessionId),
-        eq(usageByModel.provider, entry.provider),
-        eq(usageByModel.model, entry.model),
-        eq(usageByModel.task, entry.task),
-      );
-      const current = this.db.select().from(usageByModel).where(key).get();
-      const { usage } = entry;
-      if (current) {
-        this.db
-          .update(usageByModel)
-          .set({
-            apiCalls: current.apiCalls + usage.apiCalls,
-            inputTokens: current.inputTokens + usage.inputTokens,
-            outputTokens: current.outputTokens + usage.outputTokens,
-            cacheReadTokens: current.cacheReadTokens + usage.cacheReadTokens,
-            cacheWriteTokens: current.cacheWriteTokens + usage.cacheWriteTokens,
-            reasoningTokens: current.reasoningTokens + usage.reasoningTokens,
-            costUsd: current.costUsd + entry.costUsd,
-            costStatus: weakerCostStatus(current.costStatus, entry.costStatus),
-            updatedAt: now,
-          })
-          .where(key)
-          .run();
-      } else {
-        this.db
-          .insert(usageByModel)
-          .values({
-            sessionId,
-            provider: entry.provider,
-            model: entry.model,
-            task: entry.task,
-            apiCalls: usage.apiCalls,
-            inputTokens: usage.inputTokens,
-            outputTokens: usage.outputTokens,
-            cacheReadTokens: usage.cacheReadTokens,
-            cacheWriteTokens: usage.cacheWriteTokens,
-            reasoningTokens: usage.reasoningTokens,
-            costUsd: entry.costUsd,
-            costStatus: entry.costStatus,
-            updatedAt: now,
-          })
-          .run();
-      }
-      if (entry.task === 'subagent') {
-        this.db.update(sessions).set({ lastActivityAt: now }).where(eq(sessions.id, sessionId)).run();
+      const statements = this.statements;
+      const { provider, model, task } = entry;
+      const current = statements.usageCostStatus.get({ sessionId, provider, model, task });
+      statements.upsertUsage.run({
+        ...usageInsertValues(sessionId, entry, now),
+        rowCostStatus: nextCostStatus(current, entry),
+      });
+      if (task === 'subagent') {
+        statements.touchSession.run({ sessionId, now });
         return;
       }
-      const statuses = this.db
-        .select({ costStatus: usageByModel.costStatus })
-        .from(usageByModel)
-        .where(and(eq(usageByModel.sessionId, sessionId), sql`${usageByModel.task} <> 'subagent'`))
-        .all();
       let costStatus: CostStatus = entry.costStatus;
-      for (const row of statuses) costStatus = weakerCostStatus(costStatus, row.costStatus);
-      this.db
-        .update(sessions)
-        .set({
-          apiCallCount: sql`${sessions.apiCallCount} + ${usage.apiCalls}`,
-          inputTokens: sql`${sessions.inputTokens} + ${usage.inputTokens}`,
-          outputTokens: sql`${sessions.outputTokens} + ${usage.outputTokens}`,
-          cacheReadTokens: sql`${sessions.cacheReadTokens} + ${usage.cacheReadTokens}`,
-          cacheWriteTokens: sql`${sessions.cacheWriteTokens} + ${usage.cacheWriteTokens}`,
-          reasoningTokens: sql`${sessions.reasoningTokens} + ${usage.reasoningTokens}`,
-          estimatedCostUsd: sql`${sessions.estimatedCostUsd} + ${entry.costUsd}`,
-          costStatus,
-          lastActivityAt: now,
-        })
-        .where(eq(sessions.id, sessionId))
-        .run();
+      for (const row of statements.sessionCostStatuses.all({ sessionId })) {
+        costStatus = weakerCostStatus(costStatus, row.costStatus);
+      }
+      statements.addSessionUsage.run({ ...usageAmounts(entry), costStatus, now, sessionId });
     });
   }
 
@@ -839,31 +628,14 @@ export class SqliteSessionStore implements SessionStore {
         .where(eq(usageByModel.sessionId, sessionId))
         .orderBy(asc(usageByModel.task), asc(usageByModel.provider), asc(usageByModel.model))
         .all()
-        .map((row) => ({
-          sessionId: row.sessionId,
-          provider: row.provider,
-          model: row.model,
-          task: row.task,
-          usage: {
-            inputTokens: row.inputTokens,
-            outputTokens: row.outputTokens,
-            cacheReadTokens: row.cacheReadTokens,
-            cacheWriteTokens: row.cacheWriteTokens,
-            reasoningTokens: row.reasoningTokens,
-            totalTokens: row.inputTokens + row.outputTokens,
-            apiCalls: row.apiCalls,
-          },
-          costUsd: row.costUsd,
-          costStatus: row.costStatus,
-          updatedAt: row.updatedAt,
-        })),
+        .map(toUsageByModelRow),
     );
   }
 
   // ------------------------------------------------------------------- lease
 
   async acquireTurnLease(sessionId: string, options: LeaseOptions): Promise<TurnLease> {
-    return acquireTurnLease(this.connection, sessionId, options);
+    return acquireTurnLease(this.leases, sessionId, options);
   }
 
   /** Closes the database. Later calls fail with `store_closed`; closing twice is harmless. */
@@ -896,11 +668,7 @@ export class SqliteSessionStore implements SessionStore {
       .from(messages)
       .where(and(eq(messages.id, rowId), eq(messages.sessionId, sessionId), eq(messages.active, true)))
       .get();
-    if (!row) {
-      throw new HermesError('invalid_input', `Row ${rowId} is not an active row of session ${sessionId}`, {
-        details: { sessionId, rowId },
-      });
-    }
+    if (!row) throw rowNotActive(sessionId, rowId);
     return row;
   }
 
@@ -917,16 +685,7 @@ export class SqliteSessionStore implements SessionStore {
 
   /** Recomputes the counters that describe the active transcript, and touches `last_activity_at`. */
   private refreshCounters(sessionId: string): void {
-    this.db
-      .update(sessions)
-      .set({
-        messageCount: sql`(SELECT count(*) FROM messages AS counted WHERE counted.session_id = ${sessionId} AND counted.active = 1)`,
-        toolCallCount: sql`(SELECT coalesce(sum(json_array_length(counted.tool_calls)), 0) FROM messages AS counted
-          WHERE counted.session_id = ${sessionId} AND counted.active = 1 AND json_valid(counted.tool_calls))`,
-        lastActivityAt: this.now,
-      })
-      .where(eq(sessions.id, sessionId))
-      .run();
+    this.statements.refreshCounters.run({ sessionId, now: this.now });
   }
 
   /**
@@ -969,10 +728,7 @@ export class SqliteSessionStore implements SessionStore {
       .where(and(activeOfSession, gte(messages.id, beforeRowId)))
       .run();
     const survivors = this.db.select().from(messages).where(activeOfSession).orderBy(byId).all();
-    const idMap = this.supersedeWithCopies(sessionId, survivors, (row) => ({
-      ...row.displayMetadata,
-      rewound_from: row.id,
-    }));
+    const idMap = this.supersedeWithCopies(sessionId, survivors, rewoundMetadata);
     this.db
       .update(sessions)
       .set({ rewindCount: sql`${sessions.rewindCount} + 1` })
@@ -980,50 +736,35 @@ export class SqliteSessionStore implements SessionStore {
       .run();
     this.refreshCounters(sessionId);
     const { rewindCount } = this.requireSession(sessionId);
-    return {
-      removed: removedRows.map((row) => toStoredMessage({ ...row, active: false })),
-      removedUserText: target.role === 'user' ? target.content : null,
-      idMap,
-      rewindCount,
-    };
+    return rewindResult(target, removedRows.map(toStoredMessage), idMap, rewindCount);
   }
 
   /** The session (other than `exceptSessionId`) using `title`, compared case-insensitively. */
   private titleTakenBy(title: string, exceptSessionId?: string): string | null {
-    const conditions = [sql`${sessions.title} = ${title} COLLATE NOCASE`];
-    if (exceptSessionId !== undefined) conditions.push(sql`${sessions.id} <> ${exceptSessionId}`);
-    const row = this.db
-      .select({ id: sessions.id })
-      .from(sessions)
-      .where(and(...conditions))
-      .get();
+    const row =
+      exceptSessionId === undefined
+        ? this.statements.titleOwner.get({ title })
+        : this.statements.titleOwnerExcept.get({ title, sessionId: exceptSessionId });
     return row?.id ?? null;
   }
 
   /** `base` when free, else the first free "`<base> #n`" from 2 on (an existing "#n" suffix is replaced). */
   private nextTitle(base: string, exceptSessionId?: string): string {
-    const normalized = normalizeTitle(base) ?? 'Untitled';
-    if (this.titleTakenBy(normalized, exceptSessionId) === null) return normalized;
-    const stem = titleBase(normalized);
-    for (let number = 2; ; number += 1) {
-      const candidate = numberedTitle(stem, number);
+    for (const candidate of titleCandidates(base)) {
       if (this.titleTakenBy(candidate, exceptSessionId) === null) return candidate;
     }
+    throw new Error('unreachable: the title candidates never end');
   }
 
   /** The title rules of §9.4.6 on one session; returns the stored title. */
   private applyTitle(session: SessionRecord, title: string | null, source: TitleSource): string | null {
     // A title the user chose is never replaced by a generated one.
-    if (session.titleSource === 'user' && source !== 'user') return session.title;
-    const normalized = normalizeTitle(title);
+    const decision = titleToApply(session, title, source);
+    if ('keep' in decision) return decision.keep;
+    const { normalized } = decision;
     let stored = normalized;
     if (normalized !== null && this.titleTakenBy(normalized, session.id) !== null) {
-      if (source === 'user') {
-        throw new HermesError('title_taken', `The title "${normalized}" is already used by another session`, {
-          details: { title: normalized, sessionId: session.id },
-        });
-      }
-      stored = this.nextTitle(normalized, session.id);
+      stored = resolveTakenTitle(normalized, source, session.id, () => this.nextTitle(normalized, session.id));
     }
     this.db
       .update(sessions)
@@ -1043,20 +784,13 @@ export class SqliteSessionStore implements SessionStore {
     active: boolean,
     side: 'before' | 'after',
   ): { role: string; text: string } | undefined {
-    const conditions = [
-      eq(messages.sessionId, sessionId),
-      side === 'before' ? lt(messages.id, rowId) : gt(messages.id, rowId),
-    ];
-    if (active) conditions.push(eq(messages.active, true));
     const row = this.db
       .select({ role: messages.role, content: messages.content, toolCalls: messages.toolCalls })
       .from(messages)
-      .where(and(...conditions))
+      .where(neighbourCondition(messages, sessionId, rowId, active, side))
       .orderBy(side === 'before' ? desc(messages.id) : asc(messages.id))
       .limit(1)
       .get();
-    if (!row) return undefined;
-    const text = row.content !== '' ? row.content : (row.toolCalls ?? []).map((call) => call.name).join(', ');
-    return { role: row.role, text: cutCodePoints(text, CONTEXT_LENGTH) };
+    return row ? neighbourText(row) : undefined;
   }
 }

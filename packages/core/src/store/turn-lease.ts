@@ -1,5 +1,6 @@
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { HermesError } from '../errors.js';
+import type { Clock } from '../types.js';
 import type { StoreConnection } from './connection.js';
 import { sessions, turnLeases } from './schema.js';
 import type { LeaseOptions, TurnLease } from './types.js';
@@ -11,39 +12,51 @@ function pollDelay(): number {
   return Math.round(POLL_INTERVAL_MS * (0.75 + Math.random() * 0.5));
 }
 
-type AttemptOutcome = { acquired: true } | { acquired: false; holder: string; expiresAt: number };
+/** What one attempt to take the lease found. */
+export type LeaseAttempt = { acquired: true } | { acquired: false; holder: string; expiresAt: number };
+
+/** A lease row's owner: the (holder, turn) pair, so a stale handle can never refresh a newer turn's lease. */
+export interface LeaseOwner {
+  sessionId: string;
+  holder: string;
+  turnId: string;
+}
 
 /**
- * Acquires the turn lease of a session (spec/core.md §9.4.9): inserts it, or takes it over when the
- * current one has expired or belongs to the same holder; otherwise polls about once a second until
- * it is free, `waitMs` passes (`lease_timeout`) or the signal aborts (rejects with its reason).
+ * The statements of one backend behind {@link acquireTurnLease}; each runs in its own write
+ * transaction. The waiting, polling and expiry rules are the same for every backend.
+ */
+export interface LeaseStatements {
+  readonly clock: Clock;
+  readonly isClosed: boolean;
+  /**
+   * Takes the lease when it is free, expired or the same holder's; otherwise reports its holder.
+   * @throws HermesError `session_not_found`.
+   */
+  tryAcquire(owner: LeaseOwner, ttlMs: number): Promise<LeaseAttempt>;
+  /** Moves the owned lease's expiry to `ttlMs` from now; `null` when it did, else the current holder (`''` for none). */
+  refresh(owner: LeaseOwner, ttlMs: number): Promise<string | null>;
+  /** Deletes the owned lease, if it still is. */
+  release(owner: LeaseOwner): Promise<void>;
+}
+
+/**
+ * Acquires the turn lease of a session (spec/core.md §9.4.9): takes it when it is free, expired or
+ * the same holder's; otherwise polls about once a second until it is free, `waitMs` passes
+ * (`lease_timeout`) or the signal aborts (rejects with its reason).
  */
 export async function acquireTurnLease(
-  connection: StoreConnection,
+  statements: LeaseStatements,
   sessionId: string,
   options: LeaseOptions,
 ): Promise<TurnLease> {
-  const { clock } = connection;
+  const { clock } = statements;
+  const owner: LeaseOwner = { sessionId, holder: options.holder, turnId: options.turnId };
   const started = clock.now();
   for (;;) {
     options.signal?.throwIfAborted();
-    const outcome = await connection.write('other', (): AttemptOutcome => {
-      const { db } = connection;
-      const now = clock.now();
-      const session = db.select({ id: sessions.id }).from(sessions).where(eq(sessions.id, sessionId)).get();
-      if (!session) throw new HermesError('session_not_found', `No session ${sessionId}`, { details: { sessionId } });
-      const current = db.select().from(turnLeases).where(eq(turnLeases.sessionId, sessionId)).get();
-      if (current && current.expiresAt > now && current.holder !== options.holder) {
-        return { acquired: false, holder: current.holder, expiresAt: current.expiresAt };
-      }
-      const lease = { holder: options.holder, turnId: options.turnId, acquiredAt: now, expiresAt: now + options.ttlMs };
-      db.insert(turnLeases)
-        .values({ sessionId, ...lease })
-        .onConflictDoUpdate({ target: turnLeases.sessionId, set: lease })
-        .run();
-      return { acquired: true };
-    });
-    if (outcome.acquired) return new SqliteTurnLease(connection, sessionId, options);
+    const outcome = await statements.tryAcquire(owner, options.ttlMs);
+    if (outcome.acquired) return new StoreTurnLease(statements, owner, options.ttlMs);
     const waitedMs = clock.now() - started;
     if (waitedMs >= options.waitMs) {
       throw new HermesError(
@@ -59,52 +72,30 @@ export async function acquireTurnLease(
   }
 }
 
-/** A held lease. Ownership is the (holder, turn) pair, so a stale handle can never refresh a newer turn's lease. */
-class SqliteTurnLease implements TurnLease {
+/** A held lease of any backend. */
+class StoreTurnLease implements TurnLease {
   private readonly controller = new AbortController();
   private released = false;
 
   constructor(
-    private readonly connection: StoreConnection,
-    private readonly sessionId: string,
-    private readonly options: LeaseOptions,
+    private readonly statements: LeaseStatements,
+    private readonly owner: LeaseOwner,
+    private readonly ttlMs: number,
   ) {}
 
   get lost(): AbortSignal {
     return this.controller.signal;
   }
 
-  private ownsRow() {
-    return and(
-      eq(turnLeases.sessionId, this.sessionId),
-      eq(turnLeases.holder, this.options.holder),
-      eq(turnLeases.turnId, this.options.turnId),
-    );
-  }
-
   async refresh(): Promise<boolean> {
     if (this.released || this.controller.signal.aborted) return false;
-    const { clock } = this.connection;
-    const current = await this.connection.write('other', () => {
-      const { db } = this.connection;
-      const changed = db
-        .update(turnLeases)
-        .set({ expiresAt: clock.now() + this.options.ttlMs })
-        .where(this.ownsRow())
-        .run();
-      if (changed.changes > 0) return null;
-      const row = db
-        .select({ holder: turnLeases.holder })
-        .from(turnLeases)
-        .where(eq(turnLeases.sessionId, this.sessionId))
-        .get();
-      return row?.holder ?? '';
-    });
+    const current = await this.statements.refresh(this.owner, this.ttlMs);
     if (current === null) return true;
     // Another holder took it over after it expired, or it was removed: either way this turn no longer owns the session.
+    const { sessionId } = this.owner;
     this.controller.abort(
-      new HermesError('lease_lost', `The turn lease of session ${this.sessionId} was lost`, {
-        details: { sessionId: this.sessionId, holder: current === '' ? null : current },
+      new HermesError('lease_lost', `The turn lease of session ${sessionId} was lost`, {
+        details: { sessionId, holder: current === '' ? null : current },
       }),
     );
     return false;
@@ -113,9 +104,98 @@ class SqliteTurnLease implements TurnLease {
   async release(): Promise<void> {
     if (this.released) return;
     this.released = true;
-    if (this.connection.isClosed) return;
+    if (this.statements.isClosed) return;
+    await this.statements.release(this.owner);
+  }
+}
+
+function prepareLeaseStatements(connection: StoreConnection) {
+  const { db } = connection;
+  const sessionId = sql.placeholder('sessionId');
+  const owns = and(
+    eq(turnLeases.sessionId, sessionId),
+    eq(turnLeases.holder, sql.placeholder('holder')),
+    eq(turnLeases.turnId, sql.placeholder('turnId')),
+  );
+  const lease = {
+    holder: sql`${sql.placeholder('holder')}`,
+    turnId: sql`${sql.placeholder('turnId')}`,
+    acquiredAt: sql`${sql.placeholder('now')}`,
+    expiresAt: sql`${sql.placeholder('expiresAt')}`,
+  };
+  return {
+    session: db.select({ id: sessions.id }).from(sessions).where(eq(sessions.id, sessionId)).prepare(),
+    current: db.select().from(turnLeases).where(eq(turnLeases.sessionId, sessionId)).prepare(),
+    take: db
+      .insert(turnLeases)
+      .values({ sessionId, ...lease })
+      .onConflictDoUpdate({ target: turnLeases.sessionId, set: lease })
+      .prepare(),
+    extend: db
+      .update(turnLeases)
+      .set({ expiresAt: sql`${sql.placeholder('expiresAt')}` })
+      .where(owns)
+      .prepare(),
+    holder: db
+      .select({ holder: turnLeases.holder })
+      .from(turnLeases)
+      .where(eq(turnLeases.sessionId, sessionId))
+      .prepare(),
+    release: db.delete(turnLeases).where(owns).prepare(),
+  };
+}
+
+/**
+ * The SQLite statements of the turn lease, compiled once per store: a turn takes, refreshes and
+ * releases its lease, and compiling these cost more than running them (issue 18).
+ */
+export class SqliteLeaseStatements implements LeaseStatements {
+  private prepared: ReturnType<typeof prepareLeaseStatements> | undefined;
+
+  constructor(private readonly connection: StoreConnection) {}
+
+  private get statements(): ReturnType<typeof prepareLeaseStatements> {
+    this.prepared ??= prepareLeaseStatements(this.connection);
+    return this.prepared;
+  }
+
+  get clock(): Clock {
+    return this.connection.clock;
+  }
+
+  get isClosed(): boolean {
+    return this.connection.isClosed;
+  }
+
+  tryAcquire(owner: LeaseOwner, ttlMs: number): Promise<LeaseAttempt> {
+    return this.connection.write('other', (): LeaseAttempt => {
+      const now = this.connection.clock.now();
+      const { sessionId } = owner;
+      const statements = this.statements;
+      if (!statements.session.get({ sessionId })) {
+        throw new HermesError('session_not_found', `No session ${sessionId}`, { details: { sessionId } });
+      }
+      const current = statements.current.get({ sessionId });
+      if (current && current.expiresAt > now && current.holder !== owner.holder) {
+        return { acquired: false, holder: current.holder, expiresAt: current.expiresAt };
+      }
+      statements.take.run({ ...owner, now, expiresAt: now + ttlMs });
+      return { acquired: true };
+    });
+  }
+
+  refresh(owner: LeaseOwner, ttlMs: number): Promise<string | null> {
+    return this.connection.write('other', () => {
+      const statements = this.statements;
+      const changed = statements.extend.run({ ...owner, expiresAt: this.connection.clock.now() + ttlMs });
+      if (changed.changes > 0) return null;
+      return statements.holder.get({ sessionId: owner.sessionId })?.holder ?? '';
+    });
+  }
+
+  async release(owner: LeaseOwner): Promise<void> {
     await this.connection.write('other', () => {
-      this.connection.db.delete(turnLeases).where(this.ownsRow()).run();
+      this.statements.release.run({ ...owner });
     });
   }
 }
