@@ -3,7 +3,7 @@
  * p90 over N runs, plus the child's RSS at that moment (issue 11).
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { percentile } from './stats.js';
@@ -15,6 +15,11 @@ export interface ColdStart {
   p90Ms: number;
   /** Median RSS of the child when it answered. */
   rssMb: number;
+  /**
+   * Median CPU time (user + system, all threads) the child had used when it answered: on a shared
+   * machine it moves far less with the load than the wall time does.
+   */
+  cpuMs: number;
 }
 
 /** Current resident set size of a process, in MB. */
@@ -23,9 +28,16 @@ function rssMb(pid: number): number {
   return Number(match?.[1] ?? Number.NaN) / 1024;
 }
 
+/** utime + stime of a process, in ms (USER_HZ is 100 on Linux). */
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 /**
  * Spawns `hermes <args>` and resolves with the time until `ready(output)` returns true (or a
- * promise of true), and the child's RSS at that moment.
+ * promise of true), and the child's RSS and CPU time at that moment.
  */
 async function once(
   bin: string,
@@ -33,19 +45,19 @@ async function once(
   env: NodeJS.ProcessEnv,
   send: string | null,
   ready: (stdout: string, stderr: string) => boolean | Promise<boolean>,
-): Promise<{ elapsedMs: number; rssMb: number }> {
+): Promise<{ elapsedMs: number; rssMb: number; cpuMs: number }> {
   const started = process.hrtime.bigint();
   const child = spawn(process.execPath, [bin, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   try {
-    return await new Promise<{ elapsedMs: number; rssMb: number }>((resolve, reject) => {
+    return await new Promise<{ elapsedMs: number; rssMb: number; cpuMs: number }>((resolve, reject) => {
       let done = false;
       const check = async () => {
         if (done || !(await ready(stdout, stderr)) || done) return;
         done = true;
         const elapsedMs = Number(process.hrtime.bigint() - started) / 1e6;
-        resolve({ elapsedMs, rssMb: rssMb(child.pid as number) });
+        resolve({ elapsedMs, rssMb: rssMb(child.pid as number), cpuMs: cpuMs(child.pid as number) });
       };
       const fail = (error: unknown) => reject(error);
       child.stdout.on('data', (chunk: Buffer) => {
@@ -76,7 +88,7 @@ async function healthy(url: string): Promise<boolean> {
   }
 }
 
-/** Measures `hermes acp` → initialize reply, `hermes gateway` → gateway.ready, `hermes serve` → /health 200. */
+/** Measures a bare Node floor, `hermes acp` → initialize reply, `hermes gateway` → gateway.ready, `hermes serve` → /health 200. */
 export async function runColdStarts(bin: string, runs: number): Promise<ColdStart[]> {
   const home = mkdtempSync(join(tmpdir(), 'hermes-cold-'));
   const env = {
@@ -99,18 +111,36 @@ export async function runColdStarts(bin: string, runs: number): Promise<ColdStar
       },
     ],
   ];
+  // The floor of the ACP row: Node starting a script that answers the first line it reads.
+  const floor = join(home, 'floor.mjs');
+  writeFileSync(
+    floor,
+    `process.stdin.once('data', () => process.stdout.write('{"jsonrpc":"2.0","id":1,"result":{}}\\n'));\n`,
+  );
+  const starts: [
+    string,
+    string,
+    string[],
+    string | null,
+    (stdout: string, stderr: string) => boolean | Promise<boolean>,
+  ][] = [
+    ['cold start floor: node answering one line', floor, [], initialize, (stdout) => stdout.includes('"id":1')],
+    ...paths.map(([name, args, send, ready]) => [name, bin, args, send, ready] as (typeof starts)[number]),
+  ];
   const results: ColdStart[] = [];
   try {
-    for (const [name, args, send, ready] of paths) {
-      const samples: { elapsedMs: number; rssMb: number }[] = [];
-      for (let run = 0; run < runs; run += 1) samples.push(await once(bin, args, env, send, ready));
+    for (const [name, script, args, send, ready] of starts) {
+      const samples: { elapsedMs: number; rssMb: number; cpuMs: number }[] = [];
+      for (let run = 0; run < runs; run += 1) samples.push(await once(script, args, env, send, ready));
       const times = samples.map((sample) => sample.elapsedMs).sort((a, b) => a - b);
       const rss = samples.map((sample) => sample.rssMb).sort((a, b) => a - b);
+      const cpu = samples.map((sample) => sample.cpuMs).sort((a, b) => a - b);
       results.push({
         name,
         medianMs: percentile(times, 0.5),
         p90Ms: percentile(times, 0.9),
         rssMb: percentile(rss, 0.5),
+        cpuMs: percentile(cpu, 0.5),
       });
     }
   } finally {

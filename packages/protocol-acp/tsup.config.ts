@@ -1,7 +1,9 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: { index: 'src/index.ts' },
+  // `initialize` is its own entry: the CLI answers an editor's `initialize` with it before the
+  // SDK loads (docs/adr/0019).
+  entry: { index: 'src/index.ts', initialize: 'src/initialize.ts' },
   format: ['esm'],
   target: 'node20',
   platform: 'node',

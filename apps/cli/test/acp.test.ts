@@ -23,6 +23,12 @@ const REFUSE_CORE = `export async function resolve(specifier, context, next) {
   return next(specifier, context);
 }`;
 
+/** Module hooks that refuse `@hermes/core/logger`, which `hermes acp` loads with the ACP SDK. */
+const REFUSE_LOGGER = `export async function resolve(specifier, context, next) {
+  if (specifier === '@hermes/core/logger') throw new Error('LOGGER-REFUSED');
+  return next(specifier, context);
+}`;
+
 /** `hermes acp` on pipes, with the given module hooks registered before the CLI loads. */
 function spawnAcp(hooks: string) {
   const home = mkdtempSync(join(tmpdir(), 'hermes-acp-'));
@@ -41,11 +47,13 @@ function spawnAcp(hooks: string) {
     rmSync(home, { recursive: true, force: true });
   });
   const replies = new Map<number, (reply: Reply) => void>();
+  const lines: Reply[] = [];
   let buffer = '';
   child.stdout.on('data', (chunk: Buffer) => {
     buffer += chunk.toString('utf8');
     for (let index = buffer.indexOf('\n'); index >= 0; index = buffer.indexOf('\n')) {
       const reply = JSON.parse(buffer.slice(0, index)) as Reply;
+      lines.push(reply);
       buffer = buffer.slice(index + 1);
       if (reply.id !== undefined) replies.get(reply.id)?.(reply);
     }
@@ -60,7 +68,7 @@ function spawnAcp(hooks: string) {
       void exited.then(() => reject(new Error(`hermes acp exited: ${stderr}`)));
       child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
     });
-  return { request, stderr: () => stderr };
+  return { request, stderr: () => stderr, lines: () => lines, exited };
 }
 
 describe('hermes acp', () => {
@@ -73,5 +81,41 @@ describe('hermes acp', () => {
     const created = await acp.request(1, 'session/new', { cwd: tmpdir(), mcpServers: [] });
     expect(created.error?.code).toBe(-32603);
     expect(created.error?.message).toContain('CORE-REFUSED');
+  });
+
+  it('answers initialize before the ACP SDK loads, once, and the SDK still sees it', async () => {
+    // The logger loads with the SDK: refusing it ends the server right after the early answer.
+    const refused = spawnAcp(REFUSE_LOGGER);
+    const early = await refused.request(0, 'initialize', { protocolVersion: 1, clientCapabilities: {} });
+    expect(early.result?.protocolVersion).toBe(1);
+    await refused.exited;
+    expect(refused.stderr()).toContain('LOGGER-REFUSED');
+
+    // Served normally, the SDK reads the same request (it accepts session requests after it) and
+    // its own answer is not sent a second time.
+    const acp = spawnAcp('');
+    const initialized = await acp.request(0, 'initialize', {
+      protocolVersion: 1,
+      clientCapabilities: { auth: { terminal: true } },
+    });
+    const listed = await acp.request(1, 'session/list', {});
+    expect(listed.error).toBeUndefined();
+    expect(listed.result?.sessions).toEqual([]);
+    expect(acp.lines().filter((line) => line.id === 0)).toEqual([initialized]);
+    expect(((initialized.result?.authMethods ?? []) as { id: string }[]).map((method) => method.id)).toEqual([
+      'api-key-env',
+      'hermes-setup',
+    ]);
+  });
+
+  it('leaves a first line that is not a valid initialize to the SDK, which answers it as before', async () => {
+    const acp = spawnAcp('');
+    const early = await acp.request(0, 'session/list', {});
+    expect(early.error?.code).toBe(-32600);
+    const invalid = await acp.request(1, 'initialize', { protocolVersion: 'one' });
+    expect(invalid.error?.code).toBe(-32602);
+    const initialized = await acp.request(2, 'initialize', { protocolVersion: 1 });
+    expect(initialized.result?.protocolVersion).toBe(1);
+    expect(acp.lines()).toHaveLength(3);
   });
 });

@@ -5,25 +5,34 @@ import { type Logger, pino } from 'pino';
 /**
  * Structured JSON logs on stdout (the server has no stdio protocol), one object a line, with
  * every secret the host knows redacted from messages and fields.
+ *
+ * Lines are written asynchronously (pino's `sync: false` destination, sonic-boom): a request's
+ * access-log line no longer costs a synchronous `write` on the event loop. pino flushes what is
+ * left synchronously when the process exits, also after an uncaught exception (docs/adr/0019).
  */
 export function createServerLogger(options: { level: string; secrets: () => Iterable<string> }): Logger {
-  return pino({
-    level: options.level,
-    base: { service: 'hermes-server' },
-    timestamp: pino.stdTimeFunctions.isoTime,
-    formatters: { level: (label) => ({ level: label }) },
-    hooks: {
-      logMethod(args, method) {
-        const secrets = [...options.secrets()];
-        const cleaned = args.map((argument) =>
-          typeof argument === 'string'
-            ? redactSecrets(argument, secrets)
-            : JSON.parse(redactSecrets(JSON.stringify(argument), secrets)),
-        );
-        method.apply(this, cleaned as Parameters<typeof method>);
+  return pino(
+    {
+      level: options.level,
+      base: { service: 'hermes-server' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      hooks: {
+        logMethod(args, method) {
+          const secrets = [...options.secrets()];
+          const cleaned = args.map((argument) => {
+            if (typeof argument === 'string') return redactSecrets(argument, secrets);
+            // Parsed back only when something was redacted: most fields hold no secret.
+            const json = JSON.stringify(argument);
+            const redacted = redactSecrets(json, secrets);
+            return redacted === json ? argument : JSON.parse(redacted);
+          });
+          method.apply(this, cleaned as Parameters<typeof method>);
+        },
       },
     },
-  });
+    pino.destination({ dest: 1, sync: false }),
+  );
 }
 
 /** The core's Logger interface over pino. */

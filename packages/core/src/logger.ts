@@ -5,6 +5,10 @@
  *
  * @module
  */
+import { statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import type { SonicBoom } from 'sonic-boom';
 import type { JsonObject, Logger } from './types.js';
 
 export type { Logger };
@@ -24,9 +28,48 @@ export function redactSecrets(text: string, secrets: Iterable<string> = []): str
   return out;
 }
 
+let stderrLines: ((line: string) => void) | undefined;
+
 /**
- * The default logger: warnings and errors as single lines on stderr, secrets redacted. The core
- * never writes to stdout, which two protocols use as their channel.
+ * Writes lines to stderr (fd 2) asynchronously through sonic-boom: a log line costs the event loop
+ * a string append, not a synchronous `write` (stderr on a pipe or a file is synchronous in Node).
+ * Lines still buffered are written synchronously on `exit`, which Node also emits after an
+ * uncaught exception, so a normal exit or a crash keeps the last lines (not a SIGKILL). A closed
+ * stderr (EPIPE) drops the lines instead of failing the process. sonic-boom is loaded on the
+ * first line, so this entry still imports nothing before it logs (docs/adr/0019).
+ */
+function asyncStderr(): (line: string) => void {
+  if (stderrLines) return stderrLines;
+  // A first-use load: a synchronous stat of a regular file first, so the resolver follows pnpm's
+  // links even when the host last stat'ed a pipe (docs/adr/0004, as in `importOnFirstUse`).
+  try {
+    statSync(fileURLToPath(import.meta.url));
+  } catch {
+    // A bundler may have moved this module; the require below still runs.
+  }
+  const Boom = createRequire(import.meta.url)('sonic-boom') as typeof SonicBoom;
+  const stream = new Boom({ fd: 2, sync: false });
+  let broken = false;
+  stream.on('error', () => {
+    broken = true;
+  });
+  process.on('exit', () => {
+    if (broken) return;
+    try {
+      stream.flushSync();
+    } catch {
+      // stderr is gone; nothing left to tell.
+    }
+  });
+  stderrLines = (line) => {
+    if (!broken) stream.write(line);
+  };
+  return stderrLines;
+}
+
+/**
+ * The default logger: warnings and errors as single lines on stderr, written asynchronously,
+ * secrets redacted. The core never writes to stdout, which two protocols use as their channel.
  */
 export function createStderrLogger(options?: {
   level?: 'debug' | 'info' | 'warn' | 'error';
@@ -35,7 +78,7 @@ export function createStderrLogger(options?: {
 }): Logger {
   const order = { debug: 0, info: 1, warn: 2, error: 3 } as const;
   const threshold = order[options?.level ?? 'warn'];
-  const write = options?.write ?? ((line: string) => process.stderr.write(line));
+  const write = options?.write ?? ((line: string) => asyncStderr()(line));
   const emit = (level: keyof typeof order, message: string, fields?: JsonObject) => {
     if (order[level] < threshold) return;
     const suffix = fields && Object.keys(fields).length > 0 ? ` ${JSON.stringify(fields)}` : '';

@@ -19,12 +19,13 @@ import type {
   McpServerConfig,
   ResumeOptions,
 } from '@hermes/core';
-import { z } from 'zod';
+import * as z from 'zod';
 import { type AcpCommandRegistry, createAcpCommandRegistry } from './acp-commands.js';
 import { AcpSession, type SessionEnvironment } from './acp-session.js';
 import { type ClientSeamCapabilities, createClientCommandRunner, createClientFileAccess } from './client-seams.js';
 import { type CoreModule, importCore } from './core-module.js';
 import { replayUpdates, ToolCallIds } from './history-replay.js';
+import { initializeResponse, readInitializeCapabilities } from './initialize.js';
 import { validatePrompt } from './prompt-content.js';
 import { CHECK_HINT, firstLine, toRequestError } from './request-errors.js';
 import {
@@ -154,7 +155,6 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
   const commands = createAcpCommandRegistry();
   const wire = new WireOrder();
   let capabilities: ClientSeamCapabilities = { readTextFile: false, writeTextFile: false, terminal: false };
-  let terminalAuth = false;
   let client: AgentContext | undefined;
   let runtimePromise: Promise<CoreRuntime> | undefined;
   let closed = false;
@@ -306,45 +306,15 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
       client = connection.client;
     })
     .onRequest('initialize', ({ params }): InitializeResponse => {
-      const clientCapabilities = params.clientCapabilities ?? {};
-      capabilities = {
-        readTextFile: clientCapabilities.fs?.readTextFile === true,
-        writeTextFile: clientCapabilities.fs?.writeTextFile === true,
-        terminal: clientCapabilities.terminal === true,
-      };
-      terminalAuth = (clientCapabilities as { auth?: { terminal?: boolean } }).auth?.terminal === true;
+      const read = readInitializeCapabilities(params.clientCapabilities);
+      capabilities = { readTextFile: read.readTextFile, writeTextFile: read.writeTextFile, terminal: read.terminal };
       if (params.clientInfo) logger.info(`client: ${params.clientInfo.name} ${params.clientInfo.version ?? ''}`.trim());
       // The host is created once the response is on its way (§2.4).
       setImmediate(
         () => void ensureHost().catch((error: unknown) => logger.error(`cannot start the core: ${String(error)}`)),
       );
-      return {
-        protocolVersion: 1,
-        agentCapabilities: {
-          loadSession: true,
-          promptCapabilities: { image: true, audio: false, embeddedContext: true },
-          mcpCapabilities: { http: true, sse: false },
-          sessionCapabilities: { list: {}, resume: {}, close: {}, fork: {} },
-        },
-        agentInfo: { name: 'hermes-agent', title: 'Hermes Agent', version: options.version },
-        authMethods: [
-          {
-            id: 'api-key-env',
-            name: 'API key from environment',
-            description: 'Use the provider API key from the environment or the Hermes .env file',
-          },
-          ...(terminalAuth
-            ? [
-                {
-                  id: 'hermes-setup',
-                  name: 'Set up Hermes in a terminal',
-                  type: 'terminal' as const,
-                  args: ['--setup'],
-                },
-              ]
-            : []),
-        ],
-      };
+      // The same function answers an `initialize` read before the SDK loaded (initialize.ts).
+      return initializeResponse(read, options.version);
     })
     .onRequest('authenticate', async ({ params }) => {
       if (params.methodId !== 'api-key-env') {

@@ -12,6 +12,13 @@ export {
   type AcpCommandRegistry,
   builtinAcpCommands,
 } from './acp-commands.js';
+export {
+  answerInitializeEarly,
+  type EarlyInitialize,
+  type InitializeCapabilities,
+  initializeResponse,
+  readInitializeCapabilities,
+} from './initialize.js';
 export { type AcpCheckLine, type AcpCheckOptions, runAcpSelfCheck } from './self-check.js';
-export { type AcpByteStreams, serveAcp } from './serve-acp.js';
+export { type AcpByteStreams, type ServeAcpOptions, serveAcp } from './serve-acp.js';
 export { VERSION } from './version.js';

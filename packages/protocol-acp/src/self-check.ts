@@ -127,8 +127,10 @@ export async function runAcpSelfCheck(options: AcpCheckOptions = {}): Promise<Ac
     });
   }
   try {
-    await import('zod');
-    lines.push({ level: 'OK', name: 'zod', detail: 'zod resolves' });
+    // Resolved, not imported: a dynamic import of the whole package would keep every zod module
+    // (its 64 locales too) in a bundle of this package (ADR 0019).
+    const version = await packageVersion('zod');
+    lines.push({ level: 'OK', name: 'zod', detail: `zod ${version} resolves` });
   } catch (error) {
     lines.push({ level: 'FAIL', name: 'zod', detail: `zod does not resolve: ${String(error)}` });
   }

@@ -1,4 +1,5 @@
 import { type AnyMessage, ndJsonStream } from '@agentclientprotocol/sdk/unstable';
+import type { Logger } from '@hermes/core';
 import type { AcpAgent } from './acp-agent.js';
 import { NdjsonSink } from './ndjson-sink.js';
 
@@ -8,11 +9,24 @@ export interface AcpByteStreams {
   output: WritableStream<Uint8Array>;
 }
 
+/** Options of {@link serveAcp}. */
+export interface ServeAcpOptions {
+  /**
+   * The id of an `initialize` request that was answered before the SDK loaded
+   * (`answerInitializeEarly`) and is still at the start of `input`: the SDK reads it as usual (its
+   * connection must see `initialize`, and the agent its capabilities), and its answer to that id,
+   * the same response, is not sent a second time.
+   */
+  answeredInitialize?: string | number;
+  /** Where a rejected early `initialize` is reported. */
+  logger?: Logger;
+}
+
 /**
  * Serves `agent` over a pair of byte streams (NDJSON framing by the SDK) and resolves when the
  * connection has closed and the agent has shut down (spec/acp.md §2.4).
  */
-export async function serveAcp(agent: AcpAgent, streams: AcpByteStreams): Promise<void> {
+export async function serveAcp(agent: AcpAgent, streams: AcpByteStreams, options?: ServeAcpOptions): Promise<void> {
   // The SDK parses the input; outbound messages go through one buffer, a write per event-loop turn.
   const sink = new NdjsonSink(streams.output);
   const { readable } = ndJsonStream(sink.bytes, streams.input);
@@ -26,7 +40,11 @@ export async function serveAcp(agent: AcpAgent, streams: AcpByteStreams): Promis
       },
     }),
   );
-  const connection = agent.app.connect({ readable: ordered, writable: sink.messages });
+  const writable =
+    options?.answeredInitialize === undefined
+      ? sink.messages
+      : withoutFirstResponse(sink.messages, options.answeredInitialize, options.logger);
+  const connection = agent.app.connect({ readable: ordered, writable });
   try {
     await connection.closed;
   } finally {
@@ -34,4 +52,39 @@ export async function serveAcp(agent: AcpAgent, streams: AcpByteStreams): Promis
     // What the agent wrote while closing still goes out before the caller exits.
     await sink.close().catch(() => undefined);
   }
+}
+
+/**
+ * `messages` without the first response to `id`. A response that is not the successful one sent
+ * early can only come from a request the early check let through and the SDK rejected; it is
+ * logged, since the client already has its answer.
+ */
+function withoutFirstResponse(
+  messages: WritableStream<unknown>,
+  id: string | number,
+  logger: Logger | undefined,
+): WritableStream<unknown> {
+  const writer = messages.getWriter();
+  let pending = true;
+  return new WritableStream<unknown>({
+    write(message) {
+      if (pending && isResponseTo(message, id)) {
+        pending = false;
+        if ('error' in message)
+          logger?.error('acp: initialize was answered early but the SDK rejected it', {
+            error: JSON.stringify(message.error),
+          });
+        return;
+      }
+      return writer.write(message);
+    },
+    close: () => writer.close(),
+    abort: (reason) => writer.abort(reason),
+  });
+}
+
+function isResponseTo(message: unknown, id: string | number): message is Record<string, unknown> {
+  if (typeof message !== 'object' || message === null) return false;
+  const fields = message as Record<string, unknown>;
+  return fields.id === id && !('method' in fields) && ('result' in fields || 'error' in fields);
 }

@@ -44,9 +44,54 @@ function stdoutWriter(
   });
 }
 
+/** The most the first line may take to be looked at before the SDK loads. */
+const FIRST_LINE_LIMIT = 64 * 1024;
+
+/**
+ * Reads stdin up to its first newline and puts what it read back, so the SDK later reads the
+ * input from its start. Resolves with that first line, or no line when stdin ended first or the
+ * line is longer than {@link FIRST_LINE_LIMIT}. When stdin ended, `ended` holds every byte it gave
+ * (an ended stream takes nothing back).
+ */
+function peekFirstLine(): Promise<{ line: string | undefined; ended: Buffer | undefined }> {
+  const stdin = process.stdin;
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let length = 0;
+    const finish = (line: string | undefined, ended: boolean) => {
+      stdin.off('readable', onReadable);
+      stdin.off('end', onEnd);
+      const read = Buffer.concat(chunks);
+      if (!ended && read.length > 0) stdin.unshift(read);
+      resolve({ line, ended: ended ? read : undefined });
+    };
+    const onReadable = () => {
+      for (let chunk = stdin.read() as Buffer | null; chunk !== null; chunk = stdin.read() as Buffer | null) {
+        const newline = chunk.indexOf(10);
+        chunks.push(chunk);
+        if (newline >= 0) return finish(Buffer.concat(chunks, length + newline).toString('utf8'), false);
+        length += chunk.length;
+        if (length > FIRST_LINE_LIMIT) return finish(undefined, false);
+      }
+    };
+    const onEnd = () => finish(undefined, true);
+    stdin.on('readable', onReadable);
+    stdin.on('end', onEnd);
+  });
+}
+
 async function serve(): Promise<void> {
   const write = claimStdout();
-  // Only the ACP SDK and the logger load before `initialize` is answered; the core (its store,
+  // An editor's first message is `initialize`, and its answer needs neither the SDK nor the core:
+  // it is written before either loads, and the SDK later reads the same request and answers it
+  // again, an answer that is not sent (docs/adr/0019). Any other first line goes to the SDK.
+  const [{ answerInitializeEarly }, first] = await Promise.all([
+    import('@hermes/protocol-acp/initialize'),
+    peekFirstLine(),
+  ]);
+  const early = first.line === undefined ? undefined : answerInitializeEarly(first.line, VERSION);
+  if (early) write(Buffer.from(early.reply), () => undefined);
+  // Only the ACP SDK and the logger load before the SDK reads `initialize`; the core (its store,
   // tools and config schemas) loads with the host, right after the response (spec/acp.md §2.4).
   const [{ Readable }, { createAcpAgent, serveAcp }, { createStderrLogger }] = await Promise.all([
     import('node:stream'),
@@ -60,7 +105,9 @@ async function serve(): Promise<void> {
     logger,
     createHost: async () => (await import('../host.js')).createCliHost({ connectMcp: false, logger }),
   });
-  const input = Readable.toWeb(process.stdin) as unknown as ReadableStream<Uint8Array>;
+  const input = Readable.toWeb(
+    first.ended === undefined ? process.stdin : Readable.from([first.ended]),
+  ) as unknown as ReadableStream<Uint8Array>;
   let stopping = false;
   const stop = () => {
     if (stopping) return;
@@ -81,7 +128,11 @@ async function serve(): Promise<void> {
   process.stdout.on('error', stop);
   // A hard limit, so that a stuck shutdown never outlives the IDE (spec/acp.md §2.4).
   const exitLater = () => setTimeout(() => process.exit(0), 7000).unref();
-  await serveAcp(agent, { input, output: stdoutWriter(write, stop) }).catch((error: unknown) => {
+  await serveAcp(
+    agent,
+    { input, output: stdoutWriter(write, stop) },
+    { ...(early ? { answeredInitialize: early.id } : {}), logger },
+  ).catch((error: unknown) => {
     logger.error(`acp: ${error instanceof Error ? error.message : String(error)}`);
   });
   exitLater();
