@@ -1,9 +1,9 @@
 import type { LanguageModelV3, SharedV3ProviderOptions } from '@ai-sdk/provider';
+import type { AgentHost } from '../api/types.js';
 import type { FileCheckpointStore } from '../checkpoints/file-checkpoints.js';
 import type { ProviderAdapter, ResolvedRoute } from '../providers/types.js';
 import type { CommandRunner, FileAccess, ToolDefinition, ToolSettings } from '../tools/types.js';
 import type { CostStatus, HostCallbacks, Usage } from '../types.js';
-import type { AgentHost } from './host.js';
 import type { HermesSettings } from './settings.js';
 
 /**
