@@ -28,7 +28,7 @@ import type {
 import { addUsage, estimateTokens, zeroUsage } from '../usage.js';
 import { runCompression } from './compression.js';
 import { AgentEventLog, TurnEventQueue } from './event-stream.js';
-import type { HostContext } from './host-context.js';
+import type { AgentInit, HostContext, SessionInternals } from './internals.js';
 import { makeInterruptReason } from './interrupt.js';
 import { buildSystemPrompt, promptFingerprint } from './system-prompt.js';
 import { rowChars, startsTurn, type TranscriptRow } from './transcript.js';
@@ -46,22 +46,6 @@ import type {
 } from './types.js';
 
 const MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024;
-
-/** Everything an Agent is created from. */
-export interface AgentInit {
-  host: HostContext;
-  sessionId: string;
-  options: SessionOptions;
-  /** Present when resuming a stored session. */
-  row?: SessionRow;
-  rows?: StoredMessage[];
-  ownsHost?: boolean;
-  kind?: 'root' | 'branch' | 'subagent';
-  /** For subagents: the root agent whose approve callback and grants are used. */
-  approvalRoot?: AgentCore;
-  subagentInfo?: { childId: string; goal: string };
-  delegateFrom?: string;
-}
 
 function toTranscriptRow(row: StoredMessage): TranscriptRow {
   const {
@@ -91,7 +75,9 @@ function usageFromRow(row: SessionRow): Usage {
  * The live handle of one session. Public methods implement {@link Agent}; the other members are
  * what the turn runner, compression and the host use.
  */
-export class AgentCore implements Agent {
+export type { AgentInit };
+
+export class AgentCore implements SessionInternals {
   readonly host: HostContext;
   readonly ephemeral: boolean;
   readonly source: string;
@@ -141,7 +127,7 @@ export class AgentCore implements Agent {
   /** `fileAccess` with a checkpoint before every write; what file tools get. */
   private readonly checkpointedFiles: FileAccess;
   readonly commandRunner: CommandRunner;
-  readonly approvalRoot: AgentCore | null;
+  readonly approvalRoot: SessionInternals | null;
   readonly subagentInfo: { childId: string; goal: string } | null;
   readonly delegateFrom: string | null;
   private readonly parentSessionId: string | null;
@@ -304,8 +290,8 @@ export class AgentCore implements Agent {
     callId: string;
     model: string | null;
     maxIterations: number;
-    approvalRoot: AgentCore;
-  }): Promise<AgentCore> {
+    approvalRoot: SessionInternals;
+  }): Promise<SessionInternals> {
     const options: SessionOptions = {
       source: 'subagent',
       cwd: this.cwd,
@@ -1136,7 +1122,8 @@ export class AgentCore implements Agent {
 
   /** Grants recorded on the approval root (the root session for subagents). */
   private get grantRoot(): AgentCore {
-    return this.approvalRoot ?? this;
+    // The host creates every session as an AgentCore, so the root's own state is reachable here.
+    return (this.approvalRoot ?? this) as AgentCore;
   }
 
   /** The decision order of spec/core.md §12.3, steps 2 to 7. */

@@ -38,7 +38,7 @@ import {
 import type { ProcessRegistry, ToolDefinition, ToolRegistry, ToolSettings } from '../tools/types.js';
 import type { Clock, CostStatus, DeepPartial, HostCallbacks, Logger, ModelOption, Usage } from '../types.js';
 import { AgentCore } from './agent.js';
-import type { HostContext } from './host-context.js';
+import type { HostContext } from './internals.js';
 import type { HermesSettings } from './settings.js';
 import { SpawnGate } from './spawn-gate.js';
 

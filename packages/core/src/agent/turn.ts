@@ -10,7 +10,6 @@ import type { ToolContext, ToolDefinition, ToolResult } from '../tools/types.js'
 import type { FinishReason, JsonObject, JsonValue, StoredToolCall, Usage } from '../types.js';
 import { addUsage, estimateTokens, normalizeUsage, zeroUsage } from '../usage.js';
 import { untilAborted } from '../util/abort.js';
-import type { AgentCore } from './agent.js';
 import {
   type ClassifiedError,
   classifyProviderError,
@@ -18,6 +17,7 @@ import {
   nextBackoff,
   StreamIdleTimeoutError,
 } from './classify.js';
+import type { SessionInternals } from './internals.js';
 import {
   cancelledExitReason,
   cancelledToolText,
@@ -117,7 +117,7 @@ export class TurnRunner {
   private readonly turnRowsStart: number;
 
   constructor(
-    private readonly agent: AgentCore,
+    private readonly agent: SessionInternals,
     private readonly input: TurnInput,
     private readonly options: RunTurnOptions,
     private readonly resolveResult: (result: TurnResult) => void,
