@@ -78,6 +78,8 @@ describe('dependency rules of docs/architecture.md', () => {
       expect(violations.map(({ rule, from, to }) => ({ rule, from, to }))).toEqual([
         { rule: 'capabilities-below-agent', from: 'src/tools/upward.ts', to: 'src/agent/loop.ts' },
         { rule: 'capabilities-siblings-independent', from: 'src/tools/sibling.ts', to: 'src/providers/provider.ts' },
+        { rule: 'commands-below-agent', from: 'src/commands/upward.ts', to: 'src/agent/loop.ts' },
+        { rule: 'no-circular', from: 'src/agent/loop.ts', to: 'src/agent/steps.ts' },
       ]);
     },
     CRUISE_TIMEOUT_MS,

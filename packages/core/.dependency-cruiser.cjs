@@ -18,15 +18,6 @@ const LAYERS = [
   ['entry', ['testing', 'index.ts']],
 ];
 
-/** Rules still being brought into force by the refactor of issue 19.6; reported at 'info' until then. */
-const PENDING = new Set([
-  'no-circular',
-  'foundation-below-agent',
-  'services-below-commands',
-  'services-below-agent',
-  'commands-below-agent',
-]);
-
 /** Regex matching a file inside one of `folders`. */
 function folderPattern(folders) {
   const parts = folders.map((folder) => {
@@ -37,32 +28,26 @@ function folderPattern(folders) {
   return `^(${parts.join('|')})`;
 }
 
-function severity(name) {
-  return PENDING.has(name) ? 'info' : 'error';
-}
-
 const layerRules = [];
 LAYERS.forEach(([name, folders], index) => {
   // Siblings inside one layer stay independent of each other.
   for (const folder of folders) {
     const siblings = folders.filter((other) => other !== folder);
     if (siblings.length === 0) continue;
-    const ruleName = `${name}-siblings-independent`;
     layerRules.push({
-      name: ruleName,
+      name: `${name}-siblings-independent`,
       comment: `${folder} must not import the other folders of the ${name} layer`,
-      severity: severity(ruleName),
+      severity: 'error',
       from: { path: folderPattern([folder]) },
       to: { path: folderPattern(siblings) },
     });
   }
   // And nothing imports upward.
   for (const [higherName, higherFolders] of LAYERS.slice(index + 1)) {
-    const ruleName = `${name}-below-${higherName}`;
     layerRules.push({
-      name: ruleName,
+      name: `${name}-below-${higherName}`,
       comment: `the ${name} layer (${folders.join(', ')}) must not import the higher ${higherName} layer`,
-      severity: severity(ruleName),
+      severity: 'error',
       from: { path: folderPattern(folders) },
       to: { path: folderPattern(higherFolders) },
     });
@@ -75,7 +60,7 @@ module.exports = {
     {
       name: 'no-circular',
       comment: 'no import cycle inside the core, type-only imports included',
-      severity: severity('no-circular'),
+      severity: 'error',
       from: { path: '^src/' },
       to: { path: '^src/', circular: true },
     },

@@ -1,4 +1,4 @@
-import type { TurnResult } from './agent/turn-types.js';
+import type { TurnResult } from './turn-types.js';
 import type {
   ApprovalChoice,
   ApprovalRequest,

@@ -1,11 +1,11 @@
 import type { LanguageModelV3Prompt } from '@ai-sdk/provider';
 import type { ResolvedRoute } from '../providers/types.js';
 import { normalizeUsage } from '../usage.js';
-import type { AgentCore } from './agent.js';
 import { classifyProviderError } from './classify.js';
+import type { SessionInternals } from './internals.js';
 
 /** The route of side tasks: `auxiliary.model`, or the session's route for `main` (spec/core.md §10.7). */
-export function auxiliaryRoute(agent: AgentCore): ResolvedRoute | null {
+export function auxiliaryRoute(agent: SessionInternals): ResolvedRoute | null {
   const spec = agent.host.settings().auxiliary.model;
   if (spec && spec !== 'main') {
     try {
@@ -32,7 +32,7 @@ export function auxiliaryRoute(agent: AgentCore): ResolvedRoute | null {
  * failure path and none fails a turn.
  */
 export async function auxiliaryText(
-  agent: AgentCore,
+  agent: SessionInternals,
   task: 'title' | 'compression' | 'approval',
   prompt: LanguageModelV3Prompt,
   options: { signal?: AbortSignal; maxOutputTokens?: number } = {},

@@ -1,9 +1,8 @@
 import type { NewMessage } from '../store/types.js';
-import type { AgentCore } from './agent.js';
 import { auxiliaryText } from './auxiliary.js';
+import type { ActiveTurn, SessionInternals } from './internals.js';
 import { isInterruptReason } from './interrupt.js';
 import { rowChars, startsTurn, type TranscriptRow } from './transcript.js';
-import type { TurnRunner } from './turn.js';
 import type { CompressionResult } from './types.js';
 
 type Trigger = 'preflight' | 'pressure' | 'post_tool' | 'overflow' | 'manual';
@@ -59,13 +58,13 @@ function transcriptForSummary(rows: TranscriptRow[]): string {
  * transaction. A failure leaves the transcript untouched and starts a cooldown.
  */
 export async function runCompression(
-  agent: AgentCore,
+  agent: SessionInternals,
   request: {
     trigger: Trigger;
     force: boolean;
     focus?: string | undefined;
     keepLastN?: number | undefined;
-    turn: TurnRunner | null;
+    turn: ActiveTurn | null;
   },
 ): Promise<CompressionResult> {
   const settings = agent.host.settings();

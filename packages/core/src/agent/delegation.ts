@@ -1,8 +1,7 @@
 import { newId } from '../ids.js';
 import type { JsonValue } from '../types.js';
-import type { AgentCore } from './agent.js';
+import type { ActiveTurn, SessionInternals } from './internals.js';
 import { makeInterruptReason } from './interrupt.js';
-import type { TurnRunner } from './turn.js';
 import type { SubagentInfo } from './types.js';
 
 const PROGRESS_INTERVAL_MS = 250;
@@ -12,8 +11,8 @@ const PROGRESS_INTERVAL_MS = 250;
  * each with its own budget, lease and usage; the call waits for every child and no child outlives it.
  */
 export async function runDelegation(
-  parent: AgentCore,
-  turn: TurnRunner,
+  parent: SessionInternals,
+  turn: ActiveTurn,
   callId: string,
   tasks: { goal: string; context?: string }[],
   signal: AbortSignal,

@@ -1,10 +1,10 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { SharedV3ProviderOptions } from '@ai-sdk/provider';
+import type { Agent, AgentHost, CommandRegistry, HostEvent, ResumeOptions, SessionOptions } from '../api/types.js';
 import { FileCheckpointStore } from '../checkpoints/file-checkpoints.js';
 import { systemClock } from '../clock.js';
 import { createCommandRegistry } from '../commands/registry.js';
-import type { CommandRegistry } from '../commands/types.js';
 import {
   appendCommandAllowlist,
   ensureHomeDir,
@@ -39,10 +39,11 @@ import {
 import type { ProcessRegistry, ToolDefinition, ToolRegistry, ToolSettings } from '../tools/types.js';
 import type { Clock, CostStatus, DeepPartial, HostCallbacks, Logger, ModelOption, Usage } from '../types.js';
 import { AgentCore } from './agent.js';
-import type { HostContext } from './host-context.js';
+import type { HostContext } from './internals.js';
 import type { HermesSettings } from './settings.js';
 import { SpawnGate } from './spawn-gate.js';
-import type { Agent, ResumeOptions, SessionOptions } from './types.js';
+
+export type { AgentHost, HostEvent };
 
 /** Options of {@link createAgentHost} (spec/core.md §5.1). */
 export interface AgentHostOptions {
@@ -69,65 +70,6 @@ export interface AgentHostOptions {
   clock?: Clock;
   /** Lease holder identity; default host:pid:random. */
   holderId?: string;
-}
-
-/** Host-level events. */
-export type HostEvent =
-  | { type: 'session.created'; sessionId: string }
-  | { type: 'session.updated'; sessionId: string; fields: string[] }
-  | { type: 'session.deleted'; sessionId: string };
-
-/** Owns configuration, the store, providers, tools, MCP, processes, commands and live agents (spec/core.md §5.1). */
-export interface AgentHost {
-  readonly homeDir: string;
-  readonly config: Readonly<HermesSettings>;
-  readonly store: SessionStore;
-  readonly tools: ToolRegistry;
-  readonly commands: CommandRegistry;
-  /** SKILL.md skills from HERMES_HOME/skills and the projects' `.hermes/skills`. */
-  readonly skills: SkillRegistry;
-  readonly mcp: McpManager;
-  readonly processes: ProcessRegistry;
-  readonly logger: Logger;
-  readonly clock: Clock;
-  readonly holderId: string;
-  newSession(options?: SessionOptions): Promise<Agent>;
-  resumeSession(idOrTitle: string, options?: ResumeOptions): Promise<Agent>;
-  getAgent(sessionId: string): Agent | undefined;
-  liveAgents(): Agent[];
-  /** Throws invalid_model_spec / unknown_provider / missing_credentials. */
-  resolveModel(spec: string): import('../types.js').ModelRoute & { contextWindow: number };
-  listModels(): ModelOption[];
-  /**
-   * Saves an API key for a provider as its key variable in HERMES_HOME/.env, usable at once.
-   * Throws `unknown_provider`, or `invalid_input` when the provider reads no key variable.
-   */
-  saveProviderKey(provider: string, apiKey: string): Promise<{ provider: string; variable: string }>;
-  /**
-   * Blanks a provider's key variable in HERMES_HOME/.env. `present` stays true when the key also
-   * comes from elsewhere (the process environment or config.yaml), which this cannot change.
-   */
-  removeProviderKey(provider: string): Promise<{ provider: string; variable: string | null; present: boolean }>;
-  /** File checkpoints taken before each file-tool write, for rollback (ADR 0006). */
-  readonly checkpoints: FileCheckpointStore;
-  /** The user's own OpenAI-compatible providers (`custom` when configured, then `providers:` entries). */
-  customProviders(): string[];
-  /** Asks a provider's endpoint for its model ids (`GET <base_url>/models`); throws `provider_error`. */
-  remoteModels(provider: string, options?: { signal?: AbortSignal; timeoutMs?: number }): Promise<string[]>;
-  /** Whether new `delegate_task` children are held (see {@link AgentHost.pauseDelegation}). */
-  readonly delegationPaused: boolean;
-  /**
-   * Holds (true) or releases (false) new `delegate_task` children across every session of this host:
-   * while held, a child about to start waits without spawning; running children continue.
-   */
-  pauseDelegation(paused: boolean): void;
-  /** Raw value of a protocol-owned config section (display, tui_gateway, acp, api_server, server). */
-  configSection(name: string): unknown;
-  /** Looks a variable up in the environment, then HERMES_HOME/.env. */
-  lookupEnv(name: string): string | undefined;
-  subscribe(listener: (event: HostEvent) => void): () => void;
-  reloadConfig(): Promise<void>;
-  close(): Promise<void>;
 }
 
 class HostImpl implements HostContext {

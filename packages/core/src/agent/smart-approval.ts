@@ -1,12 +1,12 @@
-import type { AgentCore } from './agent.js';
 import { auxiliaryText } from './auxiliary.js';
+import type { SessionInternals } from './internals.js';
 
 /**
  * The `smart` approval mode (spec/core.md §12.2): the auxiliary model rates the command. Clearly
  * low risk approves, clearly dangerous denies; anything else, including a failure, asks the user.
  */
 export async function smartVerdict(
-  agent: AgentCore,
+  agent: SessionInternals,
   command: string,
   descriptions: string[],
   signal: AbortSignal,

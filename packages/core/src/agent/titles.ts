@@ -1,5 +1,5 @@
-import type { AgentCore } from './agent.js';
 import { auxiliaryText } from './auxiliary.js';
+import type { SessionInternals } from './internals.js';
 import { startsTurn } from './transcript.js';
 
 /** Cleans a generated title: one line, no quotes, no trailing punctuation, at most 60 characters. */
@@ -31,7 +31,7 @@ export function deriveTitle(firstMessage: string): string {
  * Auto-titling after the first completed turn (spec/core.md §19): the auxiliary model writes a
  * 3-to-7-word title; on failure the title is derived from the first user message.
  */
-export async function generateTitle(agent: AgentCore): Promise<void> {
+export async function generateTitle(agent: SessionInternals): Promise<void> {
   const firstUser = agent.transcript.find(startsTurn);
   if (!firstUser) return;
   const answer = [...agent.transcript].reverse().find((row) => row.role === 'assistant' && row.content.trim() !== '');

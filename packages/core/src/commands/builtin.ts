@@ -1,9 +1,20 @@
-import type { AgentCore } from '../agent/agent.js';
-import type { Agent } from '../agent/types.js';
+import type { Agent, CommandDef, CommandRegistry, CommandResult, SessionOptions } from '../api/types.js';
 import { formatUsd } from '../providers/index.js';
 import type { JsonValue } from '../types.js';
-import { helpText } from './registry.js';
-import type { CommandDef, CommandRegistry, CommandResult } from './types.js';
+import { helpText } from './help.js';
+
+/**
+ * What the built-in commands read beyond the public interfaces: every Agent and AgentHost the core
+ * creates has these members (agent/ implements them), so commands need not import agent/.
+ */
+interface InternalAgent extends Agent {
+  readonly source: string;
+  activeTools(): { name: string }[];
+}
+
+interface InternalHost {
+  toolsForSession(sessionId: string): { name: string; toolset: string }[];
+}
 
 function usageText(agent: Agent): { text: string; data: JsonValue } {
   const usage = agent.usage();
@@ -64,8 +75,7 @@ export function builtinCommands(registry: () => CommandRegistry): CommandDef[] {
       scope: 'core',
       allowedWhileBusy: false,
       async handler({ agent, host }, args) {
-        const core = agent as unknown as AgentCore;
-        const options: import('../agent/types.js').SessionOptions = { source: core.source, cwd: agent.cwd };
+        const options: SessionOptions = { source: (agent as InternalAgent).source, cwd: agent.cwd };
         if (agent.model) options.model = agent.model.spec;
         if (args !== '') options.title = args;
         const next = await host.newSession(options);
@@ -221,10 +231,8 @@ export function builtinCommands(registry: () => CommandRegistry): CommandDef[] {
           return { kind: 'text', text: `${name} ${action === 'enable' ? 'enabled' : 'disabled'} for this session.` };
         }
         if (action !== 'list') return { kind: 'error', text: 'Usage: /tools [list | enable <name> | disable <name>]' };
-        const active = new Set((agent as unknown as AgentCore).activeTools().map((tool) => tool.name));
-        const all = (
-          host as unknown as { toolsForSession(id: string): { name: string; toolset: string }[] }
-        ).toolsForSession(agent.sessionId);
+        const active = new Set((agent as InternalAgent).activeTools().map((tool) => tool.name));
+        const all = (host as unknown as InternalHost).toolsForSession(agent.sessionId);
         const byToolset = new Map<string, { name: string; enabled: boolean }[]>();
         for (const tool of all) {
           const list = byToolset.get(tool.toolset) ?? [];

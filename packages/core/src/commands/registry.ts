@@ -1,17 +1,11 @@
+import type { CommandDef, CommandRegistry, CommandResult } from '../api/types.js';
+import { parseCommandLine } from '../command-line.js';
 import { HermesError } from '../errors.js';
 import { formatUsd } from '../providers/index.js';
-import type { JsonValue } from '../types.js';
 import { builtinCommands } from './builtin.js';
-import type { CommandDef, CommandRegistry, CommandResult } from './types.js';
+import { helpText } from './help.js';
 
-/** Parses `/name args`: the name runs to the first whitespace; args are the trimmed rest. */
-export function parseCommandLine(line: string): { name: string; args: string } | null {
-  const trimmed = line.trimStart();
-  if (!trimmed.startsWith('/')) return null;
-  const match = /^\/(\S+)(?:\s+([\s\S]*))?$/.exec(trimmed);
-  if (!match?.[1]) return null;
-  return { name: match[1].toLowerCase(), args: (match[2] ?? '').trim() };
-}
+export { helpText, parseCommandLine };
 
 /** The slash-command registry (spec/core.md §16), with the fifteen built-in commands. */
 export function createCommandRegistry(): CommandRegistry {
@@ -55,23 +49,6 @@ export function createCommandRegistry(): CommandRegistry {
   };
   for (const definition of builtinCommands(() => registry)) registry.register(definition);
   return registry;
-}
-
-/** Renders `/help` from the registry. */
-export function helpText(registry: CommandRegistry): { text: string; data: JsonValue } {
-  const lines = registry.list().map((command) => {
-    const aliases = command.aliases?.length ? ` (alias ${command.aliases.map((alias) => `/${alias}`).join(', ')})` : '';
-    const hint = command.argsHint ? ` ${command.argsHint}` : '';
-    return `- \`/${command.name}${hint}\`${aliases}: ${command.description}`;
-  });
-  const data = registry.list().map((command) => ({
-    name: command.name,
-    aliases: command.aliases ?? [],
-    argsHint: command.argsHint ?? '',
-    description: command.description,
-    scope: command.scope,
-  }));
-  return { text: `Commands:\n${lines.join('\n')}`, data };
 }
 
 /** Formats a cost for command output. */

@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { parseCommandLine } from '../commands/registry.js';
+import { parseCommandLine } from '../command-line.js';
 import type { Logger } from '../types.js';
 import { scanSkillsDirectory } from './skill-file.js';
 import type { Skill, SkillInvocation, SkillRegistry, SkillReloadResult, SkillScope, SkillSnapshot } from './types.js';

@@ -1,4 +1,4 @@
-import type { TurnInput } from '../agent/turn-types.js';
+import type { TurnInput } from '../turn-types.js';
 
 /** Where a skill was found: HERMES_HOME/skills or a project's `.hermes/skills`. */
 export type SkillSource = 'home' | 'project';

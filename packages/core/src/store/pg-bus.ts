@@ -9,7 +9,7 @@ import type {
   RunControlRequest,
   RunEventRecord,
   RunSettlement,
-} from './run-bus.js';
+} from './run-bus-types.js';
 
 /** The pool type the bus borrows (the PostgreSQL store's). */
 export type PgPool = pg.Pool;

@@ -1,69 +1,23 @@
 import { EventEmitter } from 'node:events';
-import type { JsonObject, JsonValue } from '../types.js';
 import { type PgPool, PgRunBus } from './pg-bus.js';
-import type { RunRecord, SessionStore } from './types.js';
+import type {
+  RunBus,
+  RunBusOptions,
+  RunControlReply,
+  RunControlRequest,
+  RunEventRecord,
+  RunSettlement,
+} from './run-bus-types.js';
+import type { SessionStore } from './types.js';
 
-/** One wire event of a run, as the runs API sends it (`seq` is its position, from 0). */
-export interface RunEventRecord {
-  seq: number;
-  payload: JsonObject;
-}
-
-/** A control request for the instance running a run: an approval answer, a steer or a stop (issue 17.2). */
-export interface RunControlRequest {
-  kind: 'approval' | 'steer' | 'stop';
-  runId: string;
-  body: JsonObject;
-}
-
-/** The owner's answer to a control request: the HTTP status and body it would have sent itself. */
-export interface RunControlReply {
-  status: number;
-  body: JsonObject;
-  headers?: Record<string, string>;
-}
-
-/** The terminal fields written by {@link RunBus.settleIfUnfinished}. */
-export type RunSettlement = Pick<RunRecord, 'status' | 'result' | 'exitReason' | 'error'> & { endedAt: number };
-
-/**
- * What the runs API needs to serve a run from any instance (ADR 0018): durable wire events with
- * wake-ups, control requests routed to the instance that owns the run's turn, and the liveness of
- * that owner. On PostgreSQL ({@link createRunBus} over a PostgreSQL store) events are rows of
- * `run_events`, wake-ups and control requests are `LISTEN/NOTIFY`; otherwise one process holds
- * everything and the bus is in memory ({@link LocalRunBus}, `shared` false).
- */
-export interface RunBus {
-  /** The lease holder id of this instance (the host's `holderId`). */
-  readonly holder: string;
-  /** True when other instances may serve the same runs (the events must then be appended here). */
-  readonly shared: boolean;
-  /** Appends events of a run (ascending `seq`; a `seq` already stored is kept) and wakes its watchers everywhere. */
-  append(runId: string, events: RunEventRecord[]): Promise<void>;
-  /** Events with `seq > afterSeq`, oldest first, at most `limit` (default 500). */
-  read(runId: string, afterSeq: number, limit?: number): Promise<RunEventRecord[]>;
-  /** Every event of a run whose name is in `names`, oldest first. */
-  readNamed(runId: string, names: string[]): Promise<RunEventRecord[]>;
-  /** The newest event of a run, or null when it has none. */
-  latest(runId: string): Promise<RunEventRecord | null>;
-  /** Calls `listener` with the newest seq whenever events of the run are appended (by any instance); returns the unsubscribe. */
-  watch(runId: string, listener: (seq: number) => void): () => void;
-  /** Calls `listener` after the bus lost and regained its connection (wake-ups may have been missed). */
-  onReconnect(listener: () => void): () => void;
-  /** Serves the control requests addressed to this instance. */
-  serve(handler: (request: RunControlRequest) => Promise<RunControlReply>): void;
-  /**
-   * Sends a control request to the instance `holder` and resolves with its reply, or with null when no
-   * reply came within `timeoutMs` (the caller then checks whether that instance still holds the turn).
-   */
-  request(holder: string, request: RunControlRequest, timeoutMs: number): Promise<RunControlReply | null>;
-  /** Whether `holder` holds an unexpired turn lease on the session. */
-  leaseHeld(sessionId: string, holder: string): Promise<boolean>;
-  /** Writes a terminal state on a run that is still `queued`, `running` or `stopping`; false when it had settled. */
-  settleIfUnfinished(runId: string, settlement: RunSettlement): Promise<boolean>;
-  /** Stops listening; the store stays open. */
-  close(): Promise<void>;
-}
+export type {
+  RunBus,
+  RunBusOptions,
+  RunControlReply,
+  RunControlRequest,
+  RunEventRecord,
+  RunSettlement,
+} from './run-bus-types.js';
 
 const UNFINISHED = new Set(['queued', 'running', 'stopping']);
 
@@ -148,12 +102,6 @@ interface PoolOwner {
 function lendsPool(store: SessionStore): store is SessionStore & PoolOwner {
   const pool = (store as Partial<PoolOwner>).pool;
   return typeof pool === 'object' && pool !== null && typeof (pool as { query?: unknown }).query === 'function';
-}
-
-/** Options of {@link createRunBus}. */
-export interface RunBusOptions {
-  /** Receives connection problems of the PostgreSQL bus. */
-  onWarning?: (message: string, details: Record<string, JsonValue>) => void;
 }
 
 /**

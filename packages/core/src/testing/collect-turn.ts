@@ -1,8 +1,9 @@
 /**
  * Drains a running turn for assertions (spec/core.md §22.2).
  */
-import type { TurnResult } from '../agent/turn-types.js';
+
 import type { AgentEvent } from '../events.js';
+import type { TurnResult } from '../turn-types.js';
 
 /** Anything shaped like a turn run: its events and its result. */
 export type CollectableRun<E, R> = AsyncIterable<E> & { result: PromiseLike<R> };

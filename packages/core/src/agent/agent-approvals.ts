@@ -1,0 +1,354 @@
+import { detectDangerousCommand } from '../approvals/detect.js';
+import { HermesError } from '../errors.js';
+import type { AgentEventPayloads } from '../events.js';
+import { newId } from '../ids.js';
+import type { ApprovalOutcome, ClarifyOutcome, ToolContext } from '../tools/types.js';
+import type { ApprovalChoice, ApprovalRequest, ClarifyAnswer, ClarifyRequest, HostCallbacks } from '../types.js';
+import { AgentTranscript } from './agent-transcript.js';
+import type { SessionInternals } from './internals.js';
+import type { TurnRunner } from './turn.js';
+
+/** The tool context of each call: approvals, clarify questions, sudo and missing secrets (spec/core.md §12). */
+export abstract class AgentApprovals extends AgentTranscript {
+  // ---- tools ---------------------------------------------------------------------------------
+
+  protected callbacksFor(turn: TurnRunner | null): HostCallbacks {
+    const perTurn = turn ? this.turnCallbacks.get(turn) : undefined;
+    return { ...this.host.callbacks, ...this.callbacks, ...(perTurn ?? {}) };
+  }
+
+  /** Builds the context a tool call executes with. */
+  toolContext(turn: TurnRunner, callId: string, signal: AbortSignal): ToolContext {
+    const host = this.host;
+    let lastProgress = 0;
+    let pendingOutput = '';
+    let flushTimer: (() => void) | null = null;
+    const flush = () => {
+      flushTimer = null;
+      if (pendingOutput === '') return;
+      const output = pendingOutput;
+      pendingOutput = '';
+      lastProgress = host.clock.now();
+      this.emitTurnEvent(turn, 'tool.progress', { callId, output });
+    };
+    return {
+      sessionId: this.sessionId,
+      turnId: turn.turnId,
+      callId,
+      memoryScope: turn.memoryScope,
+      cwd: this.cwd,
+      signal,
+      env: host.subprocessEnv(),
+      settings: host.toolSettings(),
+      files: this.checkpointedFiles,
+      commands: this.commandRunner,
+      processes: host.processes,
+      progress: (update) => {
+        // At most 10 progress events per second per call; output chunks are coalesced.
+        if (update.message !== undefined) {
+          this.emitTurnEvent(turn, 'tool.progress', { callId, message: update.message });
+          return;
+        }
+        if (update.output === undefined) return;
+        pendingOutput += update.output;
+        const wait = 100 - (host.clock.now() - lastProgress);
+        if (wait <= 0) flush();
+        else if (!flushTimer) flushTimer = host.clock.setTimer(flush, wait);
+      },
+      requestApproval: (input) => this.requestApproval(turn, callId, input.command, input.cwd, signal),
+      clarify: (input) => this.askClarify(turn, callId, input, signal),
+      sudoPassword: (command) => this.askSudo(turn, callId, command, signal),
+      clientRequest: async (method, params) => {
+        const ask = this.callbacksFor(turn).clientRequest;
+        if (!ask)
+          throw new HermesError('not_supported', `this session has no client that can answer ${method} requests`);
+        return ask({ method, params, sessionId: this.sessionId, turnId: turn.turnId, callId }, signal);
+      },
+      services: {
+        todos: {
+          get: () => [...this.todoList],
+          set: (todos) => {
+            this.todoList = [...todos];
+            this.emitTurnEvent(turn, 'todo.updated', { todos: [...todos] });
+          },
+        },
+        fetch: host.fetch,
+        ...(this.kind === 'subagent'
+          ? {}
+          : {
+              delegate: async (tasks: { goal: string; context?: string }[], delegateSignal: AbortSignal) => {
+                const { runDelegation } = await import('./delegation.js');
+                return runDelegation(this.asSession(), turn, callId, tasks, delegateSignal);
+              },
+            }),
+      },
+    };
+  }
+
+  /** Grants recorded on the approval root (the root session for subagents). */
+  /** This session as the helpers see it: only AgentCore is ever instantiated, and it implements SessionInternals. */
+  protected asSession(): SessionInternals {
+    return this as unknown as SessionInternals;
+  }
+
+  protected get grantRoot(): AgentApprovals {
+    // The host creates every session as an AgentCore, so the root's own state is reachable here.
+    return (this.approvalRoot ?? this) as AgentApprovals;
+  }
+
+  /** The decision order of spec/core.md §12.3, steps 2 to 7. */
+  async requestApproval(
+    turn: TurnRunner,
+    callId: string,
+    command: string,
+    cwd: string,
+    signal: AbortSignal,
+  ): Promise<ApprovalOutcome> {
+    const detection = detectDangerousCommand(command);
+    const settings = this.host.settings();
+    const requestId = newId('apr_', 16);
+    const resolved = (
+      choice: ApprovalChoice | null,
+      source: AgentEventPayloads['approval.resolved']['source'],
+      approved: boolean,
+      reason?: string,
+    ): ApprovalOutcome => {
+      this.emitTurnEvent(turn, 'approval.resolved', { requestId, callId, choice, source });
+      const outcome: ApprovalOutcome = { approved, choice, source, cancelled: source === 'cancelled' };
+      if (reason !== undefined) outcome.reason = reason;
+      return outcome;
+    };
+    if (detection.blocked) return resolved('deny', 'policy', false, detection.blockReason ?? 'blocked by policy');
+    if (detection.patternKeys.length === 0) return { approved: true, choice: null, source: 'none', cancelled: false };
+    const root = this.grantRoot;
+    if (root.yolo || this.yolo || settings.approvals.yolo) return resolved('once', 'yolo', true);
+    if (settings.approvals.mode === 'off') return resolved('once', 'policy', true);
+    const allowlist = new Set(settings.command_allowlist);
+    if (detection.patternKeys.every((key) => allowlist.has(key))) return resolved('once', 'allowlist', true);
+    if (detection.patternKeys.every((key) => root.sessionGrants.has(key)))
+      return resolved('session', 'session_grant', true);
+    if (settings.approvals.mode === 'smart') {
+      const { smartVerdict } = await import('./smart-approval.js');
+      const verdict = await smartVerdict(this.asSession(), command, detection.descriptions, signal);
+      if (verdict === 'approve') return resolved('once', 'smart', true);
+      if (verdict === 'deny')
+        return resolved('deny', 'smart', false, 'judged too dangerous by the smart approval check');
+    }
+    const callbacks = root === this ? this.callbacksFor(turn) : root.callbacksFor(root.currentTurn);
+    if (!callbacks.approve) {
+      if (!this.noCallbackNoticeSent) {
+        this.noCallbackNoticeSent = true;
+        this.emitTurnEvent(turn, 'notice', {
+          level: 'warning',
+          key: 'no_approval_callback',
+          text: 'A command needed approval but no approve callback is installed, so it was denied. Provide callbacks.approve (or enable YOLO mode) to run dangerous commands.',
+        });
+      }
+      return resolved('deny', 'no_callback', false, 'no approval callback is installed');
+    }
+    const timeoutMs = settings.approvals.timeout * 1000;
+    const choices: ApprovalChoice[] = this.host.configWritable()
+      ? ['once', 'session', 'always', 'deny']
+      : ['once', 'session', 'deny'];
+    const request: ApprovalRequest = {
+      requestId,
+      sessionId: root.sessionId,
+      turnId: turn.turnId,
+      callId,
+      toolName: 'terminal',
+      command,
+      cwd,
+      patternKeys: detection.patternKeys,
+      descriptions: detection.descriptions,
+      choices,
+      expiresAt: this.host.clock.now() + timeoutMs,
+    };
+    if (this.subagentInfo) request.subagent = { ...this.subagentInfo };
+    const answer = await this.waitForAnswer(
+      turn,
+      signal,
+      timeoutMs,
+      (waitSignal) => callbacks.approve!(request, waitSignal),
+      {
+        onStart: () => {
+          this.pendingApproval = request;
+          this.emitTurnEvent(turn, 'approval.request', { request });
+          if (root !== this) root.pendingApproval = request;
+        },
+        onEnd: () => {
+          this.pendingApproval = null;
+          if (root !== this) root.pendingApproval = null;
+        },
+      },
+    );
+    if (answer.kind === 'cancelled') return resolved(null, 'cancelled', false, 'the turn was interrupted');
+    if (answer.kind === 'timeout')
+      return resolved('deny', 'timeout', false, `no decision within ${settings.approvals.timeout} s`);
+    if (answer.kind === 'error') return resolved('deny', 'error', false, 'the approval callback failed');
+    const decision = answer.value;
+    const choice: ApprovalChoice = typeof decision === 'string' ? decision : decision.choice;
+    if (choice === 'deny') {
+      const policy = typeof decision === 'string' ? undefined : decision.policy;
+      return policy === undefined
+        ? resolved('deny', 'user', false, 'denied by the user')
+        : resolved('deny', 'policy', false, `refused by policy: ${policy}`);
+    }
+    if (choice === 'session' || choice === 'always')
+      for (const key of detection.patternKeys) root.sessionGrants.add(key);
+    if (choice === 'always') {
+      try {
+        await this.host.persistAllowlist(detection.patternKeys);
+      } catch (error) {
+        this.host.logger.warn('could not persist the command allowlist', { error: String(error) });
+      }
+    }
+    return resolved(choice, 'user', true);
+  }
+
+  /** Waits for a callback with a timeout, the turn's signal and the caller's signal. */
+  protected async waitForAnswer<T>(
+    turn: TurnRunner,
+    signal: AbortSignal,
+    timeoutMs: number,
+    ask: (waitSignal: AbortSignal) => Promise<T>,
+    hooks: { onStart: () => void; onEnd: () => void },
+  ): Promise<{ kind: 'answer'; value: T } | { kind: 'timeout' } | { kind: 'cancelled' } | { kind: 'error' }> {
+    const waitController = new AbortController();
+    const waitSignal = AbortSignal.any([signal, turn.signal, waitController.signal]);
+    const previousPhase = turn.phase;
+    hooks.onStart();
+    let cancelTimer: (() => void) | null = null;
+    try {
+      return await new Promise((resolve) => {
+        const onAbort = () => resolve({ kind: 'cancelled' });
+        if (waitSignal.aborted) return onAbort();
+        cancelTimer = this.host.clock.setTimer(() => {
+          waitController.abort(new Error('timeout'));
+          resolve({ kind: 'timeout' });
+        }, timeoutMs);
+        waitSignal.addEventListener('abort', () => {
+          if (!waitController.signal.aborted) onAbort();
+        });
+        ask(waitSignal).then(
+          (value) => resolve({ kind: 'answer', value }),
+          () =>
+            resolve(waitSignal.aborted && !waitController.signal.aborted ? { kind: 'cancelled' } : { kind: 'error' }),
+        );
+      });
+    } finally {
+      (cancelTimer as (() => void) | null)?.();
+      if (!waitController.signal.aborted) waitController.abort(new Error('settled'));
+      hooks.onEnd();
+      turn.phase = previousPhase;
+    }
+  }
+
+  protected async askClarify(
+    turn: TurnRunner,
+    callId: string,
+    input: {
+      question: string;
+      choices?: string[];
+      multiSelect?: boolean;
+      questions?: import('../types.js').ClarifyQuestion[];
+    },
+    signal: AbortSignal,
+  ): Promise<ClarifyOutcome> {
+    const callbacks = this.callbacksFor(turn);
+    const settings = this.host.settings();
+    const timeoutMs = settings.agent.clarify_timeout * 1000;
+    const request: ClarifyRequest = {
+      requestId: newId('clr_', 16),
+      sessionId: this.sessionId,
+      turnId: turn.turnId,
+      callId,
+      question: input.question,
+      choices: input.choices ?? [],
+      multiSelect: input.multiSelect ?? false,
+      expiresAt: this.host.clock.now() + timeoutMs,
+    };
+    if (input.questions) request.questions = input.questions;
+    const settle = (
+      answer: ClarifyAnswer | Record<string, ClarifyAnswer>,
+      source: AgentEventPayloads['clarify.resolved']['source'],
+    ) => this.emitTurnEvent(turn, 'clarify.resolved', { requestId: request.requestId, answer, source });
+    if (!callbacks.clarify) {
+      settle(null, 'error');
+      return { answer: null, timedOut: false, cancelled: false };
+    }
+    const clarify = callbacks.clarify;
+    const answer = await this.waitForAnswer(turn, signal, timeoutMs, (waitSignal) => clarify(request, waitSignal), {
+      onStart: () => {
+        this.pendingClarify = request;
+        this.emitTurnEvent(turn, 'clarify.request', { request });
+      },
+      onEnd: () => {
+        this.pendingClarify = null;
+      },
+    });
+    if (answer.kind === 'cancelled') {
+      settle(null, 'cancelled');
+      return { answer: null, timedOut: false, cancelled: true };
+    }
+    if (answer.kind === 'timeout') {
+      settle(null, 'timeout');
+      return { answer: null, timedOut: true, cancelled: false };
+    }
+    if (answer.kind === 'error') {
+      settle(null, 'error');
+      return { answer: null, timedOut: false, cancelled: false };
+    }
+    const value = answer.value;
+    if (value !== null && typeof value === 'object' && !Array.isArray(value) && 'answers' in value) {
+      settle(value.answers, 'user');
+      return { answer: null, answers: value.answers, timedOut: false, cancelled: false };
+    }
+    settle(value as ClarifyAnswer, 'user');
+    return { answer: value as ClarifyAnswer, timedOut: false, cancelled: false };
+  }
+
+  /**
+   * A provider whose key variable is missing asks the `secret` callback (spec/core.md §24.7); an
+   * answer is written to HERMES_HOME/.env and the turn continues. Without the callback it declines.
+   */
+  async askForMissingSecret(turn: TurnRunner, error: unknown): Promise<boolean> {
+    if (!HermesError.isInstance(error) || error.code !== 'missing_credentials') return false;
+    const envVar = error.details?.envVar;
+    if (typeof envVar !== 'string' || envVar === 'HERMES_BASE_URL') return false;
+    const secret = this.callbacksFor(turn).secret;
+    if (!secret) return false;
+    const request = {
+      requestId: newId('sec_', 16),
+      sessionId: this.sessionId,
+      envVar,
+      prompt: `${error.message} Enter ${envVar}:`,
+    };
+    const timeoutMs = this.host.settings().approvals.timeout * 1000;
+    const answer = await this.waitForAnswer(turn, turn.signal, timeoutMs, (waitSignal) => secret(request, waitSignal), {
+      onStart() {},
+      onEnd() {},
+    });
+    if (answer.kind !== 'answer' || answer.value.value.trim() === '') return false;
+    await this.host.storeSecret(envVar, answer.value.value.trim());
+    return true;
+  }
+
+  protected async askSudo(
+    turn: TurnRunner,
+    callId: string,
+    command: string,
+    signal: AbortSignal,
+  ): Promise<string | null> {
+    const callbacks = this.callbacksFor(turn);
+    const sudo = callbacks.sudo;
+    if (!sudo) return null;
+    const request = { requestId: newId('sudo_', 16), sessionId: this.sessionId, turnId: turn.turnId, callId, command };
+    const timeoutMs = this.host.settings().approvals.timeout * 1000;
+    const answer = await this.waitForAnswer(turn, signal, timeoutMs, (waitSignal) => sudo(request, waitSignal), {
+      onStart() {},
+      onEnd() {},
+    });
+    if (answer.kind !== 'answer' || answer.value.value === '') return null;
+    return answer.value.value;
+  }
+}

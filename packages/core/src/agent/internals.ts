@@ -1,0 +1,153 @@
+// The interfaces the parts of agent/ talk through (ADR 0015): the host as an agent sees it, the
+// session as the turn loop, compression, titles, approvals and delegation see it, and the running
+// turn as its session sees it. HostImpl, AgentCore and TurnRunner implement them; the parts import
+// only these, so no file of agent/ imports a file that imports it back.
+import type { LanguageModelV3, SharedV3ProviderOptions } from '@ai-sdk/provider';
+import type { Agent, AgentHost, CompressionResult, SessionOptions, SubagentInfo } from '../api/types.js';
+import type { FileCheckpointStore } from '../checkpoints/file-checkpoints.js';
+import type { AgentEventPayloads, AgentEventType, AgentPhase } from '../events.js';
+import type { ProviderAdapter, ResolvedRoute } from '../providers/types.js';
+import type { NewMessage, SessionModelConfig, SessionRow, StoredMessage } from '../store/types.js';
+import type { CommandRunner, FileAccess, ToolContext, ToolDefinition, ToolSettings } from '../tools/types.js';
+import type { TurnInput, TurnResult } from '../turn-types.js';
+import type { CostStatus, HostCallbacks, Usage } from '../types.js';
+import type { InterruptReason } from './interrupt.js';
+import type { HermesSettings } from './settings.js';
+import type { SpawnGate } from './spawn-gate.js';
+import type { TranscriptRow } from './transcript.js';
+
+/**
+ * What an Agent needs from its host. The host implements it; keeping it an interface lets the turn
+ * loop be read (and tested) without the whole host.
+ */
+export interface HostContext extends AgentHost {
+  readonly fetch: typeof globalThis.fetch;
+  readonly callbacks: HostCallbacks;
+  /** Current settings (replaced by reloadConfig; turns keep the object they started with). */
+  settings(): HermesSettings;
+  toolSettings(): ToolSettings;
+  /** Resolves a spec to a route; throws HermesError invalid_model_spec / unknown_provider / missing_credentials. */
+  resolveRoute(spec: string, currentProvider?: string | null): ResolvedRoute;
+  /** The default model spec (§10.2 without the turn and session parts), or null. */
+  defaultModelSpec(): string | null;
+  createModel(route: ResolvedRoute): LanguageModelV3;
+  providerAdapter(id: string): ProviderAdapter | undefined;
+  providerOptions(route: ResolvedRoute, reasoningEffort: string | null): SharedV3ProviderOptions | undefined;
+  /** Cost of one call on a route. */
+  cost(route: ResolvedRoute, usage: Usage): { costUsd: number; status: CostStatus };
+  /** Environment for subprocesses (spec/core.md §20). */
+  subprocessEnv(): Record<string, string>;
+  /** Appends keys to `command_allowlist` in config.yaml, keeping comments. */
+  persistAllowlist(keys: string[]): Promise<void>;
+  /** Saves a secret the user supplied to HERMES_HOME/.env and makes it visible at once (spec/core.md §24.7). */
+  storeSecret(envVar: string, value: string): Promise<void>;
+  /** Whether config.yaml can be written (the `always` choice is offered only then). */
+  configWritable(): boolean;
+  /** Writes `model.default` / `model.provider` to config.yaml. */
+  persistDefaultModel(route: ResolvedRoute): Promise<void>;
+  defaultFileAccess: FileAccess;
+  defaultCommandRunner: CommandRunner;
+  /** File checkpoints taken before each file-tool write (rollback). */
+  checkpoints: FileCheckpointStore;
+  /** Tools visible to a session (built-ins, extra tools, MCP tools of the host and the session). */
+  toolsForSession(sessionId: string): ToolDefinition[];
+  emitHostEvent(event: {
+    type: 'session.created' | 'session.updated' | 'session.deleted';
+    sessionId: string;
+    fields?: string[];
+  }): void;
+  /** Creates an Agent on this host (children of delegate_task use it). */
+  createAgent(options: SessionOptions, extra?: Partial<AgentInit>): SessionInternals;
+  /** Holds new delegation children while `pauseDelegation(true)` is in force. */
+  readonly spawnGate: SpawnGate;
+  /** Called by an Agent when it closes, so the host forgets it. */
+  forgetAgent(sessionId: string): void;
+}
+
+/** Everything an Agent is created from. */
+export interface AgentInit {
+  host: HostContext;
+  sessionId: string;
+  options: SessionOptions;
+  /** Present when resuming a stored session. */
+  row?: SessionRow;
+  rows?: StoredMessage[];
+  ownsHost?: boolean;
+  kind?: 'root' | 'branch' | 'subagent';
+  /** For subagents: the root agent whose approve callback and grants are used. */
+  approvalRoot?: SessionInternals;
+  subagentInfo?: { childId: string; goal: string };
+  delegateFrom?: string;
+}
+
+/** What a compression during a turn was started by. */
+export type CompressionTrigger = 'preflight' | 'pressure' | 'post_tool' | 'overflow';
+
+/** A running turn as its session, compression and delegation see it (TurnRunner implements it). */
+export interface ActiveTurn {
+  readonly turnId: string;
+  readonly signal: AbortSignal;
+  /** The turn's long-term memory scope (`RunTurnOptions.memoryScope`), null when none was given. */
+  readonly memoryScope: string | null;
+  phase: AgentPhase;
+  iteration: number;
+  streamingText: string;
+  steerBuffer: string[];
+  /** Aborts the turn. Returns false when it already ended or was already interrupted. */
+  interrupt(reason: InterruptReason): boolean;
+  /** Aborts only the running model request. Returns false when no request runs. */
+  redirect(text: string): boolean;
+  /** Rows of the transcript written by this turn. */
+  turnRows(): TranscriptRow[];
+}
+
+/**
+ * A session as the turn loop, compression, titles, smart approvals and delegation see it: the
+ * public Agent plus the internals they drive (AgentCore implements it).
+ */
+export interface SessionInternals extends Agent {
+  readonly host: HostContext;
+  readonly ephemeral: boolean;
+  readonly source: string;
+  /** For subagents: the root session whose approve callback and grants are used. */
+  readonly approvalRoot: SessionInternals | null;
+  transcript: TranscriptRow[];
+  maxIterations: number | undefined;
+  reasoningEffort: 'none' | 'low' | 'medium' | 'high' | null;
+  modelSpec: string | null;
+  route: ResolvedRoute | null;
+  persisted: boolean;
+  systemPromptText(): string;
+  ensureSystemPrompt(route: ResolvedRoute | null): Promise<void>;
+  writePendingModelSwitch(turnId: string): Promise<void>;
+  reloadIfChanged(): Promise<void>;
+  createRow(): Promise<void>;
+  userRowFor(input: TurnInput, turnId: string): NewMessage;
+  appendRows(rows: NewMessage[]): Promise<(number | null)[]>;
+  uniqueCallId(id: string): string;
+  activeTools(): ToolDefinition[];
+  toolContext(turn: ActiveTurn, callId: string, signal: AbortSignal): ToolContext;
+  askForMissingSecret(turn: ActiveTurn, error: unknown): Promise<boolean>;
+  emitTurnEvent<T extends AgentEventType>(turn: ActiveTurn, type: T, payload: AgentEventPayloads[T]): void;
+  emitEvent<T extends AgentEventType>(type: T, payload: AgentEventPayloads[T]): void;
+  turnFinished(turn: ActiveTurn, result: TurnResult): void;
+  noteUsage(route: ResolvedRoute, usage: Usage, costUsd: number, status: CostStatus, task: string): void;
+  notePromptTokens(tokens: number): void;
+  noteSubagentUsage(route: ResolvedRoute | null, usage: Usage, costUsd: number, status: CostStatus): Promise<void>;
+  contextEstimate(): number;
+  contextWindow(): number;
+  compressNow(trigger: CompressionTrigger, turn: ActiveTurn, force: boolean): Promise<CompressionResult>;
+  getModelConfig(): SessionModelConfig;
+  saveModelConfig(): Promise<void>;
+  afterCompaction(): Promise<void>;
+  applyGeneratedTitle(title: string, source: 'llm' | 'derived'): Promise<void>;
+  spawnChild(input: {
+    goal: string;
+    childId: string;
+    callId: string;
+    model: string | null;
+    maxIterations: number;
+    approvalRoot: SessionInternals;
+  }): Promise<SessionInternals>;
+  registerChild(info: SubagentInfo): void;
+}

@@ -1,0 +1,378 @@
+import type { LanguageModelV3, LanguageModelV3FunctionTool, LanguageModelV3StreamPart } from '@ai-sdk/provider';
+import { toJSONSchema } from 'zod';
+import { HermesError } from '../errors.js';
+import type { AgentEventPayloads } from '../events.js';
+import { newId } from '../ids.js';
+import type { ResolvedRoute } from '../providers/types.js';
+import type { NewMessage } from '../store/types.js';
+import type { ToolDefinition } from '../tools/types.js';
+import type { FinishReason, JsonObject, StoredToolCall, Usage } from '../types.js';
+import { addUsage, normalizeUsage } from '../usage.js';
+import { untilAborted } from '../util/abort.js';
+import {
+  type ClassifiedError,
+  classifyProviderError,
+  EmptyResponseError,
+  nextBackoff,
+  StreamIdleTimeoutError,
+} from './classify.js';
+import { isRedirectReason } from './interrupt.js';
+import { buildPrompt } from './request.js';
+import { publicRoute, type ToolCallRequest } from './turn-base.js';
+import { isZodSchema, TurnTools } from './turn-tools.js';
+
+const SUMMARY_INSTRUCTION =
+  'You have reached the limit of steps for this turn. Do not call any tools. Summarize for the user: what was done, what remains, and the current state.';
+
+/** What one model step ended with. */
+export type StepOutcome =
+  | {
+      kind: 'success';
+      text: string;
+      reasoning: string | null;
+      providerMetadata: JsonObject | null;
+      toolCalls: ToolCallRequest[];
+      finishReason: FinishReason;
+      messageId: string;
+    }
+  | { kind: 'cancelled'; text: string; messageId: string | null }
+  | { kind: 'redirected'; text: string; redirectText: string; messageId: string | null }
+  | { kind: 'overflow'; error: ClassifiedError }
+  | { kind: 'failed'; exitReason: string; error: ClassifiedError; route: ResolvedRoute };
+
+function mapFinishReason(unified: string): FinishReason {
+  switch (unified) {
+    case 'stop':
+      return 'stop';
+    case 'length':
+      return 'length';
+    case 'tool-calls':
+      return 'tool_calls';
+    case 'content-filter':
+      return 'content_filter';
+    case 'error':
+      return 'error';
+    default:
+      return 'other';
+  }
+}
+
+/** The model stage of a turn (spec/core.md §7.5, §7.6): one step with its retries and fallbacks. */
+export abstract class TurnModel extends TurnTools {
+  protected nextFallback(used: Set<string>): ResolvedRoute | null {
+    for (const spec of this.settings.fallback_models) {
+      if (used.has(spec)) continue;
+      used.add(spec);
+      try {
+        return this.agent.host.resolveRoute(spec, null);
+      } catch (error) {
+        this.emit('notice', {
+          level: 'warning',
+          key: 'fallback_skipped',
+          text: `Fallback model ${spec} skipped: ${error instanceof Error ? error.message : String(error)}`,
+        });
+      }
+    }
+    return null;
+  }
+
+  /** One model step with its retries and fallbacks (spec/core.md §7.5, §7.6). */
+  protected async modelStep(tools: ToolDefinition[], summary: boolean): Promise<StepOutcome> {
+    const route0 = this.route;
+    if (!route0) throw new HermesError('invalid_input', 'no route');
+    let route: ResolvedRoute = route0;
+    const usedSpecs = new Set<string>([route.spec]);
+    const maxRetries = this.settings.agent.api_max_retries;
+    let attempt = 0;
+    let previousDelay: number | null = null;
+    let lastError: ClassifiedError | null = null;
+    let onlyEmpty = true;
+    for (;;) {
+      if (this.interruptReason) return { kind: 'cancelled', text: '', messageId: null };
+      const result = await this.attempt(route, tools, summary);
+      if (result.kind !== 'error') return result;
+      const error = result.error;
+      lastError = error;
+      if (error.reason !== 'empty_response') onlyEmpty = false;
+      if (error.compress && !summary) return { kind: 'overflow', error };
+      const canRetry = error.retryable && attempt < maxRetries;
+      if (canRetry) {
+        attempt += 1;
+        const delayMs = Math.round(nextBackoff(previousDelay, error.retryAfterMs));
+        previousDelay = delayMs;
+        const payload: AgentEventPayloads['retry'] = {
+          attempt,
+          maxRetries,
+          delayMs,
+          reason: error.reason,
+          message: error.message,
+        };
+        if (error.status !== undefined) payload.status = error.status;
+        if (result.discardMessageId) payload.discardMessageId = result.discardMessageId;
+        this.emit('retry', payload);
+        try {
+          await this.agent.host.clock.sleep(delayMs, this.signal);
+        } catch {
+          return { kind: 'cancelled', text: '', messageId: null };
+        }
+        continue;
+      }
+      const next = this.nextFallback(usedSpecs);
+      if (next) {
+        this.emit('fallback', { from: publicRoute(route), to: publicRoute(next), reason: error.reason });
+        route = next;
+        this.route = next;
+        this.fallbackUsed = true;
+        attempt = 0;
+        previousDelay = null;
+        continue;
+      }
+      const exitReason = !error.retryable
+        ? `provider_error(${error.reason})`
+        : onlyEmpty
+          ? 'empty_response_exhausted'
+          : 'all_retries_exhausted_no_response';
+      return { kind: 'failed', exitReason, error: lastError, route };
+    }
+  }
+
+  /** One model call: streams parts into events. */
+  protected async attempt(
+    route: ResolvedRoute,
+    tools: ToolDefinition[],
+    summary: boolean,
+  ): Promise<StepOutcome | { kind: 'error'; error: ClassifiedError; discardMessageId?: string }> {
+    const agent = this.agent;
+    const host = agent.host;
+    const callController = new AbortController();
+    const callSignal = AbortSignal.any([this.signal, callController.signal]);
+    this.modelCallController = callController;
+    this.setPhase('model', 'Thinking…');
+    const messageId = newId('msg_', 16);
+    let started = false;
+    let text = '';
+    let reasoning = '';
+    let providerMetadata: JsonObject | null = null;
+    const toolCalls: ToolCallRequest[] = [];
+    let finish: { unified: string; raw: string | undefined } | null = null;
+    let usage: Parameters<typeof normalizeUsage>[0];
+    const idleMs = this.settings.agent.stream_idle_timeout * 1000;
+    const idle: { cancel: (() => void) | null } = { cancel: null };
+    const cancelIdle = () => idle.cancel?.();
+    const armIdle = () => {
+      cancelIdle();
+      idle.cancel = host.clock.setTimer(
+        () => callController.abort(new StreamIdleTimeoutError(this.settings.agent.stream_idle_timeout)),
+        idleMs,
+      );
+    };
+    const start = () => {
+      if (started) return;
+      started = true;
+      this.streamingText = '';
+      this.emit('message.start', { messageId, iteration: this.iteration });
+    };
+    const transcriptRows = agent.transcript;
+    const prompt = buildPrompt(agent.systemPromptText(), this.input.ephemeralSystemPrompt, transcriptRows, {
+      strictAlternation: route.strictAlternation,
+      anthropic: route.provider === 'anthropic',
+    });
+    if (summary) prompt.push({ role: 'user', content: [{ type: 'text', text: SUMMARY_INSTRUCTION }] });
+    const promptChars = prompt.reduce((sum, message) => sum + JSON.stringify(message.content).length, 0);
+    const maxTokens = this.settings.model.max_tokens;
+    const providerOptions = host.providerOptions(route, agent.reasoningEffort);
+    this.apiCalls += 1;
+    let model: LanguageModelV3;
+    try {
+      model = host.createModel(route);
+      armIdle();
+      const callOptions: Parameters<LanguageModelV3['doStream']>[0] = {
+        prompt,
+        abortSignal: callSignal,
+        includeRawChunks: false,
+      };
+      if (!summary && tools.length > 0) callOptions.tools = tools.map(toFunctionTool);
+      if (maxTokens !== null && maxTokens !== undefined) callOptions.maxOutputTokens = maxTokens;
+      if (providerOptions) callOptions.providerOptions = providerOptions;
+      const { stream } = await model.doStream(callOptions);
+      const reader = stream.getReader();
+      try {
+        for (;;) {
+          const next = await untilAborted(reader.read(), callSignal);
+          if (next.done) break;
+          armIdle();
+          const part: LanguageModelV3StreamPart = next.value;
+          switch (part.type) {
+            case 'text-delta':
+              if (part.delta === '') break;
+              start();
+              text += part.delta;
+              this.streamingText = text;
+              this.emit('message.delta', { messageId, text: part.delta });
+              break;
+            case 'reasoning-delta':
+              if (part.delta === '') break;
+              start();
+              reasoning += part.delta;
+              this.emit('reasoning.delta', { messageId, text: part.delta });
+              break;
+            case 'reasoning-end':
+              if (part.providerMetadata)
+                providerMetadata = { ...(providerMetadata ?? {}), ...(part.providerMetadata as JsonObject) };
+              break;
+            case 'tool-input-start':
+              start();
+              this.emit('tool.generating', { messageId, callId: part.id, name: part.toolName });
+              break;
+            case 'tool-call':
+              start();
+              toolCalls.push({ id: part.toolCallId, name: part.toolName, input: part.input });
+              break;
+            case 'finish':
+              finish = { unified: part.finishReason.unified, raw: part.finishReason.raw };
+              usage = part.usage;
+              break;
+            case 'error':
+              throw part.error;
+            default:
+              break;
+          }
+        }
+      } finally {
+        // Cancelling (rather than releasing) also stops a provider stream that is still producing.
+        reader.cancel().catch(() => {});
+      }
+      if (!finish)
+        throw Object.assign(new TypeError('The model stream ended without a finish part.'), {
+          cause: { code: 'ECONNRESET' },
+        });
+      if (text.trim() === '' && toolCalls.length === 0) throw new EmptyResponseError();
+    } catch (error) {
+      cancelIdle();
+      this.modelCallController = null;
+      const reason = callSignal.reason as unknown;
+      if (this.interruptReason) {
+        if (started) this.emit('message.end', endPayload(messageId, text, null, false, null, true, false));
+        if (reasoning) this.emit('reasoning.end', { messageId, text: reasoning });
+        return { kind: 'cancelled', text, messageId: started ? messageId : null };
+      }
+      if (callController.signal.aborted && isRedirectReason(reason)) {
+        if (started) this.emit('message.end', endPayload(messageId, text, 'redirected', false, null, true, false));
+        return { kind: 'redirected', text, redirectText: reason.text, messageId: started ? messageId : null };
+      }
+      const classified = classifyProviderError(callController.signal.aborted ? reason : error, host.clock.now());
+      if (started) {
+        this.emit('message.end', endPayload(messageId, text, null, toolCalls.length > 0, null, false, true));
+        return { kind: 'error', error: classified, discardMessageId: messageId };
+      }
+      return { kind: 'error', error: classified };
+    }
+    cancelIdle();
+    this.modelCallController = null;
+    if (reasoning) this.emit('reasoning.end', { messageId, text: reasoning });
+
+    const finishReason = mapFinishReason(finish.unified);
+    const normalizedCalls = toolCalls.map((call) => ({ ...call, id: agent.uniqueCallId(call.id) }));
+    const callUsage = normalizeUsage(usage, { promptChars, outputChars: text.length + reasoning.length });
+    // The prompt just measured is the new base of the context estimate; the answer counts on top.
+    agent.notePromptTokens(callUsage.inputTokens);
+    const storedCalls: StoredToolCall[] = normalizedCalls.map((call) => ({
+      id: call.id,
+      name: call.name,
+      arguments: call.input,
+    }));
+    const row: NewMessage = {
+      turnId: this.turnId,
+      role: 'assistant',
+      content: text,
+      toolCalls: storedCalls.length > 0 ? storedCalls : null,
+      reasoning: reasoning || null,
+      providerMetadata,
+      tokenCount: callUsage.outputTokens,
+      finishReason: storedCalls.length > 0 ? 'tool_calls' : finishReason,
+    };
+    const [rowId] = await this.appendRows([row]);
+    this.storedAnything = true;
+    this.emit(
+      'message.end',
+      endPayload(
+        messageId,
+        text,
+        storedCalls.length > 0 ? 'tool_calls' : finishReason,
+        storedCalls.length > 0,
+        rowId ?? null,
+        false,
+        false,
+      ),
+    );
+    await this.recordUsage(route, callUsage, 'main');
+    return {
+      kind: 'success',
+      text,
+      reasoning: reasoning || null,
+      providerMetadata,
+      toolCalls: normalizedCalls,
+      finishReason,
+      messageId,
+    };
+  }
+
+  protected async recordUsage(route: ResolvedRoute, callUsage: Usage, task: 'main'): Promise<void> {
+    const agent = this.agent;
+    const { costUsd, status } = agent.host.cost(route, callUsage);
+    this.turnUsage = addUsage(this.turnUsage, callUsage);
+    this.turnCost += costUsd;
+    agent.noteUsage(route, callUsage, costUsd, status, task);
+    if (agent.persisted) {
+      await agent.host.store.recordUsage(agent.sessionId, {
+        provider: route.provider,
+        model: route.model,
+        task,
+        usage: callUsage,
+        costUsd,
+        costStatus: status,
+      });
+    }
+    const snapshot = agent.usage();
+    this.emit('usage', {
+      call: callUsage,
+      turn: this.turnUsage,
+      session: snapshot.session,
+      costUsd: { call: status === 'unknown' ? null : costUsd, turn: this.turnCost, session: snapshot.costUsd },
+      costStatus: status,
+      contextTokens: snapshot.context.estimatedTokens,
+      contextWindow: snapshot.context.contextWindow,
+    });
+  }
+}
+
+function endPayload(
+  messageId: string,
+  text: string,
+  finishReason: string | null,
+  hasToolCalls: boolean,
+  rowId: number | null,
+  interrupted: boolean,
+  discarded: boolean,
+): AgentEventPayloads['message.end'] {
+  return { messageId, text, finishReason, hasToolCalls, rowId, interrupted, discarded };
+}
+
+/** Declares a tool to the model: its JSON schema and no `execute` (spec/core.md §7). */
+export function toFunctionTool(tool: ToolDefinition): LanguageModelV3FunctionTool {
+  let declared = declaredTools.get(tool);
+  if (!declared) {
+    // Converted once per tool definition: the schema is on every request's hot path.
+    const schema = isZodSchema(tool.inputSchema) ? toJSONSchema(tool.inputSchema, { io: 'input' }) : tool.inputSchema;
+    declared = {
+      type: 'function',
+      name: tool.name,
+      description: tool.description,
+      inputSchema: schema as LanguageModelV3FunctionTool['inputSchema'],
+    };
+    declaredTools.set(tool, declared);
+  }
+  return declared;
+}
+
+const declaredTools = new WeakMap<ToolDefinition, LanguageModelV3FunctionTool>();
