@@ -1,58 +1,17 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { hang, type ScriptedServer, startScriptedOpenAIServer, step, text } from '@hermes/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../packages/core/test/support/postgres.js';
 // The global setup's `ProvidedContext` declaration types `inject('hermesTestDatabaseUrl')`.
 import type {} from '../../../packages/core/test/support/postgres-global-setup.js';
+import { cleanups, runCleanups, startServer, temp } from './support/server-process.js';
 
 /** Issue 17.4: `apps/server` processes on one PostgreSQL database, one of them killed with SIGKILL mid-run. */
 
-const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 const KEY = 'test-key-0123456789abcdef';
+afterEach(runCleanups);
 const auth = { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' };
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-function temp(prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-async function startInstance(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [main], {
-    env: { PATH: process.env.PATH ?? '', HOME: env.HERMES_HOME ?? tmpdir(), API_SERVER_PORT: '0', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  cleanups.push(async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL');
-      await exited;
-    }
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout?.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-      for (const line of stdout.split('\n'))
-        if (line.includes('"msg":"listening"')) resolve((JSON.parse(line) as { url: string }).url);
-    });
-    void exited.then((code) => reject(new Error(`server exited with ${code}: ${stderr}`)));
-  });
-  return { child, url };
-}
-
 /** Polls until `check` returns a value (bounded, generous: this is not a timing assertion). */
 async function until<T>(check: () => Promise<T | null>, timeoutMs = 60_000): Promise<T> {
   const started = Date.now();
@@ -94,8 +53,8 @@ describe('apps/server instances on one PostgreSQL database', () => {
         HERMES_DATABASE_URL: database.url,
       };
     };
-    const a = await startInstance(env());
-    const b = await startInstance(env());
+    const a = await startServer(env());
+    const b = await startServer(env());
 
     const created = await fetch(`${a.url}/v1/runs`, {
       method: 'POST',

@@ -1,60 +1,16 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawn } from 'node:child_process';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createAgentHost, silentLogger } from '@hermes/core';
 import { delay, hang, type ScriptedServer, startScriptedOpenAIServer, step, text } from '@hermes/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { cleanups, runCleanups, startServer, temp } from './support/server-process.js';
 
 const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 const KEY = 'test-key-0123456789abcdef';
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-function temp(prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-interface Started {
-  child: ChildProcess;
-  url: string;
-  stderr: () => string;
-  stdout: () => string;
-  exited: Promise<number | null>;
-}
-
-async function startServer(env: Record<string, string>): Promise<Started> {
-  const child = spawn(process.execPath, [main], {
-    env: { PATH: process.env.PATH ?? '', HOME: env.HERMES_HOME ?? tmpdir(), API_SERVER_PORT: '0', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  cleanups.push(() => {
-    if (child.exitCode === null) child.kill('SIGKILL');
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout?.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-      for (const line of stdout.split('\n')) {
-        if (line.includes('"msg":"listening"')) resolve((JSON.parse(line) as { url: string }).url);
-      }
-    });
-    void exited.then((code) => reject(new Error(`server exited with ${code}: ${stderr}`)));
-  });
-  return { child, url, stderr: () => stderr, stdout: () => stdout, exited };
-}
-
+afterEach(runCleanups);
 async function scripted(script: Parameters<typeof startScriptedOpenAIServer>[0]['script']): Promise<ScriptedServer> {
   const server = await startScriptedOpenAIServer({ script });
   cleanups.push(() => server.close());

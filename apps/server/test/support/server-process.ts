@@ -1,0 +1,63 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** `apps/server` as built, started as a real child process by the server tests. */
+const main = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
+
+/** What a test left to undo; run in reverse by {@link runCleanups} (register it with `afterEach`). */
+export const cleanups: (() => Promise<void> | void)[] = [];
+
+export async function runCleanups(): Promise<void> {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+}
+
+/** A fresh temporary folder, removed after the test. */
+export function temp(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+export interface StartedServer {
+  child: ChildProcess;
+  url: string;
+  stderr: () => string;
+  stdout: () => string;
+  exited: Promise<number | null>;
+}
+
+/**
+ * Starts `apps/server` on 127.0.0.1 port 0 with only `env` (plus PATH and HOME) and resolves with the
+ * URL its "listening" log line names; rejects with its stderr when it exits first. Killed after the test.
+ */
+export async function startServer(env: Record<string, string>): Promise<StartedServer> {
+  const child = spawn(process.execPath, [main], {
+    env: { PATH: process.env.PATH ?? '', HOME: env.HERMES_HOME ?? tmpdir(), API_SERVER_PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  cleanups.push(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await exited;
+    }
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      for (const line of stdout.split('\n')) {
+        if (line.includes('"msg":"listening"')) resolve((JSON.parse(line) as { url: string }).url);
+      }
+    });
+    void exited.then((code) => reject(new Error(`server exited with ${code}: ${stderr}`)));
+  });
+  return { child, url, stderr: () => stderr, stdout: () => stdout, exited };
+}
