@@ -377,7 +377,6 @@ export class RunRegistry {
       stored = 'failed';
       fields = { error: failure, completed: false, partial: false, interrupted: false };
     }
-    run.status = status;
     if (status === 'completed') fields.runtime = run.runtime;
     await this.server.host.store.runs
       .update(run.id, {
@@ -390,6 +389,9 @@ export class RunRegistry {
         endedAt: Date.now(),
       })
       .catch((error) => this.server.host.logger.warn('run update failed', { error: String(error) }));
+    // Terminal only once the row holds the output: a status read in between sees `running`, never `completed`
+    // with a null output.
+    run.status = status;
     run.terminal = true;
     run.approvals.settled = true;
     this.emit(run, `run.${status}`, fields);
