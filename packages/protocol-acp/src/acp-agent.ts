@@ -573,7 +573,9 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
       for (const unsubscribe of unsubscribes.splice(0)) unsubscribe();
       const open = [...sessions.values()];
       sessions.clear();
-      for (const session of open) session.cancel();
+      // Each session's turn is cancelled and awaited, so a command it started is killed before the core closes
+      // (and before the process may exit): cancelling without waiting could leave that command running.
+      await Promise.allSettled(open.map((session) => session.close()));
       if (!runtimePromise) return;
       const host = await ensureHost().catch(() => undefined);
       await host?.close().catch((error: unknown) => logger.warn('closing the core failed', { error: String(error) }));
