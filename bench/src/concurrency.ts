@@ -1,18 +1,10 @@
-/**
- * Concurrency: N concurrent streaming chat completions against one apps/server process whose model
- * is the scripted OpenAI-compatible server in its own process (issue 11): errors, throughput,
- * inter-delta gaps and time to first delta seen by the clients.
- */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { delay, step, text } from '@hermes/core/testing';
 import { startRemoteModel } from './remote-model.js';
+import { BENCH_KEY as KEY, startBenchServer } from './server-process.js';
 import { percentile } from './stats.js';
-
-const KEY = 'bench-key-0123456789abcdefghij';
 
 /** Pause between two deltas of one answer, as a model streaming about 10 chunks a second. */
 export const DELTA_PACE_MS = 100;
@@ -39,11 +31,6 @@ export async function runConcurrency(
   options: { deltas?: number; profileDir?: string } = {},
 ): Promise<ConcurrencyResult> {
   const deltas = options.deltas ?? 10;
-  const serverEntry = join(
-    dirname(createRequire(import.meta.url).resolve('@hermes/server/package.json')),
-    'dist',
-    'main.js',
-  );
   const model = await startRemoteModel();
   const answer = Array.from({ length: deltas }, (_, index) =>
     index === 0 ? [text('ab', 2)] : [delay(DELTA_PACE_MS), text('ab', 2)],
@@ -51,31 +38,17 @@ export async function runConcurrency(
   await model.push(...Array.from({ length: streams }, () => step(...answer)));
   const home = mkdtempSync(join(tmpdir(), 'hermes-concurrency-'));
   writeFileSync(join(home, 'config.yaml'), 'session:\n  auto_title: false\n');
-  const profile = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [];
-  const child = spawn(process.execPath, [...profile, serverEntry], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: home,
-      HERMES_HOME: home,
-      API_SERVER_PORT: '0',
-      API_SERVER_KEY: KEY,
-      API_SERVER_MAX_CONCURRENT_RUNS: '0',
-      HERMES_LOG_LEVEL: 'info',
-      HERMES_MODEL: 'custom:bench',
-      HERMES_BASE_URL: model.baseURL,
-    },
-    stdio: ['ignore', 'pipe', 'ignore'],
+  const { child, url } = await startBenchServer({
+    home,
+    modelUrl: model.baseURL,
+    env: { API_SERVER_MAX_CONCURRENT_RUNS: '0' },
+    ...(options.profileDir ? { profileDir: options.profileDir } : {}),
+  }).catch(async (error: unknown) => {
+    await model.close();
+    rmSync(home, { recursive: true, force: true });
+    throw error;
   });
   try {
-    const url = await new Promise<string>((resolve, reject) => {
-      let stdout = '';
-      child.stdout.on('data', (chunk: Buffer) => {
-        stdout += chunk.toString();
-        const line = stdout.split('\n').find((entry) => entry.includes('"msg":"listening"'));
-        if (line) resolve((JSON.parse(line) as { url: string }).url);
-      });
-      child.on('exit', (code) => reject(new Error(`server exited with ${code}`)));
-    });
     const gaps: number[] = [];
     const firsts: number[] = [];
     let errors = 0;

@@ -7,7 +7,7 @@
  * PostgreSQL: `HERMES_BENCH_DATABASE_URL` (a server whose user may create databases), else the
  * embedded server the core tests use.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -18,9 +18,9 @@ import { dirname, join } from 'node:path';
 import { delay, step, text } from '@hermes/core/testing';
 import httpProxy from 'http-proxy';
 import { startRemoteModel } from './remote-model.js';
+import { BENCH_KEY as KEY, startBenchServer } from './server-process.js';
 import { percentile } from './stats.js';
 
-const KEY = 'bench-key-0123456789abcdefghij';
 /** Pause between two deltas of one answer, as in the concurrency benchmark. */
 const PACE_MS = 100;
 
@@ -83,35 +83,24 @@ async function createDatabase(serverUrl: string): Promise<string> {
 }
 
 async function startInstance(databaseUrl: string, modelUrl: string): Promise<{ child: ChildProcess; url: string }> {
-  const entry = join(dirname(createRequire(import.meta.url).resolve('@hermes/server/package.json')), 'dist', 'main.js');
   const home = mkdtempSync(join(tmpdir(), 'hermes-scale-'));
   writeFileSync(join(home, 'config.yaml'), 'session:\n  auto_title: false\n');
-  const child = spawn(process.execPath, [entry], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: home,
-      HERMES_HOME: home,
-      API_SERVER_PORT: '0',
-      API_SERVER_KEY: KEY,
-      API_SERVER_MAX_CONCURRENT_RUNS: '0',
-      HERMES_LOG_LEVEL: 'info',
-      HERMES_MODEL: 'custom:bench',
-      HERMES_BASE_URL: modelUrl,
-      HERMES_DATABASE_URL: databaseUrl,
+  const started = startBenchServer({
+    home,
+    modelUrl,
+    env: { API_SERVER_MAX_CONCURRENT_RUNS: '0', HERMES_DATABASE_URL: databaseUrl },
+  });
+  const removeHome = () => rmSync(home, { recursive: true, force: true });
+  return started.then(
+    (instance) => {
+      instance.child.once('exit', removeHome);
+      return instance;
     },
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
-  child.once('exit', () => rmSync(home, { recursive: true, force: true }));
-  const url = await new Promise<string>((resolve, reject) => {
-    let stdout = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-      const line = stdout.split('\n').find((entry) => entry.includes('"msg":"listening"'));
-      if (line) resolve((JSON.parse(line) as { url: string }).url);
-    });
-    child.on('exit', (code) => reject(new Error(`server exited with ${code}`)));
-  });
-  return { child, url };
+    (error: unknown) => {
+      removeHome();
+      throw error;
+    },
+  );
 }
 
 async function waitHealthy(url: string): Promise<void> {

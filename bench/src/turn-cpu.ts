@@ -5,17 +5,16 @@
  * For each: CPU time of the server process per turn (from /proc/<pid>/stat over all measured turns),
  * client-seen time to first delta, and the tail from the last delta to the end of the response.
  */
-import { type ChildProcess, fork, spawn } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { step, text } from '@hermes/core/testing';
 import { startRemoteModel } from './remote-model.js';
+import { BENCH_KEY as KEY, startBenchServer } from './server-process.js';
 import { percentile } from './stats.js';
 
-const KEY = 'bench-key-0123456789abcdefghij';
 const CLOCK_TICK_MS = 10; // USER_HZ is 100 on Linux.
 /** One short answer: 10 deltas of 2 characters. */
 const ANSWER = 'abcdefghijklmnopqrst';
@@ -138,39 +137,12 @@ export async function runTurnCpu(options: { turns?: number; profileDir?: string 
     const floor = await measure('per-turn CPU: pass-through proxy (floor)', proxyUrl, proxy.pid ?? 0, turns, warmup);
     await stop(proxy, 'SIGKILL');
 
-    const serverEntry = join(
-      dirname(createRequire(import.meta.url).resolve('@hermes/server/package.json')),
-      'dist',
-      'main.js',
-    );
-    const profile = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [];
-    const server = spawn(process.execPath, [...profile, serverEntry], {
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: home,
-        HERMES_HOME: home,
-        API_SERVER_PORT: '0',
-        API_SERVER_KEY: KEY,
-        HERMES_LOG_LEVEL: 'info',
-        HERMES_MODEL: 'custom:bench',
-        HERMES_BASE_URL: model.baseURL,
-      },
-      stdio: ['ignore', 'pipe', 'ignore'],
+    const { child: server, url: serverUrl } = await startBenchServer({
+      home,
+      modelUrl: model.baseURL,
+      ...(options.profileDir ? { profileDir: options.profileDir } : {}),
     });
     children.push(server);
-    const serverUrl = await new Promise<string>((resolve, reject) => {
-      let stdout: string | undefined = '';
-      // Keeps reading the log lines after the URL (a full pipe would stall the server), unkept.
-      server.stdout?.on('data', (chunk: Buffer) => {
-        if (stdout === undefined) return;
-        stdout += chunk.toString();
-        const line = stdout.split('\n').find((entry) => entry.includes('"msg":"listening"'));
-        if (!line) return;
-        stdout = undefined;
-        resolve((JSON.parse(line) as { url: string }).url);
-      });
-      server.on('exit', (code) => reject(new Error(`server exited with ${code}`)));
-    });
     const target = await measure('per-turn CPU: apps/server, concurrency 1', serverUrl, server.pid ?? 0, turns, warmup);
     await stop(server, options.profileDir ? 'SIGTERM' : 'SIGKILL');
     return [floor, target];

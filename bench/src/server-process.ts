@@ -1,0 +1,52 @@
+/**
+ * `apps/server` as a child process of a benchmark: its environment (scripted model, bench key,
+ * info logs), the CPU-profile flags, and the URL read from its "listening" log line.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+
+/** The API key every benchmark's server is started with. */
+export const BENCH_KEY = 'bench-key-0123456789abcdefghij';
+
+/**
+ * Starts apps/server on port 0 with `home` as HERMES_HOME and the model at `modelUrl`, plus `env`;
+ * resolves with the child and its URL. `profileDir` writes a CPU profile there when it exits on SIGTERM.
+ */
+export async function startBenchServer(options: {
+  home: string;
+  modelUrl: string;
+  env?: Record<string, string>;
+  profileDir?: string;
+}): Promise<{ child: ChildProcess; url: string }> {
+  const entry = join(dirname(createRequire(import.meta.url).resolve('@hermes/server/package.json')), 'dist', 'main.js');
+  const profile = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [];
+  const child = spawn(process.execPath, [...profile, entry], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: options.home,
+      HERMES_HOME: options.home,
+      API_SERVER_PORT: '0',
+      API_SERVER_KEY: BENCH_KEY,
+      HERMES_LOG_LEVEL: 'info',
+      HERMES_MODEL: 'custom:bench',
+      HERMES_BASE_URL: options.modelUrl,
+      ...options.env,
+    },
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let stdout: string | undefined = '';
+    // Keeps reading the log lines after the URL (a full pipe would stall the server), unkept.
+    child.stdout?.on('data', (chunk: Buffer) => {
+      if (stdout === undefined) return;
+      stdout += chunk.toString();
+      const line = stdout.split('\n').find((entry) => entry.includes('"msg":"listening"'));
+      if (!line) return;
+      stdout = undefined;
+      resolve((JSON.parse(line) as { url: string }).url);
+    });
+    child.on('exit', (code) => reject(new Error(`server exited with ${code}`)));
+  });
+  return { child, url };
+}
