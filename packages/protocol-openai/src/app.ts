@@ -13,7 +13,7 @@ import {
   securityHeaders,
 } from './pipeline.js';
 import { registerResponsesRoutes } from './responses.js';
-import { RunRegistry, registerRunsRoutes } from './runs.js';
+import { RUN_RETENTION_MS, RunRegistry, registerRunsRoutes } from './runs.js';
 import { ApprovalRegistry, type ServerContext } from './server-context.js';
 import { registerSessionRoutes } from './sessions.js';
 import { type ApiServerSettings, resolveApiServerSettings } from './settings.js';
@@ -61,6 +61,8 @@ export interface OpenAIApp {
 }
 
 const OPEN_PATHS = ['/health', '/v1/health'];
+/** How often shared run events of long-settled runs are deleted. */
+const RUN_EVENTS_PRUNE_MS = 600_000;
 
 /** Creates the OpenAI-compatible and runs API over an agent host (spec/openai-api.md). */
 export function createOpenAIApp(options: OpenAIAppOptions): OpenAIApp {
@@ -95,6 +97,16 @@ export function createOpenAIApp(options: OpenAIAppOptions): OpenAIApp {
   prune();
   const pruneTimer = setInterval(prune, 3_600_000);
   pruneTimer.unref();
+  // Shared run events (PostgreSQL) go 3,600 s after their run turned terminal, as the in-memory backlog does
+  // (spec §19.3); checked every 10 minutes by every instance (the delete is idempotent).
+  const pruneRunEvents = () => {
+    void bus
+      .prune(Date.now() - RUN_RETENTION_MS)
+      .catch((error) => host.logger.warn('run event pruning failed', { error: String(error) }));
+  };
+  const runEventsTimer = setInterval(pruneRunEvents, RUN_EVENTS_PRUNE_MS);
+  runEventsTimer.unref();
+  pruneRunEvents();
   const app = new Hono();
   let metricsDay = new Date().toDateString();
   app.use('*', async (_context, next) => {
@@ -145,6 +157,7 @@ export function createOpenAIApp(options: OpenAIAppOptions): OpenAIApp {
     browserControl,
     close() {
       clearInterval(pruneTimer);
+      clearInterval(runEventsTimer);
       browserControl.close();
       if (!options.runBus) void bus.close();
     },

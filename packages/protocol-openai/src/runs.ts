@@ -34,7 +34,7 @@ import { nativeUsage, outcomeErrorCode, outcomeErrorText } from './turn-outcome.
 /** Newest events kept per run (spec §19.3). */
 export const RUN_BACKLOG_SIZE = 1_000;
 /** How long a terminal run's backlog and approval state stay in memory (spec §19.9). */
-const RETENTION_MS = 3_600_000;
+export const RUN_RETENTION_MS = 3_600_000;
 /** Unsent live events after which a subscriber is disconnected (spec §19.3). */
 const SLOW_SUBSCRIBER_LIMIT = 256;
 const TERMINAL_EVENTS = new Set(['run.completed', 'run.failed', 'run.cancelled', 'run.interrupted']);
@@ -401,7 +401,7 @@ export class RunRegistry {
     setTimeout(() => {
       this.live.delete(run.id);
       this.server.approvals.queues.delete(run.id);
-    }, RETENTION_MS).unref();
+    }, RUN_RETENTION_MS).unref();
   }
 
   /**
@@ -435,6 +435,17 @@ export class RunRegistry {
       while (!streamApi.aborted) {
         woken = false;
         const events = await bus.read(runId, next - 1);
+        const oldest = events[0]?.seq;
+        if (after !== null && next === after + 1 && oldest !== undefined && oldest > next) {
+          // The events asked for were trimmed from the shared backlog (spec §19.3, truncated replay).
+          await writer.frame({
+            event: 'replay.truncated',
+            run_id: runId,
+            timestamp: Date.now() / 1000,
+            oldest_retained_seq: oldest,
+            requested_seq: after,
+          });
+        }
         for (const event of events) {
           await writer.frame(event.payload, { id: event.seq });
           next = event.seq + 1;

@@ -202,4 +202,32 @@ describe('runs API across instances on one PostgreSQL database (17.2)', () => {
     expect(JSON.stringify(b.host.model.calls[0]?.messages)).toContain('remember the word kestrel');
     expect(JSON.stringify(b.host.model.calls[0]?.messages)).toContain('first answer');
   }, 30_000);
+
+  it('a replay on B from events trimmed from the shared backlog starts with replay.truncated (spec §19.3)', async () => {
+    const [a, b] = await twoInstances({ a: [step(text('one two three four'))] });
+    const created = await post(a, '/v1/runs', { input: 'count' });
+    const runId = created.body.run_id as string;
+    const all = eventsOf(await readFrames(await a.raw(`/v1/runs/${runId}/events`)));
+    expect(all.at(-1)?.event).toBe('run.completed');
+    // The bus trims a run's oldest events past the backlog size (core test/store/run-events-retention.test.ts);
+    // here the first three go as a trim would delete them.
+    const pool = (a.host.store as unknown as { pool: { query(text: string, values: unknown[]): Promise<unknown> } })
+      .pool;
+    await pool.query('DELETE FROM run_events WHERE run_id = $1 AND seq <= 2', [runId]);
+
+    const replay = eventsOf(
+      await readFrames(await b.raw(`/v1/runs/${runId}/events`, { headers: { 'Last-Event-ID': '0' } })),
+    );
+    expect(replay[0]).toMatchObject({
+      event: 'replay.truncated',
+      run_id: runId,
+      oldest_retained_seq: 3,
+      requested_seq: 0,
+    });
+    expect(replay[0]).not.toHaveProperty('seq');
+    expect(replay.slice(1)).toEqual(all.slice(3));
+    // Without a replay request the stream starts at the oldest retained event, with no truncation frame.
+    const fresh = eventsOf(await readFrames(await b.raw(`/v1/runs/${runId}/events`)));
+    expect(fresh).toEqual(all.slice(3));
+  }, 30_000);
 });

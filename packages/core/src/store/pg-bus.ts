@@ -24,6 +24,11 @@ export const MAX_CONTROL_PAYLOAD_BYTES = 7_900;
 
 const RECONNECT_DELAYS_MS = [100, 250, 500, 1_000, 2_000];
 
+/** A run's newest events kept by default: the runs API's backlog (spec §19.3). */
+const DEFAULT_KEEP_EVENTS = 1_000;
+/** Older events are deleted each time a run's seq crosses a multiple of this, not on every append. */
+const TRIM_EVERY = 100;
+
 interface ControlMessage extends RunControlRequest {
   id: string;
   to: string;
@@ -180,6 +185,21 @@ export class PgRunBus implements RunBus {
        SELECT pg_notify($4, $1 || ':' || max(seq)) FROM inserted HAVING count(*) > 0`,
       [runId, JSON.stringify(rows), Date.now(), EVENTS_CHANNEL],
     );
+    // Keep the run's newest events only, as the in-memory backlog does; readers start at the oldest kept one.
+    const keep = this.options.keepEvents ?? DEFAULT_KEEP_EVENTS;
+    const first = events[0]?.seq ?? 0;
+    const last = events.at(-1)?.seq ?? 0;
+    if (last >= keep && Math.floor(last / TRIM_EVERY) > Math.floor((first - 1) / TRIM_EVERY))
+      await this.pool.query('DELETE FROM run_events WHERE run_id = $1 AND seq <= $2', [runId, last - keep]);
+  }
+
+  async prune(endedBefore: number): Promise<number> {
+    const result = await this.pool.query(
+      `DELETE FROM run_events WHERE run_id IN (
+         SELECT id FROM runs WHERE status IN ('completed', 'cancelled', 'failed') AND ended_at < $1)`,
+      [endedBefore],
+    );
+    return result.rowCount ?? 0;
   }
 
   async read(runId: string, afterSeq: number, limit = 500): Promise<RunEventRecord[]> {

@@ -57,6 +57,11 @@ export interface RunBus {
   request(holder: string, request: RunControlRequest, timeoutMs: number): Promise<RunControlReply | null>;
   /** Whether `holder` holds an unexpired turn lease on the session. */
   leaseHeld(sessionId: string, holder: string): Promise<boolean>;
+  /**
+   * Deletes the stored events of runs that turned terminal before `endedBefore` (epoch ms); returns how many
+   * events went. A stream of such a run then gets its terminal event rebuilt from the row (spec §19.3).
+   */
+  prune(endedBefore: number): Promise<number>;
   /** Writes a terminal state on a run that is still `queued`, `running` or `stopping`; false when it had settled. */
   settleIfUnfinished(runId: string, settlement: RunSettlement): Promise<boolean>;
   /** Stops listening; the store stays open. */
@@ -67,4 +72,9 @@ export interface RunBus {
 export interface RunBusOptions {
   /** Receives connection problems of the PostgreSQL bus. */
   onWarning?: (message: string, details: Record<string, JsonValue>) => void;
+  /**
+   * How many of a run's newest events the PostgreSQL bus keeps (default 1,000, the runs API's backlog,
+   * spec §19.3); older ones are deleted as the run goes on. `read` then starts at the oldest kept one.
+   */
+  keepEvents?: number;
 }

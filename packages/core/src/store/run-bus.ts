@@ -81,6 +81,18 @@ export class LocalRunBus implements RunBus {
     return holder === this.holder;
   }
 
+  async prune(endedBefore: number): Promise<number> {
+    let pruned = 0;
+    for (const runId of this.events.keys()) {
+      const row = await this.store.runs.get(runId);
+      if (row && !UNFINISHED.has(row.status) && (row.endedAt ?? row.updatedAt) < endedBefore) {
+        pruned += this.events.get(runId)?.length ?? 0;
+        this.events.delete(runId);
+      }
+    }
+    return pruned;
+  }
+
   async settleIfUnfinished(runId: string, settlement: RunSettlement): Promise<boolean> {
     const row = await this.store.runs.get(runId);
     if (!row || !UNFINISHED.has(row.status)) return false;
