@@ -6,6 +6,7 @@ import type {
   JsonValue,
   RunControlReply,
   RunControlRequest,
+  RunEventRecord,
   RunRecord,
   TurnLease,
   TurnResult,
@@ -421,7 +422,13 @@ export class RunRegistry {
     let wake: (() => void) | null = null;
     // A wake-up that lands while the rows are being read or written out must not be lost until the next poll.
     let woken = false;
-    const rouse = () => {
+    // Events that came with their wake-ups (ADR 0018) are written without a read while they follow on; a wake-up
+    // without them (too large for a notification, a reconnect), a gap, or a quiet second makes the next pass read.
+    const carried: RunEventRecord[] = [];
+    let mustRead = true;
+    const rouse = (_seq?: number, events?: RunEventRecord[]) => {
+      if (events) carried.push(...events);
+      else mustRead = true;
       woken = true;
       wake?.();
     };
@@ -431,12 +438,22 @@ export class RunRegistry {
     this.remoteSubscribers += 1;
     let checkedAt = 0;
     let settledSeenAt: number | null = null;
+    /** How many carried events follow on from `next`, once those already written are dropped. */
+    const carriedRun = () => {
+      while (carried.length > 0 && (carried[0] as RunEventRecord).seq < next) carried.shift();
+      let count = 0;
+      while (count < carried.length && (carried[count] as RunEventRecord).seq === next + count) count += 1;
+      return count;
+    };
     try {
       while (!streamApi.aborted) {
         woken = false;
-        const events = await bus.read(runId, next - 1);
+        const following = carriedRun();
+        const reading = following === 0 && (mustRead || carried.length > 0);
+        mustRead = false;
+        const events = reading ? await bus.read(runId, next - 1) : carried.splice(0, following);
         const oldest = events[0]?.seq;
-        if (after !== null && next === after + 1 && oldest !== undefined && oldest > next) {
+        if (reading && after !== null && next === after + 1 && oldest !== undefined && oldest > next) {
           // The events asked for were trimmed from the shared backlog (spec §19.3, truncated replay).
           await writer.frame({
             event: 'replay.truncated',
@@ -454,7 +471,8 @@ export class RunRegistry {
             return;
           }
         }
-        if (events.length >= 500) continue;
+        if (reading && events.length >= 500) mustRead = true;
+        if (mustRead || carriedRun() > 0) continue;
         if (Date.now() - checkedAt >= REMOTE_POLL_MS) {
           checkedAt = Date.now();
           let row = await host.store.runs.get(runId);
@@ -468,18 +486,21 @@ export class RunRegistry {
               await writer.comment('stream closed');
               return;
             }
+            mustRead = true;
             continue;
           }
         }
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, REMOTE_POLL_MS);
+        const timedOut = await new Promise<boolean>((resolve) => {
+          const timer = setTimeout(() => resolve(true), REMOTE_POLL_MS);
           wake = () => {
             clearTimeout(timer);
-            resolve();
+            resolve(false);
           };
           if (streamApi.aborted || woken) wake();
         });
         wake = null;
+        // A quiet second: read anyway, in case a wake-up was missed.
+        if (timedOut) mustRead = true;
       }
     } finally {
       this.remoteSubscribers -= 1;

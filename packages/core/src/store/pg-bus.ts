@@ -121,8 +121,23 @@ export class PgRunBus implements RunBus {
 
   private notified(channel: string, payload: string): void {
     if (channel === EVENTS_CHANNEL) {
-      const split = payload.lastIndexOf(':');
-      if (split > 0) this.watchers.emit(payload.slice(0, split), Number(payload.slice(split + 1)));
+      // `<run>:<seq>`, then a newline and the appended events as JSON when they fit in the notification.
+      const line = payload.indexOf('\n');
+      const head = line < 0 ? payload : payload.slice(0, line);
+      const split = head.lastIndexOf(':');
+      if (split <= 0) return;
+      const runId = head.slice(0, split);
+      if (this.watchers.listenerCount(runId) === 0) return;
+      let events: RunEventRecord[] | undefined;
+      if (line >= 0) {
+        try {
+          const rows = JSON.parse(payload.slice(line + 1)) as RunEventRecord[];
+          events = rows.map(({ seq, payload: body }) => ({ seq, payload: body }));
+        } catch {
+          events = undefined;
+        }
+      }
+      this.watchers.emit(runId, Number(head.slice(split + 1)), events);
       return;
     }
     let message: unknown;
@@ -175,6 +190,12 @@ export class PgRunBus implements RunBus {
       event: String(event.payload.event),
       payload: event.payload,
     }));
+    // The wake-up carries the events themselves when they fit, which spares every reader a round trip;
+    // it is sent by the same statement, so only once the rows are committed.
+    const json = JSON.stringify(rows);
+    const head = `${runId}:${events.at(-1)?.seq ?? 0}`;
+    const carried = `${head}\n${json}`;
+    const notice = Buffer.byteLength(carried) <= MAX_CONTROL_PAYLOAD_BYTES ? carried : head;
     await this.pool.query(
       `WITH inserted AS (
          INSERT INTO run_events (run_id, seq, event, payload, created_at)
@@ -182,8 +203,8 @@ export class PgRunBus implements RunBus {
          FROM jsonb_array_elements($2::jsonb) AS item
          ON CONFLICT DO NOTHING
          RETURNING seq)
-       SELECT pg_notify($4, $1 || ':' || max(seq)) FROM inserted HAVING count(*) > 0`,
-      [runId, JSON.stringify(rows), Date.now(), EVENTS_CHANNEL],
+       SELECT pg_notify($4, $5) FROM inserted HAVING count(*) > 0`,
+      [runId, json, Date.now(), EVENTS_CHANNEL, notice],
     );
     // Keep the run's newest events only, as the in-memory backlog does; readers start at the oldest kept one.
     const keep = this.options.keepEvents ?? DEFAULT_KEEP_EVENTS;
@@ -226,7 +247,7 @@ export class PgRunBus implements RunBus {
     return result.rows[0] ?? null;
   }
 
-  watch(runId: string, listener: (seq: number) => void): () => void {
+  watch(runId: string, listener: (seq: number, events?: RunEventRecord[]) => void): () => void {
     this.watchers.on(runId, listener);
     return () => this.watchers.off(runId, listener);
   }

@@ -44,8 +44,12 @@ export interface RunBus {
   readNamed(runId: string, names: string[]): Promise<RunEventRecord[]>;
   /** The newest event of a run, or null when it has none. */
   latest(runId: string): Promise<RunEventRecord | null>;
-  /** Calls `listener` with the newest seq whenever events of the run are appended (by any instance); returns the unsubscribe. */
-  watch(runId: string, listener: (seq: number) => void): () => void;
+  /**
+   * Calls `listener` with the newest seq whenever events of the run are appended (by any instance); returns the
+   * unsubscribe. The appended events come along when they fit in the wake-up (PostgreSQL limits a notification to
+   * 8,000 bytes), so a reader need not fetch them; without them, or after a gap, it reads them with {@link read}.
+   */
+  watch(runId: string, listener: (seq: number, events?: RunEventRecord[]) => void): () => void;
   /** Calls `listener` after the bus lost and regained its connection (wake-ups may have been missed). */
   onReconnect(listener: () => void): () => void;
   /** Serves the control requests addressed to this instance. */

@@ -44,7 +44,7 @@ export class LocalRunBus implements RunBus {
     for (const event of events) if (!list.some((stored) => stored.seq === event.seq)) list.push(event);
     list.sort((left, right) => left.seq - right.seq);
     const last = events.at(-1);
-    if (last) this.emitter.emit(runId, last.seq);
+    if (last) this.emitter.emit(runId, last.seq, events);
   }
 
   async read(runId: string, afterSeq: number, limit = 500): Promise<RunEventRecord[]> {
@@ -59,7 +59,7 @@ export class LocalRunBus implements RunBus {
     return this.events.get(runId)?.at(-1) ?? null;
   }
 
-  watch(runId: string, listener: (seq: number) => void): () => void {
+  watch(runId: string, listener: (seq: number, events?: RunEventRecord[]) => void): () => void {
     this.emitter.on(runId, listener);
     return () => this.emitter.off(runId, listener);
   }

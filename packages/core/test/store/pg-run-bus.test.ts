@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { openPostgresStore } from '../../src/store/index.js';
+import type { PgRunBus } from '../../src/store/pg-bus.js';
+import { createRunBus, type RunEventRecord } from '../../src/store/run-bus.js';
+import { createTestDatabase } from '../support/postgres.js';
+import { onCleanup, sessionId } from './helpers.js';
+
+/** Two instances' buses on one fresh database; a run created through the first. */
+async function twoBuses() {
+  const database = await createTestDatabase();
+  onCleanup(database.drop);
+  const stores = await Promise.all([1, 2].map(() => openPostgresStore({ url: database.url, poolSize: 2 })));
+  const buses = stores.map((store, index) => createRunBus(store, `instance-${index}`) as PgRunBus);
+  onCleanup(async () => {
+    for (const bus of buses) await bus.close();
+    for (const store of stores) await store.close();
+  });
+  await Promise.all(buses.map((bus) => bus.ready()));
+  const [first] = stores;
+  const id = sessionId();
+  await first?.createSession({ id });
+  const run = await first?.runs.create({ sessionId: id, input: 'hi', holder: 'instance-0' });
+  return { owner: buses[0] as PgRunBus, reader: buses[1] as PgRunBus, runId: run?.id as string };
+}
+
+function nextWakeUp(bus: PgRunBus, runId: string): Promise<{ seq: number; events?: RunEventRecord[] }> {
+  return new Promise((resolve) => {
+    const stop = bus.watch(runId, (seq, events) => {
+      stop();
+      resolve(events ? { seq, events } : { seq });
+    });
+  });
+}
+
+describe('the PostgreSQL run bus wake-ups (ADR 0018)', () => {
+  it('carry the appended events to the other instance when they fit, so the reader need not fetch them', async () => {
+    const { owner, reader, runId } = await twoBuses();
+    const woken = nextWakeUp(reader, runId);
+    const events = [0, 1].map((seq) => ({ seq, payload: { event: 'message.delta', run_id: runId, seq, delta: 'ab' } }));
+    await owner.append(runId, events);
+    expect(await woken).toEqual({ seq: 1, events });
+  });
+
+  it('name only the run and its newest seq when the events are too large for a notification; a read has them', async () => {
+    const { owner, reader, runId } = await twoBuses();
+    const woken = nextWakeUp(reader, runId);
+    const big = 'x'.repeat(9_000);
+    await owner.append(runId, [{ seq: 0, payload: { event: 'message.delta', run_id: runId, seq: 0, delta: big } }]);
+    expect(await woken).toEqual({ seq: 0 });
+    const [stored] = await reader.read(runId, -1);
+    expect(stored?.payload.delta).toBe(big);
+  });
+});
