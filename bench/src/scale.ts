@@ -1,8 +1,14 @@
 /**
- * Scale (`pnpm bench --scale`, issue 17.5): the concurrency workload (N streaming runs) against one
- * apps/server instance and against two instances on one PostgreSQL database behind a reverse proxy
- * (http-proxy, round robin, no affinity), plus the delay of a run's events from the instance running
- * it to a subscriber on the other instance (ADR 0018).
+ * Scale (`pnpm bench --scale`, issue 17.5): the concurrency workload (streaming runs, 10 deltas 100 ms
+ * apart) against one apps/server instance and against two instances on one PostgreSQL database behind a
+ * reverse proxy (nginx when installed, else http-proxy in its own process; round robin, no affinity),
+ * plus the delay of a run's events from the instance running it to a subscriber on the other instance
+ * (ADR 0018).
+ *
+ * Throughput "at equal p99" is a capacity search: the number of concurrent runs grows by half each step
+ * until the p99 gap between deltas exceeds the pace by more than {@link ADDED_GAP_BOUND_MS} (or a run
+ * fails); a configuration's capacity is the highest deltas/s of a step within that bound. The ratio of
+ * the two capacities is the figure.
  *
  * PostgreSQL: `HERMES_BENCH_DATABASE_URL` (a server whose user may create databases), else the
  * embedded server the core tests use.
@@ -10,25 +16,25 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { delay, step, text } from '@hermes/core/testing';
-import httpProxy from 'http-proxy';
+import { type Balancer, startBalancer } from './balancer.js';
 import { startRemoteModel } from './remote-model.js';
 import { BENCH_KEY as KEY, startBenchServer } from './server-process.js';
 import { percentile } from './stats.js';
 
 /** Pause between two deltas of one answer, as in the concurrency benchmark. */
 const PACE_MS = 100;
+/** The p99 latency both configurations are held to: gap between deltas at most the pace plus this (issue 18's bound). */
+const ADDED_GAP_BOUND_MS = 50;
 
 /** Figures of one scale run. */
 export interface ScaleResult {
-  streams: number;
-  single: LoadFigures;
-  pair: LoadFigures;
+  balancer: Balancer['kind'];
+  single: Capacity;
+  pair: Capacity;
   /** Event delivery from the owner to a subscriber on the other instance. */
   crossP50Ms: number;
   crossP99Ms: number;
@@ -36,9 +42,19 @@ export interface ScaleResult {
 
 /** Throughput and latency of one load. */
 export interface LoadFigures {
+  streams: number;
   errors: number;
   deltasPerSecond: number;
   p99GapMs: number;
+}
+
+/** The steps of one capacity search and the best throughput within the bound. */
+export interface Capacity {
+  steps: LoadFigures[];
+  /** Highest deltas/s of a step with no error and p99 gap within the bound; 0 when none was. */
+  deltasPerSecond: number;
+  /** The concurrent runs of that step. */
+  streams: number;
 }
 
 async function withDatabase<T>(body: (serverUrl: string) => Promise<T>): Promise<T> {
@@ -115,32 +131,6 @@ async function waitHealthy(url: string): Promise<void> {
   throw new Error(`${url} did not become healthy`);
 }
 
-/** A round-robin reverse proxy (http-proxy) over `targets`; SSE is streamed through unbuffered. */
-async function startProxy(targets: string[]): Promise<{ url: string; close: () => Promise<void> }> {
-  const proxy = httpProxy.createProxyServer({ xfwd: true });
-  proxy.on('error', (_error, _request, response) => {
-    const answer = response as import('node:http').ServerResponse;
-    if (!answer.headersSent) answer.writeHead(502);
-    answer.end();
-  });
-  let next = 0;
-  const server: Server = createServer((request, response) => {
-    const target = targets[next % targets.length] as string;
-    next += 1;
-    proxy.web(request, response, { target });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-        proxy.close();
-      }),
-  };
-}
-
 /** `streams` concurrent runs through `url`: each is created, then its events streamed from the same URL. */
 async function load(url: string, streams: number, deltas: number): Promise<LoadFigures> {
   const gaps: number[] = [];
@@ -182,6 +172,7 @@ async function load(url: string, streams: number, deltas: number): Promise<LoadF
   );
   gaps.sort((a, b) => a - b);
   return {
+    streams,
     errors,
     deltasPerSecond: received / ((performance.now() - started) / 1000),
     p99GapMs: percentile(gaps, 0.99),
@@ -220,9 +211,38 @@ async function crossDelivery(owner: string, reader: string, runs: number): Promi
   return delays.sort((a, b) => a - b);
 }
 
-/** The scale benchmark: `streams` concurrent runs on one instance, then on two behind the proxy. */
+/** Concurrent runs of each capacity step: from `first`, half again each step, up to `last`. */
+export function capacitySteps(first: number, last: number): number[] {
+  const steps: number[] = [];
+  for (let streams = first; streams <= last; streams = Math.round(streams * 1.5)) steps.push(streams);
+  return steps;
+}
+
+/** Grows the load step by step until a step breaks the p99 bound or has an error. */
+async function capacity(
+  url: string,
+  steps: number[],
+  deltas: number,
+  push: (streams: number) => Promise<void>,
+): Promise<Capacity> {
+  const measured: LoadFigures[] = [];
+  let best: LoadFigures | null = null;
+  for (const streams of steps) {
+    await push(streams);
+    const figures = await load(url, streams, deltas);
+    measured.push(figures);
+    process.stderr.write(
+      `bench: scale   ${streams} runs: ${Math.round(figures.deltasPerSecond)} deltas/s, p99 gap ${figures.p99GapMs.toFixed(0)} ms, errors ${figures.errors}\n`,
+    );
+    if (figures.errors > 0 || figures.p99GapMs - PACE_MS > ADDED_GAP_BOUND_MS) break;
+    if (!best || figures.deltasPerSecond > best.deltasPerSecond) best = figures;
+  }
+  return { steps: measured, deltasPerSecond: best?.deltasPerSecond ?? 0, streams: best?.streams ?? 0 };
+}
+
+/** The scale benchmark: the capacity of one instance, then of two behind the balancer, then cross-instance delivery. */
 export async function runScale(options: {
-  streams: number;
+  steps: number[];
   deltas?: number;
   crossRuns?: number;
 }): Promise<ScaleResult> {
@@ -234,8 +254,9 @@ export async function runScale(options: {
     const model = await startRemoteModel();
     const children: ChildProcess[] = [];
     const closers: (() => Promise<void>)[] = [];
+    let kind: Balancer['kind'] = 'http-proxy';
     try {
-      const runOn = async (instances: number): Promise<{ figures: LoadFigures; urls: string[] }> => {
+      const runOn = async (instances: number): Promise<{ figures: Capacity; urls: string[] }> => {
         const database = await createDatabase(serverUrl);
         const urls: string[] = [];
         for (let index = 0; index < instances; index += 1) {
@@ -244,10 +265,14 @@ export async function runScale(options: {
           await waitHealthy(started.url);
           urls.push(started.url);
         }
-        const proxy = await startProxy(urls);
-        closers.push(proxy.close);
-        await model.push(...Array.from({ length: options.streams }, () => step(...answer)));
-        return { figures: await load(proxy.url, options.streams, deltas), urls };
+        const balancer = await startBalancer(urls);
+        kind = balancer.kind;
+        closers.push(balancer.close);
+        process.stderr.write(`bench: scale, ${instances} instance(s) behind ${balancer.kind}\n`);
+        const figures = await capacity(balancer.url, options.steps, deltas, (streams) =>
+          model.push(...Array.from({ length: streams }, () => step(...answer))),
+        );
+        return { figures, urls };
       };
       const single = await runOn(1);
       const pair = await runOn(2);
@@ -256,7 +281,7 @@ export async function runScale(options: {
       const [owner, reader] = pair.urls as [string, string];
       const cross = await crossDelivery(owner, reader, crossRuns);
       return {
-        streams: options.streams,
+        balancer: kind,
         single: single.figures,
         pair: pair.figures,
         crossP50Ms: percentile(cross, 0.5),
@@ -272,15 +297,16 @@ export async function runScale(options: {
 
 /** `pnpm bench --scale [--quick]`: prints the figures and writes bench/results/scale.json. */
 export async function main(quick: boolean): Promise<void> {
-  const streams = quick ? 50 : 200;
-  process.stderr.write(`bench: scale, ${streams} concurrent runs on 1 then 2 instances behind http-proxy…\n`);
-  const result = await runScale({ streams, crossRuns: quick ? 5 : 20 });
-  const ratio = result.pair.deltasPerSecond / result.single.deltasPerSecond;
+  const steps = quick ? capacitySteps(20, 400) : capacitySteps(20, 2_000);
+  process.stderr.write(`bench: scale, capacity search over ${steps.join(', ')} concurrent runs…\n`);
+  const result = await runScale({ steps, crossRuns: quick ? 5 : 20 });
+  const ratio = result.single.deltasPerSecond > 0 ? result.pair.deltasPerSecond / result.single.deltasPerSecond : 0;
+  const bound = `p99 gap <= ${PACE_MS + ADDED_GAP_BOUND_MS} ms, 0 errors`;
   const lines = [
-    `scale: ${streams} streaming runs, 1 instance   ${Math.round(result.single.deltasPerSecond)} deltas/s, p99 gap ${result.single.p99GapMs.toFixed(0)} ms, errors ${result.single.errors}`,
-    `scale: ${streams} streaming runs, 2 instances  ${Math.round(result.pair.deltasPerSecond)} deltas/s, p99 gap ${result.pair.p99GapMs.toFixed(0)} ms, errors ${result.pair.errors}`,
-    `scale: throughput ratio 2/1 at this load       ${ratio.toFixed(2)}x (target >= 1.7x at equal p99; the model paces deltas ${PACE_MS} ms apart)`,
-    `scale: cross-instance event delivery          p50 ${result.crossP50Ms.toFixed(1)} ms, p99 ${result.crossP99Ms.toFixed(1)} ms (target p99 <= 20 ms)`,
+    `scale: 1 instance  capacity ${Math.round(result.single.deltasPerSecond)} deltas/s at ${result.single.streams} runs (${bound})`,
+    `scale: 2 instances capacity ${Math.round(result.pair.deltasPerSecond)} deltas/s at ${result.pair.streams} runs, behind ${result.balancer}`,
+    `scale: throughput ratio 2/1 at equal p99      ${ratio.toFixed(2)}x (target >= 1.7x) ${ratio >= 1.7 ? 'met' : 'MISSED'}`,
+    `scale: cross-instance event delivery         p50 ${result.crossP50Ms.toFixed(1)} ms, p99 ${result.crossP99Ms.toFixed(1)} ms (target p99 <= 20 ms) ${result.crossP99Ms <= 20 ? 'met' : 'MISSED'}`,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
   const here = dirname(new URL(import.meta.url).pathname);
