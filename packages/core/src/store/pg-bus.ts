@@ -35,6 +35,14 @@ interface ControlMessage extends RunControlRequest {
   from: string;
 }
 
+/** An append waiting for the statement in flight (see {@link PgRunBus.append}). */
+interface PendingAppend {
+  runId: string;
+  events: RunEventRecord[];
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
 interface ReplyMessage extends RunControlReply {
   id: string;
   to: string;
@@ -57,6 +65,8 @@ export class PgRunBus implements RunBus {
   private closed = false;
   private connecting: Promise<void> | null = null;
   private attempt = 0;
+  private pending: PendingAppend[] = [];
+  private writing: Promise<void> | null = null;
 
   constructor(
     private readonly pool: PgPool,
@@ -183,35 +193,81 @@ export class PgRunBus implements RunBus {
       .catch((error) => this.warn('run bus reply failed', { reason: String(error) }));
   }
 
-  async append(runId: string, events: RunEventRecord[]): Promise<void> {
-    if (events.length === 0) return;
-    const rows = events.map((event) => ({
-      seq: event.seq,
-      event: String(event.payload.event),
-      payload: event.payload,
-    }));
-    // The wake-up carries the events themselves when they fit, which spares every reader a round trip;
-    // it is sent by the same statement, so only once the rows are committed.
-    const json = JSON.stringify(rows);
-    const head = `${runId}:${events.at(-1)?.seq ?? 0}`;
-    const carried = `${head}\n${json}`;
-    const notice = Buffer.byteLength(carried) <= MAX_CONTROL_PAYLOAD_BYTES ? carried : head;
+  /**
+   * Appends go out in one statement per round trip for all runs: the first is sent at once, and appends made while
+   * it is in flight wait and go together in the next. Each resolves once its rows are committed.
+   */
+  append(runId: string, events: RunEventRecord[]): Promise<void> {
+    if (events.length === 0) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      this.pending.push({ runId, events, resolve, reject });
+      this.writing ??= this.writePending();
+    });
+  }
+
+  private async writePending(): Promise<void> {
+    try {
+      while (this.pending.length > 0) {
+        const batch = this.pending.splice(0);
+        try {
+          await this.writeBatch(batch);
+          for (const append of batch) append.resolve();
+        } catch (error) {
+          for (const append of batch) append.reject(error);
+        }
+      }
+    } finally {
+      this.writing = null;
+    }
+  }
+
+  private async writeBatch(batch: PendingAppend[]): Promise<void> {
+    const byRun = new Map<string, RunEventRecord[]>();
+    for (const { runId, events } of batch) {
+      const list = byRun.get(runId);
+      if (list) list.push(...events);
+      else byRun.set(runId, [...events]);
+    }
+    const parts: string[] = [];
+    const notices: string[] = [];
+    const trims: { run_id: string; upto: number }[] = [];
+    const keep = this.options.keepEvents ?? DEFAULT_KEEP_EVENTS;
+    for (const [runId, events] of byRun) {
+      const json = JSON.stringify(
+        events.map((event) => ({
+          run_id: runId,
+          seq: event.seq,
+          event: String(event.payload.event),
+          payload: event.payload,
+        })),
+      );
+      parts.push(json.slice(1, -1));
+      // The wake-up carries the run's events when they fit, which spares every reader a round trip; it is sent by
+      // the inserting statement, so only once the rows are committed.
+      const head = `${runId}:${events.at(-1)?.seq ?? 0}`;
+      const carried = `${head}\n${json}`;
+      notices.push(Buffer.byteLength(carried) <= MAX_CONTROL_PAYLOAD_BYTES ? carried : head);
+      // Keep each run's newest events only, as the in-memory backlog does; readers start at the oldest kept one.
+      const first = events[0]?.seq ?? 0;
+      const last = events.at(-1)?.seq ?? 0;
+      if (last >= keep && Math.floor(last / TRIM_EVERY) > Math.floor((first - 1) / TRIM_EVERY))
+        trims.push({ run_id: runId, upto: last - keep });
+    }
     await this.pool.query(
       `WITH inserted AS (
          INSERT INTO run_events (run_id, seq, event, payload, created_at)
-         SELECT $1, (item->>'seq')::int, item->>'event', item->'payload', $3
-         FROM jsonb_array_elements($2::jsonb) AS item
-         ON CONFLICT DO NOTHING
-         RETURNING seq)
-       SELECT pg_notify($4, $5) FROM inserted HAVING count(*) > 0`,
-      [runId, json, Date.now(), EVENTS_CHANNEL, notice],
+         SELECT item->>'run_id', (item->>'seq')::int, item->>'event', item->'payload', $2
+         FROM jsonb_array_elements($1::jsonb) AS item
+         ON CONFLICT DO NOTHING)
+       SELECT pg_notify($3, notice) FROM jsonb_array_elements_text($4::jsonb) AS notice`,
+      [`[${parts.join(',')}]`, Date.now(), EVENTS_CHANNEL, JSON.stringify(notices)],
     );
-    // Keep the run's newest events only, as the in-memory backlog does; readers start at the oldest kept one.
-    const keep = this.options.keepEvents ?? DEFAULT_KEEP_EVENTS;
-    const first = events[0]?.seq ?? 0;
-    const last = events.at(-1)?.seq ?? 0;
-    if (last >= keep && Math.floor(last / TRIM_EVERY) > Math.floor((first - 1) / TRIM_EVERY))
-      await this.pool.query('DELETE FROM run_events WHERE run_id = $1 AND seq <= $2', [runId, last - keep]);
+    if (trims.length > 0)
+      await this.pool.query(
+        `DELETE FROM run_events AS stored USING jsonb_to_recordset($1::jsonb) AS kept(run_id text, upto int)
+         WHERE stored.run_id = kept.run_id AND stored.seq <= kept.upto`,
+        [JSON.stringify(trims)],
+      );
   }
 
   async prune(endedBefore: number): Promise<number> {

@@ -20,7 +20,9 @@ async function twoBuses() {
   const id = sessionId();
   await first?.createSession({ id });
   const run = await first?.runs.create({ sessionId: id, input: 'hi', holder: 'instance-0' });
-  return { owner: buses[0] as PgRunBus, reader: buses[1] as PgRunBus, runId: run?.id as string };
+  const createRun = async () =>
+    (await first?.runs.create({ sessionId: id, input: 'hi', holder: 'instance-0' }))?.id as string;
+  return { owner: buses[0] as PgRunBus, reader: buses[1] as PgRunBus, runId: run?.id as string, createRun };
 }
 
 function nextWakeUp(bus: PgRunBus, runId: string): Promise<{ seq: number; events?: RunEventRecord[] }> {
@@ -49,5 +51,41 @@ describe('the PostgreSQL run bus wake-ups (ADR 0018)', () => {
     expect(await woken).toEqual({ seq: 0 });
     const [stored] = await reader.read(runId, -1);
     expect(stored?.payload.delta).toBe(big);
+  });
+
+  it('appends of many runs made while one statement is in flight go out together, each run in order with its own wake-ups', async () => {
+    const { owner, reader, runId: firstRun, createRun } = await twoBuses();
+    const runs = [firstRun];
+    for (let index = 1; index < 20; index += 1) runs.push(await createRun());
+    const seen = new Map<string, number[]>(runs.map((id) => [id, []]));
+    const stops = runs.map((id) =>
+      reader.watch(id, (_seq, events) => {
+        for (const event of events ?? []) {
+          expect(event.payload.run_id).toBe(id);
+          seen.get(id)?.push(event.seq);
+        }
+      }),
+    );
+    // Count the statements the owner sends (the real pool, observed).
+    const pool = (owner as unknown as { pool: { query: (...args: unknown[]) => Promise<unknown> } }).pool;
+    const query = pool.query.bind(pool);
+    let statements = 0;
+    pool.query = (...args: unknown[]) => {
+      statements += 1;
+      return query(...args);
+    };
+    await Promise.all(
+      runs.map(async (id) => {
+        for (let seq = 0; seq < 5; seq += 1)
+          await owner.append(id, [{ seq, payload: { event: 'message.delta', run_id: id, seq } }]);
+      }),
+    );
+    pool.query = query;
+    // 100 appends: the first of each round goes alone, the other runs' wait for it and go together.
+    expect(statements).toBeLessThanOrEqual(20);
+    for (const id of runs) expect((await reader.read(id, -1)).map((event) => event.seq)).toEqual([0, 1, 2, 3, 4]);
+    await expect.poll(() => [...seen.values()].every((seqs) => seqs.length === 5)).toBe(true);
+    for (const seqs of seen.values()) expect(seqs).toEqual([0, 1, 2, 3, 4]);
+    for (const stop of stops) stop();
   });
 });
