@@ -18,6 +18,12 @@ export type PgPool = pg.Pool;
 const EVENTS_CHANNEL = 'hermes_run_events';
 const CONTROL_CHANNEL = 'hermes_run_control';
 const REPLY_CHANNEL = 'hermes_run_reply';
+const RELAY_CHANNEL = 'hermes_relay';
+/**
+ * A relay message is cut into parts of at most this many UTF-16 code units (at most 3 bytes each in UTF-8),
+ * so a part with its header stays under PostgreSQL's 8,000-byte notification limit.
+ */
+const RELAY_PART_UNITS = 2_500;
 
 /** PostgreSQL refuses `NOTIFY` payloads of 8,000 bytes or more. */
 export const MAX_CONTROL_PAYLOAD_BYTES = 7_900;
@@ -67,6 +73,11 @@ export class PgRunBus implements RunBus {
   private attempt = 0;
   private pending: PendingAppend[] = [];
   private writing: Promise<void> | null = null;
+  private relaySerial = 0;
+  private relayPending: { notices: string[]; resolve: () => void; reject: (error: unknown) => void }[] = [];
+  private relaying: Promise<void> | null = null;
+  private readonly relayParts = new Map<string, string[]>();
+  private readonly relayListeners = new Set<(from: string, message: JsonObject) => void>();
 
   constructor(
     private readonly pool: PgPool,
@@ -96,7 +107,9 @@ export class PgRunBus implements RunBus {
       client.on('notification', (message) => this.notified(message.channel, message.payload ?? ''));
       try {
         await client.connect();
-        await client.query(`LISTEN ${EVENTS_CHANNEL}; LISTEN ${CONTROL_CHANNEL}; LISTEN ${REPLY_CHANNEL}`);
+        await client.query(
+          `LISTEN ${EVENTS_CHANNEL}; LISTEN ${CONTROL_CHANNEL}; LISTEN ${REPLY_CHANNEL}; LISTEN ${RELAY_CHANNEL}`,
+        );
         if (this.closed) {
           await client.end().catch(() => {});
           return;
@@ -148,6 +161,10 @@ export class PgRunBus implements RunBus {
         }
       }
       this.watchers.emit(runId, Number(head.slice(split + 1)), events);
+      return;
+    }
+    if (channel === RELAY_CHANNEL) {
+      this.relayed(payload);
       return;
     }
     let message: unknown;
@@ -365,8 +382,87 @@ export class PgRunBus implements RunBus {
     return (result.rowCount ?? 0) > 0;
   }
 
+  relay(to: string, message: JsonObject): Promise<void> {
+    const text = JSON.stringify(message);
+    this.relaySerial += 1;
+    const parts: string[] = [];
+    for (let start = 0; start < text.length || parts.length === 0; ) {
+      let end = Math.min(text.length, start + RELAY_PART_UNITS);
+      // Never split a surrogate pair: each part is sent as UTF-8 on its own.
+      const last = text.charCodeAt(end - 1);
+      if (end < text.length && last >= 0xd800 && last <= 0xdbff) end -= 1;
+      parts.push(text.slice(start, end));
+      start = end;
+    }
+    // `<to> <from> <serial> <part> <parts>` and a newline, then the part.
+    const notices = parts.map(
+      (part, index) =>
+        `${encodeURIComponent(to)} ${encodeURIComponent(this.holder)} ${this.relaySerial} ${index} ${parts.length}\n${part}`,
+    );
+    return new Promise<void>((resolve, reject) => {
+      this.relayPending.push({ notices, resolve, reject });
+      this.relaying ??= this.sendRelayed();
+    });
+  }
+
+  /** Sends queued relay notices one statement at a time, so they are committed, and so delivered, in order. */
+  private async sendRelayed(): Promise<void> {
+    try {
+      while (this.relayPending.length > 0) {
+        const batch = this.relayPending.splice(0);
+        try {
+          await this.pool.query(
+            'SELECT pg_notify($1, notice) FROM jsonb_array_elements_text($2::jsonb) WITH ORDINALITY AS item(notice, n) ORDER BY n',
+            [RELAY_CHANNEL, JSON.stringify(batch.flatMap((entry) => entry.notices))],
+          );
+          for (const entry of batch) entry.resolve();
+        } catch (error) {
+          for (const entry of batch) entry.reject(error);
+        }
+      }
+    } finally {
+      this.relaying = null;
+    }
+  }
+
+  private relayed(payload: string): void {
+    const line = payload.indexOf('\n');
+    if (line < 0) return;
+    const [rawTo, rawFrom, serial, index, count] = payload.slice(0, line).split(' ');
+    if (!rawTo || !rawFrom) return;
+    const to = decodeURIComponent(rawTo);
+    const from = decodeURIComponent(rawFrom);
+    if (from === this.holder || (to !== this.holder && to !== '*')) return;
+    const part = payload.slice(line + 1);
+    const key = `${from} ${serial}`;
+    let text = part;
+    if (count !== '1') {
+      const parts = this.relayParts.get(key) ?? [];
+      parts[Number(index)] = part;
+      this.relayParts.set(key, parts);
+      if (parts.filter((entry) => entry !== undefined).length < Number(count)) return;
+      this.relayParts.delete(key);
+      text = parts.join('');
+    }
+    let message: JsonObject;
+    try {
+      message = JSON.parse(text) as JsonObject;
+    } catch {
+      this.warn('relay message unreadable', { from });
+      return;
+    }
+    for (const listener of [...this.relayListeners]) listener(from, message);
+  }
+
+  onRelay(listener: (from: string, message: JsonObject) => void): () => void {
+    this.relayListeners.add(listener);
+    return () => this.relayListeners.delete(listener);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
+    this.relayListeners.clear();
+    this.relayParts.clear();
     this.watchers.removeAllListeners();
     this.reconnects.removeAllListeners();
     const client = this.listener;

@@ -68,6 +68,14 @@ export interface RunBus {
   prune(endedBefore: number): Promise<number>;
   /** Writes a terminal state on a run that is still `queued`, `running` or `stopping`; false when it had settled. */
   settleIfUnfinished(runId: string, settlement: RunSettlement): Promise<boolean>;
+  /**
+   * Sends a message to the instance `to`, or to every other instance with `'*'`, on the relay channel (the gateway's
+   * attach across instances, ADR 0020). Messages from one instance arrive in the order sent, whatever their size.
+   * Resolves once sent; the in-process bus has no other instance and drops them.
+   */
+  relay(to: string, message: JsonObject): Promise<void>;
+  /** Calls `listener` with each relay message addressed to this instance (or to every instance); returns the unsubscribe. */
+  onRelay(listener: (from: string, message: JsonObject) => void): () => void;
   /** Stops listening; the store stays open. */
   close(): Promise<void>;
 }

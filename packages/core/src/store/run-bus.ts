@@ -100,6 +100,12 @@ export class LocalRunBus implements RunBus {
     return true;
   }
 
+  async relay(): Promise<void> {}
+
+  onRelay(): () => void {
+    return () => {};
+  }
+
   async close(): Promise<void> {
     this.emitter.removeAllListeners();
     this.events.clear();

@@ -88,4 +88,28 @@ describe('the PostgreSQL run bus wake-ups (ADR 0018)', () => {
     for (const seqs of seen.values()) expect(seqs).toEqual([0, 1, 2, 3, 4]);
     for (const stop of stops) stop();
   });
+
+  it('relay messages reach the instance named (or every other one), in order, whole at any size', async () => {
+    const { owner, reader } = await twoBuses();
+    const received: { from: string; message: Record<string, unknown> }[] = [];
+    const stop = reader.onRelay((from, message) => received.push({ from, message }));
+    const echoed: Record<string, unknown>[] = [];
+    owner.onRelay((_from, message) => echoed.push(message));
+    // Larger than a notification, with characters of every UTF-8 width (a surrogate pair at a part boundary too).
+    const big = `${'a'.repeat(2_499)}😀${'é€😀'.repeat(4_000)}`;
+    const sent = [
+      owner.relay('instance-1', { n: 0, text: 'small' }),
+      owner.relay('instance-1', { n: 1, text: big }),
+      ...Array.from({ length: 30 }, (_, index) => owner.relay('*', { n: index + 2 })),
+      owner.relay('instance-9', { n: 'not for the reader' }),
+    ];
+    await Promise.all(sent);
+    await expect.poll(() => received.length).toBe(32);
+    expect(received.map((entry) => entry.message.n)).toEqual(Array.from({ length: 32 }, (_, index) => index));
+    expect(received[1]?.message.text).toBe(big);
+    expect(new Set(received.map((entry) => entry.from))).toEqual(new Set(['instance-0']));
+    // A sender never hears its own messages.
+    expect(echoed).toEqual([]);
+    stop();
+  });
 });
