@@ -24,6 +24,7 @@ const LAYERS = [
       'image-parts.ts',
       'connection.ts',
       'skills.ts',
+      'instance-relay.ts',
     ],
   ],
   // Server requests (§6) and the host callbacks that raise them; they see a session only as a

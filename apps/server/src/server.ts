@@ -3,7 +3,14 @@ import { EventEmitter } from 'node:events';
 import type { IncomingMessage, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { type AgentHost, createAgentHost, loadConfig, resolveHomeDir, writeDotenvValue } from '@hermes/core';
+import {
+  type AgentHost,
+  createAgentHost,
+  createRunBus,
+  loadConfig,
+  resolveHomeDir,
+  writeDotenvValue,
+} from '@hermes/core';
 import { ApiError, createOpenAIApp, type OpenAIApp, weakKeyReason } from '@hermes/protocol-openai';
 import { attachGatewayWebSocket, createGateway, type Gateway } from '@hermes/protocol-tui';
 import { createAdaptorServer } from '@hono/node-server';
@@ -78,8 +85,20 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise
     ...(demo ? { config: { model: { default: DEMO_MODEL_SPEC } } } : {}),
   });
 
-  const api: OpenAIApp = createOpenAIApp({ host, settings: { key, host: settings.host, port: settings.port } });
-  const gateway: Gateway = createGateway({ host, logger: coreLogger(logger.child({ component: 'gateway' })) });
+  // One bus for the runs API and the gateway: on PostgreSQL it carries runs and gateway attaches between instances.
+  const bus = createRunBus(host.store, host.holderId, {
+    onWarning: (message, details) => logger.warn(details, message),
+  });
+  const api: OpenAIApp = createOpenAIApp({
+    host,
+    runBus: bus,
+    settings: { key, host: settings.host, port: settings.port },
+  });
+  const gateway: Gateway = createGateway({
+    host,
+    relayBus: bus,
+    logger: coreLogger(logger.child({ component: 'gateway' })),
+  });
 
   const app = new Hono<{ Variables: { requestId: string } }>();
   app.use('*', requestId());
@@ -198,6 +217,7 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise
       clearTimeout(grace);
       server.closeAllConnections();
       api.close();
+      await bus.close();
       await host.close();
       logger.info('stopped');
     })();

@@ -1,5 +1,6 @@
 import { DEFAULT_BACK_PRESSURE, GatewayConnection } from './connection.js';
-import { GatewayState } from './gateway-state.js';
+import { type GatewayOptions, GatewayState } from './gateway-state.js';
+import { InstanceRelay } from './instance-relay.js';
 import { METHOD_HANDLERS, type MethodContext } from './methods/index.js';
 import {
   acceptedKeys,
@@ -26,6 +27,25 @@ export class GatewayCore extends GatewayState {
   private slowRunning = 0;
   private readonly slowQueue: (() => void)[] = [];
   private readonly connectionChains = new Map<GatewayConnection, Promise<void>>();
+
+  constructor(options: GatewayOptions) {
+    super(options);
+    if (options.relayBus?.shared) {
+      const silence = this.section('tui_gateway', 'instance_silence_s');
+      this.relay = new InstanceRelay(
+        options.relayBus,
+        {
+          connect: (transport) => this.connect(transport),
+          isLive: (storedId) => this.sessionByStoredId(storedId) !== undefined && !this.reapingSessionFor(storedId),
+        },
+        this.logger,
+        {
+          silenceMs:
+            options.instanceSilenceMs ?? (typeof silence === 'number' && silence > 0 ? silence * 1000 : undefined),
+        },
+      );
+    }
+  }
 
   // ---- connections and dispatch ----------------------------------------------------------------
 
@@ -87,6 +107,8 @@ export class GatewayCore extends GatewayState {
       return;
     }
     const record = message as Record<string, unknown>;
+    // Frames for a session live on another instance go up its tunnel (ADR 0020).
+    if (this.relay?.route(connection, record)) return;
     if (!('method' in record) && 'id' in record && ('result' in record || 'error' in record)) {
       this.serverRequests.answer(record.id, connection, record);
       return;
@@ -213,6 +235,7 @@ export class GatewayCore extends GatewayState {
   async shutdown(): Promise<void> {
     if (this.retiring) return;
     this.retiring = true;
+    this.relay?.close();
     this.serverRequests.withdrawAll(null, 'shutdown');
     const sessions = [...this.sessions.values()];
     for (const session of sessions) session.interruptTurn(true);

@@ -2,6 +2,7 @@ import { type AgentHost, type Logger, redactSecrets, updateConfigFile } from '@h
 import type { GatewayConnection } from './connection.js';
 import { gitBranch } from './git-branch.js';
 import { newRuntimeId, randomHex } from './ids.js';
+import type { InstanceRelay, RelayBus } from './instance-relay.js';
 import { LiveSession, type SessionGateway } from './live-session.js';
 import { ReplayRings } from './replay-ring.js';
 import { ServerRequestRegistry } from './server-requests.js';
@@ -45,12 +46,26 @@ export interface GatewayOptions {
   version?: string;
   /** Where diagnostics go; default the host's logger. Never stdout. */
   logger?: Logger;
+  /**
+   * The run bus of a deployment of several instances on one PostgreSQL database (`createRunBus`): a client may then
+   * resume a session live on another instance, through it (ADR 0020). Ignored when the bus is not shared.
+   */
+  relayBus?: RelayBus;
+  /** A tunnel to another instance whose other end is silent this long is closed (default `tui_gateway.instance_silence_s`, 30 s). */
+  instanceSilenceMs?: number;
 }
 
 type ResolvedOptions = Required<
   Omit<
     GatewayOptions,
-    'onAgentBuild' | 'cliCommand' | 'reapGraceMs' | 'activityStaleMs' | 'maxResumeMessages' | 'logger'
+    | 'onAgentBuild'
+    | 'cliCommand'
+    | 'reapGraceMs'
+    | 'activityStaleMs'
+    | 'maxResumeMessages'
+    | 'logger'
+    | 'relayBus'
+    | 'instanceSilenceMs'
   >
 > &
   Pick<GatewayOptions, 'onAgentBuild' | 'reapGraceMs' | 'activityStaleMs' | 'maxResumeMessages'>;
@@ -79,6 +94,8 @@ export class GatewayState implements SessionGateway {
   mcpReloading: Promise<void> | null = null;
   /** `delegation.pause` state (§4.10). */
   delegationPaused = false;
+  /** Sessions live on other instances of the deployment (ADR 0020); null with one instance. */
+  relay: InstanceRelay | null = null;
 
   constructor(options: GatewayOptions) {
     this.host = options.host;
@@ -282,6 +299,7 @@ export class GatewayState implements SessionGateway {
   detach(connection: GatewayConnection): void {
     if (!this.connections.delete(connection)) return;
     connection.detach();
+    this.relay?.connectionClosed(connection);
     for (const session of [...this.sessions.values()]) {
       if (!session.attached.delete(connection) || session.attached.size > 0) continue;
       if (session.closeOnDisconnect) {

@@ -358,6 +358,14 @@ export class PgRunBus implements RunBus {
     });
   }
 
+  async leaseHolder(sessionId: string): Promise<string | null> {
+    const result = await this.pool.query<{ holder: string }>(
+      'SELECT holder FROM turn_leases WHERE session_id = $1 AND expires_at > $2',
+      [sessionId, Date.now()],
+    );
+    return result.rows[0]?.holder ?? null;
+  }
+
   async leaseHeld(sessionId: string, holder: string): Promise<boolean> {
     const result = await this.pool.query(
       'SELECT 1 FROM turn_leases WHERE session_id = $1 AND holder = $2 AND expires_at > $3',

@@ -59,6 +59,8 @@ export interface RunBus {
    * reply came within `timeoutMs` (the caller then checks whether that instance still holds the turn).
    */
   request(holder: string, request: RunControlRequest, timeoutMs: number): Promise<RunControlReply | null>;
+  /** The holder of an unexpired turn lease on the session, or null when nobody holds one (or the bus is in process). */
+  leaseHolder(sessionId: string): Promise<string | null>;
   /** Whether `holder` holds an unexpired turn lease on the session. */
   leaseHeld(sessionId: string, holder: string): Promise<boolean>;
   /**

@@ -77,6 +77,10 @@ export class LocalRunBus implements RunBus {
     return this.handler(request);
   }
 
+  async leaseHolder(): Promise<string | null> {
+    return null;
+  }
+
   async leaseHeld(_sessionId: string, holder: string): Promise<boolean> {
     return holder === this.holder;
   }

@@ -83,7 +83,7 @@ describe('several instances on one PostgreSQL database', () => {
   // packages/protocol-openai/test/multi-instance.test.ts (two API instances on one database). A killed instance's run
   // settled by another at lease expiry, interrupted_by_system(session_turn_lease_lost) (17.2, 17.4):
   // apps/server/test/instances.test.ts (apps/server child processes, SIGKILL). PostgreSQL restarted mid-stream (17.4):
-  // postgres-restart.test.ts.
-  it.todo('17.2: a gateway WebSocket client on B attaches to a session live on A and answers its server requests');
+  // postgres-restart.test.ts. A gateway WebSocket client on B attached to a session live on A, answering its
+  // approval (17.2): apps/server/test/gateway-instances.test.ts.
   it.todo('17.5: pnpm bench --scale: 2 instances behind a reverse proxy reach 1.7x the throughput of 1 at equal p99');
 });

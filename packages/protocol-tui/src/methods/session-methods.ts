@@ -210,6 +210,12 @@ export async function sessionResume(context: MethodContext) {
     gateway.attach(existing, context.connection);
     return { ...(await snapshot(existing, context.connection, omit)), resumed: storedId };
   }
+  // A session whose row is open may be live on another instance: then the caller attaches there (ADR 0020).
+  if (gateway.relay && row && row.endedAt === null) {
+    const owner = await gateway.relay.ownerOf(storedId);
+    if (owner)
+      return gateway.relay.resumeRemote(context.connection, owner, { ...params, session_id: storedId }, context.after);
+  }
   const max = gateway.maxResumeMessages();
   if (max > 0) {
     const rows = lineageRows(await store.loadConversation(storedId, { includeInactive: true }));

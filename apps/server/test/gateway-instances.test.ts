@@ -1,0 +1,191 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type ScriptedServer, startScriptedOpenAIServer, step, text, toolCall } from '@hermes/core/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { createTestDatabase } from '../../../packages/core/test/support/postgres.js';
+// The global setup's `ProvidedContext` declaration types `inject('hermesTestDatabaseUrl')`.
+import type {} from '../../../packages/core/test/support/postgres-global-setup.js';
+import { cleanups, runCleanups, type StartedServer, startServer, temp } from './support/server-process.js';
+
+/**
+ * Issue 17.2: a gateway WebSocket client of one apps/server instance attaches to a session live on another
+ * instance of the same PostgreSQL database (ADR 0020), as real child processes.
+ */
+
+const KEY = 'test-key-0123456789abcdef';
+afterEach(runCleanups);
+
+interface Frame {
+  jsonrpc: '2.0';
+  id?: string | number;
+  method?: string;
+  params?: Record<string, unknown> & { type?: string; payload?: Record<string, unknown>; seq?: number };
+  result?: Record<string, unknown>;
+  error?: { code: number; message: string };
+}
+
+/** A raw WebSocket client of the gateway, keeping every frame it receives. */
+async function client(server: StartedServer) {
+  const socket = new WebSocket(`${server.url.replace('http', 'ws')}/api/ws?token=${KEY}`);
+  cleanups.push(() => socket.close());
+  const frames: Frame[] = [];
+  socket.on('message', (data: Buffer) => frames.push(JSON.parse(data.toString()) as Frame));
+  let next = 0;
+  const waitFor = async (predicate: (frame: Frame) => boolean, what: string, timeoutMs = 30_000): Promise<Frame> => {
+    const started = Date.now();
+    for (;;) {
+      const found = frames.find(predicate);
+      if (found) return found;
+      if (Date.now() - started > timeoutMs)
+        throw new Error(`${what} not received; got ${JSON.stringify(frames).slice(-1500)}`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  };
+  const call = async (method: string, params: Record<string, unknown>): Promise<Frame> => {
+    next += 1;
+    const id = next;
+    socket.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+    return waitFor((frame) => frame.id === id && frame.method === undefined, `the answer to ${method}`);
+  };
+  await waitFor((frame) => frame.params?.type === 'gateway.ready', 'gateway.ready');
+  return { socket, frames, waitFor, call, send: (frame: unknown) => socket.send(JSON.stringify(frame)) };
+}
+
+const events = (frames: Frame[], sessionId: string) =>
+  frames.filter((frame) => frame.method === 'event' && frame.params?.session_id === sessionId);
+
+describe('gateway clients across apps/server instances on one PostgreSQL database (17.2)', () => {
+  it('a client on B attaches to a session live on A: the same events, and it answers the approval A waits for', async () => {
+    const database = await createTestDatabase();
+    cleanups.push(database.drop);
+    const model: ScriptedServer = await startScriptedOpenAIServer({
+      script: [
+        step(toolCall('terminal', { command: 'rm -rf ./relay-scratch' })),
+        step(text('cleaned '), text('up '), text('after the approval')),
+        step(text('second turn from B')),
+      ],
+    });
+    cleanups.push(() => model.close());
+    const workspace = temp('hermes-workspace-');
+    mkdirSync(join(workspace, 'relay-scratch'));
+    const env = () => {
+      const home = temp('hermes-home-');
+      writeFileSync(
+        join(home, 'config.yaml'),
+        'session:\n  auto_title: false\ntui_gateway:\n  instance_silence_s: 2\n',
+      );
+      return {
+        HERMES_HOME: home,
+        HERMES_MODEL: 'custom:scripted',
+        HERMES_BASE_URL: model.baseURL,
+        API_SERVER_KEY: KEY,
+        HERMES_DATABASE_URL: database.url,
+      };
+    };
+    const a = await startServer(env());
+    const b = await startServer(env());
+
+    // X on A starts a turn that waits for an approval; X takes server requests but does not answer.
+    const x = await client(a);
+    await x.call('client.capabilities', { server_requests: true });
+    const created = await x.call('session.create', { cwd: workspace });
+    const runtimeId = created.result?.session_id as string;
+    const storedId = created.result?.stored_session_id as string;
+    expect(typeof storedId).toBe('string');
+    await x.call('prompt.submit', { session_id: runtimeId, text: 'clean up the scratch folder' });
+    const asked = await x.waitFor((frame) => frame.method === 'approval', 'the approval request on A');
+
+    // Y on B resumes the stored id: it is attached to A's live session, not given a second runtime.
+    const y = await client(b);
+    await y.call('client.capabilities', { server_requests: true });
+    const resumed = await y.call('session.resume', { session_id: storedId });
+    expect(resumed.error).toBeUndefined();
+    expect(resumed.result).toMatchObject({ session_id: runtimeId, resumed: storedId, running: true });
+    const open = resumed.result?.open_requests as { id: string; method: string }[];
+    expect(open.map((request) => request.id)).toContain(asked.id);
+
+    // Y answers the request A's turn waits for; the turn goes on, and both clients see it to the end.
+    y.send({ jsonrpc: '2.0', id: asked.id, result: { choice: 'once' } });
+    const done = (frame: Frame) => frame.params?.type === 'message.complete' && frame.params.session_id === runtimeId;
+    const onA = await x.waitFor(done, 'message.complete on A');
+    const onB = await y.waitFor(done, 'message.complete on B');
+    expect(onA.params?.payload?.text).toBe('cleaned up after the approval');
+    expect(onB.params).toEqual(onA.params);
+    // The same events, same seqs, from Y's attach on: what A's client saw after the resume, B's client saw.
+    const seen = events(y.frames, runtimeId);
+    const firstSeq = seen[0]?.params?.seq as number;
+    const fromA = events(x.frames, runtimeId).filter((frame) => (frame.params?.seq as number) >= firstSeq);
+    expect(seen.map((frame) => frame.params?.seq)).toEqual(fromA.map((frame) => frame.params?.seq));
+    expect(seen.map((frame) => frame.params?.type)).toEqual(fromA.map((frame) => frame.params?.type));
+    expect(seen.some((frame) => frame.params?.type === 'tool.complete')).toBe(true);
+    // The approval was answered by B's client: X's copy of the request was cancelled as resolved.
+    await x.waitFor(
+      (frame) => frame.params?.type === 'request.cancel' && frame.params.payload?.id === asked.id,
+      'request.cancel on A',
+    );
+
+    // Y drives the session on A: a second turn submitted through B runs on A and reaches both clients.
+    const second = await y.call('prompt.submit', { session_id: runtimeId, text: 'and now?' });
+    expect(second.error).toBeUndefined();
+    const secondDone = (frame: Frame) => done(frame) && frame.params?.payload?.text === 'second turn from B';
+    await x.waitFor(secondDone, 'the second turn on A');
+    await y.waitFor(secondDone, 'the second turn on B');
+
+    // A dies: B's client is told the session is gone with a clear reason, and a new resume serves it on B from
+    // the durable rows.
+    a.child.kill('SIGKILL');
+    const reclaimed = await y.waitFor(
+      (frame) => frame.params?.type === 'session.reclaimed' && frame.params.payload?.session_id === runtimeId,
+      'session.reclaimed on B',
+    );
+    expect(reclaimed.params?.payload).toMatchObject({ reason: 'instance_unreachable' });
+    expect(String(reclaimed.params?.payload?.message)).toContain('stopped answering');
+    const again = await y.call('session.resume', { session_id: storedId });
+    expect(again.error).toBeUndefined();
+    expect(again.result?.session_id).not.toBe(runtimeId);
+    expect(again.result?.running).toBe(false);
+    expect(JSON.stringify(again.result?.messages)).toContain('second turn from B');
+  }, 120_000);
+
+  it('a resume on B of a session whose owner A holds the turn but does not answer fails clearly, and no second copy starts', async () => {
+    const database = await createTestDatabase();
+    cleanups.push(database.drop);
+    const model: ScriptedServer = await startScriptedOpenAIServer({
+      script: [step(toolCall('terminal', { command: 'rm -rf ./relay-scratch' }))],
+    });
+    cleanups.push(() => model.close());
+    const workspace = temp('hermes-workspace-');
+    const env = () => {
+      const home = temp('hermes-home-');
+      writeFileSync(join(home, 'config.yaml'), 'session:\n  auto_title: false\n');
+      return {
+        HERMES_HOME: home,
+        HERMES_MODEL: 'custom:scripted',
+        HERMES_BASE_URL: model.baseURL,
+        API_SERVER_KEY: KEY,
+        HERMES_DATABASE_URL: database.url,
+      };
+    };
+    const a = await startServer(env());
+    const b = await startServer(env());
+    const x = await client(a);
+    await x.call('client.capabilities', { server_requests: true });
+    const created = await x.call('session.create', { cwd: workspace });
+    const storedId = created.result?.stored_session_id as string;
+    await x.call('prompt.submit', { session_id: created.result?.session_id, text: 'clean up' });
+    await x.waitFor((frame) => frame.method === 'approval', 'the approval request on A');
+
+    // A freezes mid-turn, its turn lease still held.
+    a.child.kill('SIGSTOP');
+    cleanups.push(() => {
+      a.child.kill('SIGCONT');
+    });
+    const y = await client(b);
+    const resumed = await y.call('session.resume', { session_id: storedId });
+    expect(resumed.result).toBeUndefined();
+    expect(resumed.error?.code).toBe(5000);
+    expect(resumed.error?.message).toMatch(/^resume failed: the session is live on instance .+, which did not answer/);
+    expect((resumed.error as { data?: unknown }).data).toMatchObject({ reason: 'session_owner_unreachable' });
+  }, 120_000);
+});
