@@ -63,12 +63,14 @@ describe('gateway clients across apps/server instances on one PostgreSQL databas
       script: [
         step(toolCall('terminal', { command: 'rm -rf ./relay-scratch' })),
         step(text('cleaned '), text('up '), text('after the approval')),
+        step(toolCall('terminal', { command: 'rm -rf ./relay-scratch-2' })),
         step(text('second turn from B')),
       ],
     });
     cleanups.push(() => model.close());
     const workspace = temp('hermes-workspace-');
     mkdirSync(join(workspace, 'relay-scratch'));
+    mkdirSync(join(workspace, 'relay-scratch-2'));
     const env = () => {
       const home = temp('hermes-home-');
       writeFileSync(
@@ -128,6 +130,16 @@ describe('gateway clients across apps/server instances on one PostgreSQL databas
     // Y drives the session on A: a second turn submitted through B runs on A and reaches both clients.
     const second = await y.call('prompt.submit', { session_id: runtimeId, text: 'and now?' });
     expect(second.error).toBeUndefined();
+    // Its approval is answered from B with approval.respond naming only the request id.
+    const secondAsk = await y.waitFor(
+      (frame) => frame.method === 'approval' && frame.id !== asked.id,
+      'the second approval request on B',
+    );
+    const responded = await y.call('approval.respond', {
+      request_id: secondAsk.params?.request_id,
+      choice: 'once',
+    });
+    expect(responded.result).toEqual({ resolved: 1 });
     const secondDone = (frame: Frame) => done(frame) && frame.params?.payload?.text === 'second turn from B';
     await x.waitFor(secondDone, 'the second turn on A');
     await y.waitFor(secondDone, 'the second turn on B');

@@ -64,12 +64,18 @@ describe('apps/server instances on one PostgreSQL database', () => {
     expect(created.status).toBe(202);
     const { run_id: runId, session_id: sessionId } = (await created.json()) as { run_id: string; session_id: string };
 
-    // B streams the run live until the model's first words arrive from A; then A is killed.
+    // B streams the run live until the model's words (all it says before it hangs) arrive from A; then A is killed.
+    // The text may come in several deltas, so waiting for the first one only raced the rest under load.
     const stream = await fetch(`${b.url}/v1/runs/${runId}/events`, { headers: auth });
     const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
     const decoder = new TextDecoder();
     let received = '';
-    while (!eventsOf(received).some((event) => event.event === 'message.delta')) {
+    const spoken = () =>
+      eventsOf(received)
+        .filter((event) => event.event === 'message.delta')
+        .map((event) => event.delta)
+        .join('');
+    while (spoken() !== 'working on it') {
       const chunk = await reader.read();
       if (chunk.done) throw new Error(`the stream ended early: ${received}`);
       received += decoder.decode(chunk.value, { stream: true });

@@ -52,6 +52,8 @@ interface Tunnel {
   runtimeIds: Set<string>;
   /** Ids of the owner's server requests sent to the client, whose answers go back up. */
   requestIds: Set<string | number>;
+  /** `request_id`s of the owner's approval requests, so an `approval.respond` naming only one goes up too. */
+  approvalIds: Set<string>;
   /** Ids of the client's requests sent up and not answered yet. */
   forwarded: Set<string | number>;
   /** The relay's own requests (`relay:<n>`) waiting for their answers. */
@@ -214,8 +216,10 @@ export class InstanceRelay {
     if (typeof result.session_id === 'string') tunnel.runtimeIds.add(result.session_id);
     // The snapshot lists the session's open server requests; the client may answer them by id.
     if (Array.isArray(result.open_requests))
-      for (const request of result.open_requests as { id?: unknown }[])
+      for (const request of result.open_requests as Frame[]) {
         if (typeof request.id === 'string') tunnel.requestIds.add(request.id);
+        this.noteApproval(tunnel, request);
+      }
     return result;
   }
 
@@ -235,12 +239,19 @@ export class InstanceRelay {
     const id = record.id as string | number | undefined;
     const params = record.params as Frame | undefined;
     const sessionId = typeof params?.session_id === 'string' ? params.session_id : null;
+    const requestId = typeof params?.request_id === 'string' ? params.request_id : null;
     for (const tunnel of tunnels.values()) {
+      const forTunnel =
+        (sessionId !== null && tunnel.runtimeIds.has(sessionId)) ||
+        (record.method === 'approval.respond' &&
+          sessionId === null &&
+          requestId !== null &&
+          tunnel.approvalIds.has(requestId));
       if (!isRequest && id !== undefined && tunnel.requestIds.delete(id)) {
         this.up(tunnel, record);
         return true;
       }
-      if (isRequest && sessionId !== null && tunnel.runtimeIds.has(sessionId)) {
+      if (isRequest && forTunnel) {
         if (id !== undefined && id !== null) tunnel.forwarded.add(id);
         this.up(tunnel, record);
         return true;
@@ -268,6 +279,7 @@ export class InstanceRelay {
         connection,
         runtimeIds: new Set(),
         requestIds: new Set(),
+        approvalIds: new Set(),
         forwarded: new Set(),
         waiting: new Map(),
         held: null,
@@ -331,7 +343,10 @@ export class InstanceRelay {
 
   private down(tunnel: Tunnel, frame: Frame): void {
     const id = frame.id as string | number | undefined;
-    if (typeof frame.method === 'string' && frame.method !== 'event' && id !== undefined) tunnel.requestIds.add(id);
+    if (typeof frame.method === 'string' && frame.method !== 'event' && id !== undefined) {
+      tunnel.requestIds.add(id);
+      this.noteApproval(tunnel, frame);
+    }
     if (typeof frame.method !== 'string' && id !== undefined) {
       tunnel.forwarded.delete(id);
       const result = frame.result as Frame | undefined;
@@ -339,6 +354,11 @@ export class InstanceRelay {
       if (typeof result?.session_id === 'string') tunnel.runtimeIds.add(result.session_id);
     }
     tunnel.connection.send(frame);
+  }
+
+  private noteApproval(tunnel: Tunnel, request: Frame): void {
+    const requestId = (request.params as Frame | undefined)?.request_id;
+    if (request.method === 'approval' && typeof requestId === 'string') tunnel.approvalIds.add(requestId);
   }
 
   /** The owner closed the tunnel or went silent: the client's open requests fail and its sessions are reclaimed. */
