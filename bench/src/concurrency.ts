@@ -26,6 +26,9 @@ export interface ConcurrencyResult {
   /** Gaps between consecutive deltas of one stream as the client sees them (0 within one chunk). */
   p50Ms: number;
   p99Ms: number;
+  /** Time from sending the request to the response head (for apps/server: admitted, session and turn started). */
+  headP50Ms: number;
+  headP99Ms: number;
   /** Time from sending the request to the first delta. */
   firstDeltaP50Ms: number;
   firstDeltaP99Ms: number;
@@ -89,6 +92,7 @@ export async function runConcurrency(
   try {
     const gaps: number[] = [];
     const firsts: number[] = [];
+    const heads: number[] = [];
     let errors = 0;
     let received = 0;
     const cpuBefore = cpuMs(child.pid ?? 0);
@@ -106,6 +110,7 @@ export async function runConcurrency(
               messages: [{ role: 'user', content: `stream ${index}` }],
             }),
           });
+          heads.push(performance.now() - sent);
           if (!response.ok || !response.body) {
             errors += 1;
             return;
@@ -135,6 +140,7 @@ export async function runConcurrency(
     const cpu = cpuMs(child.pid ?? 0) - cpuBefore;
     gaps.sort((a, b) => a - b);
     firsts.sort((a, b) => a - b);
+    heads.sort((a, b) => a - b);
     return {
       target,
       streams,
@@ -142,6 +148,8 @@ export async function runConcurrency(
       deltasPerSecond: received / seconds,
       p50Ms: percentile(gaps, 0.5),
       p99Ms: percentile(gaps, 0.99),
+      headP50Ms: percentile(heads, 0.5),
+      headP99Ms: percentile(heads, 0.99),
       firstDeltaP50Ms: percentile(firsts, 0.5),
       firstDeltaP99Ms: percentile(firsts, 0.99),
       cpuMsPerStream: cpu / streams,
