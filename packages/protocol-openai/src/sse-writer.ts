@@ -104,7 +104,12 @@ export function streamSse(
       sink.end();
     }
   })();
-  return new Response(null, { headers: { [ALREADY_SENT_HEADER]: 'true' } });
+  const sent = new Response(null, { headers: { [ALREADY_SENT_HEADER]: 'true' } });
+  // @hono/node-server's own Response class (the global one while it serves) answers a fresh instance from a cache that
+  // skips the already-sent check and would write a second head; reading `body` turns it into a regular response, as
+  // hono does whenever a middleware wraps the handler. On the global Response it is a no-op.
+  void sent.body;
+  return sent;
 }
 
 /**
