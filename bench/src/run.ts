@@ -201,7 +201,7 @@ await section('concurrency', async () => {
         ...(floor ? {} : { met: added <= 50 && load.firstDeltaP99Ms <= 500 && load.errors === 0 }),
         detail:
           `errors ${load.errors}, p50 gap ${load.p50Ms.toFixed(0)} ms, p99 gap ${load.p99Ms.toFixed(0)} ms at a ${DELTA_PACE_MS} ms model pace, ` +
-          `first delta p50 ${load.firstDeltaP50Ms.toFixed(0)} / p99 ${load.firstDeltaP99Ms.toFixed(0)} ms, ${Math.round(load.deltasPerSecond)} deltas/s, ` +
+          `first delta p50 ${load.firstDeltaP50Ms.toFixed(0)} / p99 ${load.firstDeltaP99Ms.toFixed(0)} ms (response head p50 ${load.headP50Ms.toFixed(0)} / p99 ${load.headP99Ms.toFixed(0)} ms), ${Math.round(load.deltasPerSecond)} deltas/s, ` +
           `${floor ? 'proxy' : 'server'} cpu ${load.cpuMsPerStream.toFixed(1)} ms per stream`,
       });
     }
