@@ -1,6 +1,8 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, fork } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { delay, step, text } from '@hermes/core/testing';
 import { startRemoteModel } from './remote-model.js';
 import { BENCH_KEY as KEY, startBenchServer } from './server-process.js';
@@ -9,28 +11,63 @@ import { percentile } from './stats.js';
 /** Pause between two deltas of one answer, as a model streaming about 10 chunks a second. */
 export const DELTA_PACE_MS = 100;
 
+/** Length of a clock tick in /proc/<pid>/stat (USER_HZ is 100 on Linux). */
+const CLOCK_TICK_MS = 10;
+
+/** What the streams go through: apps/server, or the pass-through proxy floor (proxy-process.ts). */
+export type ConcurrencyTarget = 'server' | 'proxy';
+
 /** Figures of one concurrency run. */
 export interface ConcurrencyResult {
+  target: ConcurrencyTarget;
+  streams: number;
   errors: number;
   deltasPerSecond: number;
   /** Gaps between consecutive deltas of one stream as the client sees them (0 within one chunk). */
   p50Ms: number;
   p99Ms: number;
+  /** Time from sending the request to the response head (for apps/server: admitted, session and turn started). */
+  headP50Ms: number;
+  headP99Ms: number;
   /** Time from sending the request to the first delta. */
   firstDeltaP50Ms: number;
   firstDeltaP99Ms: number;
+  /** CPU time (user + sys) of the server or proxy process over the run, per stream. */
+  cpuMsPerStream: number;
+}
+
+/** utime + stime of a process, in ms. */
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_MS;
+}
+
+/** Forks the pass-through proxy in front of `modelUrl` and waits for its URL. */
+async function startProxy(modelUrl: string): Promise<{ child: ChildProcess; url: string }> {
+  const child = fork(fileURLToPath(new URL('./proxy-process.ts', import.meta.url)), [modelUrl], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    child.once('message', (message: { url?: string }) => message.url && resolve(message.url));
+    child.once('exit', (code) => reject(new Error(`the proxy exited with ${code}`)));
+  });
+  return { child, url };
 }
 
 /**
  * One run of `streams` concurrent completions of `deltas` deltas each, sent by the model
  * `DELTA_PACE_MS` apart: an ideal server shows every gap at the pace, and what it adds on top is
- * its latency.
+ * its latency. `target: 'proxy'` sends the same load through the pass-through proxy, the floor
+ * that node:http + fetch on this machine allows; `profileDir` starts apps/server with `--cpu-prof`.
  */
 export async function runConcurrency(
   streams: number,
-  options: { deltas?: number; profileDir?: string } = {},
+  options: { deltas?: number; profileDir?: string; target?: ConcurrencyTarget } = {},
 ): Promise<ConcurrencyResult> {
   const deltas = options.deltas ?? 10;
+  const target = options.target ?? 'server';
   const model = await startRemoteModel();
   const answer = Array.from({ length: deltas }, (_, index) =>
     index === 0 ? [text('ab', 2)] : [delay(DELTA_PACE_MS), text('ab', 2)],
@@ -38,12 +75,16 @@ export async function runConcurrency(
   await model.push(...Array.from({ length: streams }, () => step(...answer)));
   const home = mkdtempSync(join(tmpdir(), 'hermes-concurrency-'));
   writeFileSync(join(home, 'config.yaml'), 'session:\n  auto_title: false\n');
-  const { child, url } = await startBenchServer({
-    home,
-    modelUrl: model.baseURL,
-    env: { API_SERVER_MAX_CONCURRENT_RUNS: '0' },
-    ...(options.profileDir ? { profileDir: options.profileDir } : {}),
-  }).catch(async (error: unknown) => {
+  const started =
+    target === 'proxy'
+      ? startProxy(model.baseURL)
+      : startBenchServer({
+          home,
+          modelUrl: model.baseURL,
+          env: { API_SERVER_MAX_CONCURRENT_RUNS: '0' },
+          ...(options.profileDir ? { profileDir: options.profileDir } : {}),
+        });
+  const { child, url } = await started.catch(async (error: unknown) => {
     await model.close();
     rmSync(home, { recursive: true, force: true });
     throw error;
@@ -51,8 +92,10 @@ export async function runConcurrency(
   try {
     const gaps: number[] = [];
     const firsts: number[] = [];
+    const heads: number[] = [];
     let errors = 0;
     let received = 0;
+    const cpuBefore = cpuMs(child.pid ?? 0);
     const started = performance.now();
     await Promise.all(
       Array.from({ length: streams }, async (_unused, index) => {
@@ -67,6 +110,7 @@ export async function runConcurrency(
               messages: [{ role: 'user', content: `stream ${index}` }],
             }),
           });
+          heads.push(performance.now() - sent);
           if (!response.ok || !response.body) {
             errors += 1;
             return;
@@ -93,20 +137,28 @@ export async function runConcurrency(
       }),
     );
     const seconds = (performance.now() - started) / 1000;
+    const cpu = cpuMs(child.pid ?? 0) - cpuBefore;
     gaps.sort((a, b) => a - b);
     firsts.sort((a, b) => a - b);
+    heads.sort((a, b) => a - b);
     return {
+      target,
+      streams,
       errors,
       deltasPerSecond: received / seconds,
       p50Ms: percentile(gaps, 0.5),
       p99Ms: percentile(gaps, 0.99),
+      headP50Ms: percentile(heads, 0.5),
+      headP99Ms: percentile(heads, 0.99),
       firstDeltaP50Ms: percentile(firsts, 0.5),
       firstDeltaP99Ms: percentile(firsts, 0.99),
+      cpuMsPerStream: cpu / streams,
     };
   } finally {
     // SIGTERM drains (nothing is running by now) and exits, which lets --cpu-prof write its profile.
     const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill(options.profileDir ? 'SIGTERM' : 'SIGKILL');
+    if (target === 'proxy') child.disconnect();
+    else child.kill(options.profileDir ? 'SIGTERM' : 'SIGKILL');
     const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
     await exited;
     clearTimeout(timer);

@@ -185,20 +185,26 @@ await section('turn cost', async () => {
 });
 
 await section('concurrency', async () => {
+  // The same load through the pass-through proxy (proxy-process.ts) first: the floor that node:http + fetch reach on
+  // this machine in the same run, read beside the server's row (issue 18's targets apply to the server).
   for (const streams of quick ? [100] : [100, 1000]) {
-    const load = await runConcurrency(streams);
-    // The model sends deltas DELTA_PACE_MS apart; the latency the server adds is the gap beyond that.
-    const added = load.p99Ms - DELTA_PACE_MS;
-    results.push({
-      name: `concurrency: ${streams} streaming chats, p99 added gap`,
-      unit: 'ms',
-      value: added,
-      target: '≤ 50 ms, 0 errors',
-      met: added <= 50 && load.errors === 0,
-      detail:
-        `errors ${load.errors}, p50 gap ${load.p50Ms.toFixed(0)} ms, p99 gap ${load.p99Ms.toFixed(0)} ms at a ${DELTA_PACE_MS} ms model pace, ` +
-        `first delta p50 ${load.firstDeltaP50Ms.toFixed(0)} / p99 ${load.firstDeltaP99Ms.toFixed(0)} ms, ${Math.round(load.deltasPerSecond)} deltas/s`,
-    });
+    for (const target of ['proxy', 'server'] as const) {
+      const load = await runConcurrency(streams, { target });
+      // The model sends deltas DELTA_PACE_MS apart; the latency added is the gap beyond that.
+      const added = load.p99Ms - DELTA_PACE_MS;
+      const floor = target === 'proxy';
+      results.push({
+        name: `concurrency: ${streams} streaming chats, ${floor ? 'proxy floor' : 'apps/server'}, p99 added gap`,
+        unit: 'ms',
+        value: added,
+        target: floor ? 'reported' : '≤ 50 ms gap, first delta p99 ≤ 500 ms, 0 errors',
+        ...(floor ? {} : { met: added <= 50 && load.firstDeltaP99Ms <= 500 && load.errors === 0 }),
+        detail:
+          `errors ${load.errors}, p50 gap ${load.p50Ms.toFixed(0)} ms, p99 gap ${load.p99Ms.toFixed(0)} ms at a ${DELTA_PACE_MS} ms model pace, ` +
+          `first delta p50 ${load.firstDeltaP50Ms.toFixed(0)} / p99 ${load.firstDeltaP99Ms.toFixed(0)} ms (response head p50 ${load.headP50Ms.toFixed(0)} / p99 ${load.headP99Ms.toFixed(0)} ms), ${Math.round(load.deltasPerSecond)} deltas/s, ` +
+          `${floor ? 'proxy' : 'server'} cpu ${load.cpuMsPerStream.toFixed(1)} ms per stream`,
+      });
+    }
   }
 });
 

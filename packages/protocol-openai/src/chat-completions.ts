@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import type { Agent, AgentEvent, ApprovalDecision, TurnResult } from '@hermes/core';
 import { redactSecrets } from '@hermes/core';
 import type { Context } from 'hono';
-import { stream } from 'hono/streaming';
 import { approvalPayload } from './approval-payload.js';
 import { ApiError } from './http-error.js';
 import { hexId } from './ids.js';
@@ -22,7 +21,7 @@ import {
   type ServerContext,
   sessionKeyHeader,
 } from './server-context.js';
-import { SSE_HEADERS, SseWriter } from './sse-writer.js';
+import { SSE_HEADERS, SseWriter, streamSse } from './sse-writer.js';
 import { chatFinishReason, chatUsage, hermesOutcome, outcomeErrorCode, outcomeErrorText } from './turn-outcome.js';
 
 const TOOL_EMOJI: Record<string, string> = {
@@ -69,14 +68,23 @@ async function persistDerived(
   result: TurnResult,
 ): Promise<void> {
   try {
-    const rows = (await agent.history()).slice(seedCount);
+    const rows = (await agent.history()).slice(seedCount).map((row) => copyRow(row, result.turnId));
     const { store } = server.host;
-    if (!(await store.getSession(sessionId))) await store.createSession({ id: sessionId, source: 'api_server' });
-    if (rows.length > 0)
-      await store.appendMessages(
-        sessionId,
-        rows.map((row) => copyRow(row, result.turnId)),
+    // A new derived session gets its rows in the same transaction that creates it, one write per turn fewer (a seed
+    // holds only user, assistant and tool rows; others are appended after).
+    const seedable = rows.every((row) => row.role === 'user' || row.role === 'assistant' || row.role === 'tool');
+    let created = false;
+    if (!(await store.getSession(sessionId))) {
+      created = await store.createSession({ id: sessionId, source: 'api_server' }, seedable ? rows : []).then(
+        () => seedable,
+        // Another turn of the same conversation created it meanwhile: append as to any existing session.
+        async (error: unknown) => {
+          if (await store.getSession(sessionId)) return false;
+          throw error;
+        },
       );
+    }
+    if (!created && rows.length > 0) await store.appendMessages(sessionId, rows);
     if (result.route)
       await store.recordUsage(sessionId, {
         provider: result.route.provider,
@@ -212,6 +220,14 @@ export async function handleChatCompletions(server: ServerContext, context: Cont
     ...usageKey,
     ...extra,
   });
+  // A text delta is most of a stream's frames: its JSON is the fixed envelope around the encoded text, built once, with
+  // the same bytes `JSON.stringify(chunk({ content }))` gives.
+  const envelope = JSON.stringify(chunk({ content: '\u0000' })).split('"\\u0000"');
+  const [contentHead, contentTail] = envelope;
+  const contentChunk =
+    envelope.length === 2
+      ? (text: string) => `${contentHead}${JSON.stringify(text)}${contentTail}`
+      : (text: string) => JSON.stringify(chunk({ content: text }));
   let writer: SseWriter | null = null;
   let contentSent = false;
   const finishAndClose = async (result: TurnResult | null) => {
@@ -235,7 +251,7 @@ export async function handleChatCompletions(server: ServerContext, context: Cont
     await writer.frame('[DONE]');
     await writer.finish();
   };
-  return stream(
+  return streamSse(
     context,
     async (streamApi) => {
       writer = new SseWriter(streamApi, server.keepaliveMs);
@@ -253,7 +269,7 @@ export async function handleChatCompletions(server: ServerContext, context: Cont
       for await (const event of run as AsyncIterable<AgentEvent>) {
         if (event.type === 'message.delta' && event.text) {
           contentSent = true;
-          await sse.frame(chunk({ content: event.text }));
+          await sse.frame(contentChunk(event.text));
         } else if (event.type === 'reasoning.delta' && settings.showReasoning) {
           reasoningSent.add(event.messageId);
           await sse.frame(chunk({ reasoning_content: event.text }));

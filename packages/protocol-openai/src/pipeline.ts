@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { ApiError, errorResponse } from './http-error.js';
 
@@ -74,14 +74,12 @@ export function corsStage(origins: readonly string[]): MiddlewareHandler {
 
 /** Body size (stage 3): a declared or streamed body over the limit gets 413 `body_too_large`. */
 export function bodySizeStage(): MiddlewareHandler {
-  const limit = bodyLimit({
-    maxSize: BODY_LIMIT_BYTES,
-    onError: (context) =>
-      errorResponse(
-        context,
-        new ApiError(413, 'body_too_large', `Request body too large (max ${BODY_LIMIT_BYTES} bytes)`),
-      ),
-  });
+  const tooLarge = (context: Context) =>
+    errorResponse(
+      context,
+      new ApiError(413, 'body_too_large', `Request body too large (max ${BODY_LIMIT_BYTES} bytes)`),
+    );
+  const limit = bodyLimit({ maxSize: BODY_LIMIT_BYTES, onError: tooLarge });
   return async (context, next) => {
     if (!['POST', 'PUT', 'PATCH'].includes(context.req.method)) return next();
     const declared = context.req.header('Content-Length');
@@ -93,6 +91,11 @@ export function bodySizeStage(): MiddlewareHandler {
         }),
       );
     }
+    // A declared length without Transfer-Encoding is all hono's bodyLimit checks too, but it looks at the body stream
+    // first, which makes @hono/node-server build the web Request and its stream; checked here, the handler reads the
+    // body straight from the node request.
+    if (declared !== undefined && context.req.header('Transfer-Encoding') === undefined)
+      return Number(declared.trim()) > BODY_LIMIT_BYTES ? tooLarge(context) : next();
     return limit(context, next);
   };
 }

@@ -1,7 +1,6 @@
 import type { Agent, AgentEvent, JsonValue, ResponseRecord, TurnResult } from '@hermes/core';
 import { redactSecrets } from '@hermes/core';
 import type { Context, Hono } from 'hono';
-import { stream } from 'hono/streaming';
 import { NO_APPROVAL_CHANNEL } from './chat-completions.js';
 import { ApiError, invalidField } from './http-error.js';
 import { hexId, newSessionId } from './ids.js';
@@ -15,7 +14,7 @@ import {
   type ServerContext,
   sessionKeyHeader,
 } from './server-context.js';
-import { SSE_HEADERS, SseWriter } from './sse-writer.js';
+import { SSE_HEADERS, SseWriter, streamSse } from './sse-writer.js';
 import { outcomeErrorCode, outcomeErrorText, responsesUsage } from './turn-outcome.js';
 
 const CUT = 16_384;
@@ -420,7 +419,7 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
     }
     for (const [name, value] of Object.entries(SSE_HEADERS)) context.header(name, value);
     let writer: SseWriter | null = null;
-    return stream(
+    return streamSse(
       context,
       async (streamApi) => {
         writer = new SseWriter(streamApi, serverContext.keepaliveMs);

@@ -1,6 +1,5 @@
 import { type AgentEvent, redactSecrets, type SessionRow, type SessionSummary, type StoredMessage } from '@hermes/core';
 import type { Context, Hono } from 'hono';
-import { stream } from 'hono/streaming';
 import { approvalPayload } from './approval-payload.js';
 import { ApiError, invalidField } from './http-error.js';
 import { hexId, nativeTime, newSessionId } from './ids.js';
@@ -14,7 +13,7 @@ import {
   type ServerContext,
   sessionKeyHeader,
 } from './server-context.js';
-import { SSE_HEADERS, SseWriter } from './sse-writer.js';
+import { SSE_HEADERS, SseWriter, streamSse } from './sse-writer.js';
 
 type SessionLike = SessionRow | SessionSummary;
 
@@ -269,7 +268,7 @@ export function registerSessionRoutes(app: Hono, server: ServerContext, registry
   app.post('/api/sessions/:id/chat/stream', async (context) => {
     const { run, message } = await startChat(context, true);
     for (const [name, value] of Object.entries(SSE_HEADERS)) context.header(name, value);
-    return stream(context, async (streamApi) => {
+    return streamSse(context, async (streamApi) => {
       const writer = new SseWriter(streamApi, server.keepaliveMs);
       streamApi.onAbort(() => run.controller.abort(interruptReason('client_disconnect', 'the client disconnected')));
       let seq = 1;

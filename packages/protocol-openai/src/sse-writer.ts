@@ -1,4 +1,7 @@
-import type { StreamingApi } from 'hono/utils/stream';
+import { ServerResponse } from 'node:http';
+import type { Context } from 'hono';
+import { stream } from 'hono/streaming';
+import { SECURITY_HEADERS } from './pipeline.js';
 
 /** Idle time after which a `: keepalive` comment is written (spec §10). */
 export const KEEPALIVE_MS = 10_000;
@@ -11,15 +14,109 @@ export const SSE_HEADERS: Readonly<Record<string, string>> = {
   'X-Accel-Buffering': 'no',
 };
 
+/**
+ * The response header by which `@hono/node-server` leaves a response alone because the handler already wrote it to the
+ * node response (its `RESPONSE_ALREADY_SENT`).
+ */
+const ALREADY_SENT_HEADER = 'x-hono-already-sent';
+
 /** Buffered characters above which a frame waits for the buffer to be written (back-pressure). */
 const HIGH_WATER_CHARS = 64 * 1024;
 
+/** What a writer needs of a stream: hono's `StreamingApi` has it, and so does the node response sink. */
+export interface SseSink {
+  /** True once the client went away. */
+  readonly aborted: boolean;
+  onAbort(listener: () => void | Promise<void>): void;
+  /** Resolves once the text is handed to the socket, or once the socket can take more (back-pressure). */
+  write(text: string): Promise<unknown>;
+}
+
 /**
- * Writes SSE frames over hono's streaming API, in call order, with a keepalive comment after every idle interval.
+ * An SSE body written straight to the node `ServerResponse`: one `write` per batch of frames, with no web stream,
+ * encoder or adapter pump between the handler and the socket. A write the socket cannot take at once waits for
+ * `drain`; the response's `close` before it finished is the client's disconnect.
+ */
+class NodeSseSink implements SseSink {
+  aborted = false;
+  private readonly listeners: (() => void | Promise<void>)[] = [];
+
+  constructor(private readonly response: ServerResponse) {
+    response.once('close', () => {
+      if (response.writableFinished || this.aborted) return;
+      this.aborted = true;
+      for (const listener of this.listeners.splice(0)) void listener();
+    });
+  }
+
+  onAbort(listener: () => void | Promise<void>): void {
+    if (this.aborted) void listener();
+    else this.listeners.push(listener);
+  }
+
+  write(text: string): Promise<void> {
+    const { response } = this;
+    if (this.aborted || response.writableEnded || response.destroyed) return Promise.resolve();
+    if (response.write(text)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        response.off('drain', done);
+        response.off('close', done);
+        resolve();
+      };
+      response.once('drain', done);
+      response.once('close', done);
+    });
+  }
+
+  end(): void {
+    if (!this.response.writableEnded && !this.response.destroyed) this.response.end();
+  }
+}
+
+/**
+ * Answers with an SSE body that `body` writes through a sink; `onError` may still write once `body` threw. Served by
+ * `@hono/node-server` (the node response in `context.env.outgoing`), the head and frames are written directly on the
+ * node response, and the security headers a middleware would add after the handler are set here, since the head is
+ * sent before then; elsewhere this is hono's `stream()`. The headers set on the context so far go in the head.
+ */
+export function streamSse(
+  context: Context,
+  body: (sink: SseSink) => Promise<void>,
+  onError?: (error: Error, sink: SseSink) => Promise<void>,
+): Response {
+  const outgoing = (context.env as { outgoing?: unknown } | undefined)?.outgoing;
+  if (!(outgoing instanceof ServerResponse) || outgoing.headersSent) return stream(context, body, onError);
+  const head: Record<string, string> = {};
+  context.res.headers.forEach((value, name) => {
+    head[name] = value;
+  });
+  for (const [name, value] of Object.entries(SECURITY_HEADERS)) head[name.toLowerCase()] = value;
+  outgoing.writeHead(200, head);
+  const sink = new NodeSseSink(outgoing);
+  void (async () => {
+    try {
+      await body(sink);
+    } catch (error) {
+      if (error instanceof Error && onError) await onError(error, sink).catch(() => undefined);
+      else if (error !== undefined) console.error(error);
+    } finally {
+      sink.end();
+    }
+  })();
+  const sent = new Response(null, { headers: { [ALREADY_SENT_HEADER]: 'true' } });
+  // @hono/node-server's own Response class (the global one while it serves) answers a fresh instance from a cache that
+  // skips the already-sent check and would write a second head; reading `body` turns it into a regular response, as
+  // hono does whenever a middleware wraps the handler. On the global Response it is a no-op.
+  void sent.body;
+  return sent;
+}
+
+/**
+ * Writes SSE frames over a sink, in call order, with a keepalive comment after every idle interval.
  * The frames queued during one turn of the event loop go out as one write: a streamed reply is thousands of small
- * frames, and one write each (encoder, web stream, socket write) costs more than the rest of the path. A frame waits at
- * most one macrotask; once 64 KiB are buffered, the caller waits for the write, so a slow client holds the turn back
- * instead of growing the buffer.
+ * frames, and one write each costs more than the rest of the path. A frame waits at most one macrotask; once 64 KiB
+ * are buffered, the caller waits for the write, so a slow client holds the turn back instead of growing the buffer.
  */
 export class SseWriter {
   private queue: Promise<unknown> = Promise.resolve();
@@ -27,19 +124,30 @@ export class SseWriter {
   private finished = false;
   private buffer = '';
   private flushScheduled = false;
+  /** When the last frame was queued; the keepalive timer re-arms itself from it instead of per frame. */
+  private lastFrameAt = 0;
+  private readonly flushLater = () => void this.flush();
 
   constructor(
-    private readonly stream: StreamingApi,
+    private readonly stream: SseSink,
     private readonly keepaliveMs: number = KEEPALIVE_MS,
   ) {
-    this.armKeepalive();
+    this.lastFrameAt = performance.now();
+    this.armKeepalive(keepaliveMs);
   }
 
-  /** Restarts the idle timer: a keepalive goes out exactly one interval after the last write. */
-  private armKeepalive(): void {
-    clearTimeout(this.timer);
+  /** A keepalive goes out one interval after the last frame; the one timer is re-armed for what is left of it. */
+  private armKeepalive(delayMs: number): void {
     if (this.finished) return;
-    this.timer = setTimeout(() => void this.raw(': keepalive\n\n'), this.keepaliveMs);
+    this.timer = setTimeout(() => {
+      if (this.closed) return;
+      const idleMs = performance.now() - this.lastFrameAt;
+      // Timers may fire up to a millisecond early.
+      if (idleMs >= this.keepaliveMs - 1) {
+        void this.raw(': keepalive\n\n');
+        this.armKeepalive(this.keepaliveMs);
+      } else this.armKeepalive(this.keepaliveMs - idleMs);
+    }, delayMs);
     this.timer.unref();
   }
 
@@ -51,12 +159,12 @@ export class SseWriter {
   /** Queues one raw frame; resolves at once, or once written when the buffer is over its high-water mark. */
   raw(frame: string): Promise<void> {
     if (this.closed) return Promise.resolve();
-    this.armKeepalive();
+    this.lastFrameAt = performance.now();
     this.buffer += frame;
     if (this.buffer.length >= HIGH_WATER_CHARS) return this.flush();
     if (!this.flushScheduled) {
       this.flushScheduled = true;
-      setImmediate(() => void this.flush());
+      setImmediate(this.flushLater);
     }
     return Promise.resolve();
   }
@@ -79,9 +187,13 @@ export class SseWriter {
     return this.raw(`: ${text}\n\n`);
   }
 
-  /** A frame with optional `event:` and `id:` lines; the data is single-line JSON (or a literal such as `[DONE]`). */
+  /**
+   * A frame with optional `event:` and `id:` lines; the data is single-line JSON (or a literal such as `[DONE]`, or
+   * JSON the caller already encoded).
+   */
   frame(data: unknown, options: { event?: string; id?: number | string } = {}): Promise<void> {
     const payload = typeof data === 'string' ? data : JSON.stringify(data);
+    if (options.event === undefined && options.id === undefined) return this.raw(`data: ${payload}\n\n`);
     let frame = '';
     if (options.event !== undefined) frame += `event: ${options.event}\n`;
     if (options.id !== undefined) frame += `id: ${options.id}\n`;

@@ -115,9 +115,10 @@ export async function startRig(
   const server: ServerType = await new Promise((resolve) => {
     const created = serve(
       {
-        fetch: (request: Request) => {
+        // The node request and response go on as `env`, as apps/server's adapter passes them (SSE writes directly).
+        fetch: (request: Request, env: unknown) => {
           requests.push({ method: request.method, path: new URL(request.url).pathname });
-          return api.app.fetch(request);
+          return api.app.fetch(request, env);
         },
         hostname: '127.0.0.1',
         port: 0,
