@@ -1,11 +1,13 @@
 /**
- * Stream path through each protocol to its client (issue 11): 10,000 text deltas from the scripted
+ * Stream path through each protocol to its client (issues 11 and 18): 10,000 text deltas from the scripted
  * OpenAI-compatible server through a spawned agent process to a real client of that protocol —
  * the ACP SDK's client over stdio, the gateway client over stdio and over WebSocket, the `openai`
  * client on chat completions and the runs client on runs events. For each path: client wall time and
  * time to first delta, the agent process's CPU time (from /proc/<pid>/stat) and its peak RSS
  * (VmHWM), after a 1,000-delta warm-up and after the 10,000-delta runs, to show whether peak memory
- * grows with the number of deltas.
+ * grows with the number of deltas. Issue 18 also asks for the first turn of a fresh process: each
+ * path is started once more in a new process whose very first turn is the 10,000-delta one (lazy
+ * imports, JIT warm-up and the first session's setup all land in it).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -32,6 +34,33 @@ export interface ProtocolStreamMeasurement {
   peakRssMb: number;
   /** Peak RSS after one more turn of `longCount` deltas, when asked for. */
   peakRssLongMb?: number;
+  /** The first turn of a fresh process: the same 10,000 deltas with no warm-up turn before them. */
+  first: { wallMs: number; firstDeltaMs: number; agentCpuMs: number; clientCpuMs: number; deltasSeen: number };
+}
+
+type TurnSample = Omit<ProtocolStreamMeasurement, 'peakRssWarmMb' | 'peakRssMb' | 'peakRssLongMb' | 'first'>;
+
+/** Runs one turn of the deltas already queued on the model server and measures it. */
+async function measureTurn(name: string, path: PathSession): Promise<TurnSample> {
+  const cpuBefore = cpuMs(path.pid);
+  const clientBefore = process.cpuUsage();
+  const started = performance.now();
+  let first = -1;
+  let seen = 0;
+  await path.turn((received) => {
+    if (first < 0) first = performance.now() - started;
+    seen += received;
+  });
+  const wallMs = performance.now() - started;
+  const client = process.cpuUsage(clientBefore);
+  return {
+    name,
+    deltasSeen: seen,
+    wallMs,
+    firstDeltaMs: first,
+    agentCpuMs: cpuMs(path.pid) - cpuBefore,
+    clientCpuMs: (client.user + client.system) / 1000,
+  };
 }
 
 const KEY = 'bench-key-0123456789abcdefghij';
@@ -258,36 +287,27 @@ export async function runProtocolStreams(
         HERMES_BASE_URL: server.baseURL,
       };
       const entry = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`, bin] : [bin];
+      // First turn of a fresh process: start it (ready to take a turn), then 10,000 deltas at once.
+      const fresh = await factory(entry, env, cwd);
+      let first: TurnSample;
+      try {
+        await deltas(server, count);
+        first = await measureTurn(name, fresh);
+      } finally {
+        await fresh.close();
+      }
       const path = await factory(entry, env, cwd);
       try {
         await deltas(server, 1_000);
         await path.turn(() => {});
         const peakRssWarmMb = peakRssMb(path.pid);
-        const samples: Omit<ProtocolStreamMeasurement, 'peakRssWarmMb' | 'peakRssMb'>[] = [];
+        const samples: TurnSample[] = [];
         for (let run = 0; run < options.runs; run += 1) {
           await deltas(server, count);
-          const cpuBefore = cpuMs(path.pid);
-          const clientBefore = process.cpuUsage();
-          const started = performance.now();
-          let first = -1;
-          let seen = 0;
-          await path.turn((received) => {
-            if (first < 0) first = performance.now() - started;
-            seen += received;
-          });
-          const wallMs = performance.now() - started;
-          const client = process.cpuUsage(clientBefore);
-          samples.push({
-            name,
-            deltasSeen: seen,
-            wallMs,
-            firstDeltaMs: first,
-            agentCpuMs: cpuMs(path.pid) - cpuBefore,
-            clientCpuMs: (client.user + client.system) / 1000,
-          });
+          samples.push(await measureTurn(name, path));
         }
         samples.sort((a, b) => a.wallMs - b.wallMs);
-        const median = samples[Math.floor(samples.length / 2)] as (typeof samples)[number];
+        const median = samples[Math.floor(samples.length / 2)] as TurnSample;
         const peakAfterRuns = peakRssMb(path.pid);
         let peakRssLongMb: number | undefined;
         if (options.longCount) {
@@ -298,6 +318,13 @@ export async function runProtocolStreams(
         }
         results.push({
           ...median,
+          first: {
+            wallMs: first.wallMs,
+            firstDeltaMs: first.firstDeltaMs,
+            agentCpuMs: first.agentCpuMs,
+            clientCpuMs: first.clientCpuMs,
+            deltasSeen: first.deltasSeen,
+          },
           peakRssWarmMb,
           peakRssMb: peakAfterRuns,
           ...(peakRssLongMb === undefined ? {} : { peakRssLongMb }),
