@@ -6,8 +6,9 @@
  * time to first delta, the agent process's CPU time (from /proc/<pid>/stat) and its peak RSS
  * (VmHWM), after a 1,000-delta warm-up and after the 10,000-delta runs, to show whether peak memory
  * grows with the number of deltas. Issue 18 also asks for the first turn of a fresh process: each
- * path is started once more in a new process whose very first turn is the 10,000-delta one (lazy
- * imports, JIT warm-up and the first session's setup all land in it).
+ * path is started once more in a new process whose very first turn is the 10,000-delta one (cold
+ * JIT and whatever the turn loads lazily land in it). A turn is measured from its prompt to its last
+ * delta; opening its session (ACP `session/new`, gateway `session.create`) comes before.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -40,8 +41,9 @@ export interface ProtocolStreamMeasurement {
 
 type TurnSample = Omit<ProtocolStreamMeasurement, 'peakRssWarmMb' | 'peakRssMb' | 'peakRssLongMb' | 'first'>;
 
-/** Runs one turn of the deltas already queued on the model server and measures it. */
+/** Runs one turn of the deltas already queued on the model server and measures it (not its session's opening). */
 async function measureTurn(name: string, path: PathSession): Promise<TurnSample> {
+  await path.prepare();
   const cpuBefore = cpuMs(path.pid);
   const clientBefore = process.cpuUsage();
   const started = performance.now();
@@ -132,7 +134,12 @@ function spawnHermes(
 /** A live agent process driven by one client. */
 interface PathSession {
   pid: number;
-  /** Runs one turn ("go"), calling `onDelta` for each text delta the client receives. */
+  /**
+   * Opens the session the next turn runs in (ACP `session/new`, gateway `session.create`; nothing
+   * on the HTTP paths), outside the measured turn.
+   */
+  prepare(): Promise<void>;
+  /** Runs one turn ("go") in the prepared session, calling `onDelta` for each text delta the client receives. */
   turn(onDelta: (count: number) => void): Promise<void>;
   close(): Promise<void>;
 }
@@ -154,13 +161,16 @@ const acpStdio: PathFactory = async (entry, env, cwd) => {
     ),
   );
   await connection.agent.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
+  let sessionId = '';
   return {
     pid: child.pid as number,
+    async prepare() {
+      sessionId = (await connection.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+    },
     async turn(listener) {
-      const session = await connection.agent.request('session/new', { cwd, mcpServers: [] });
       onDelta = listener;
       await connection.agent.request('session/prompt', {
-        sessionId: session.sessionId,
+        sessionId,
         prompt: [{ type: 'text', text: 'go' }],
       });
       onDelta = null;
@@ -170,11 +180,14 @@ const acpStdio: PathFactory = async (entry, env, cwd) => {
 };
 
 async function gatewayTurns(client: GatewayClient, pid: number, close: () => Promise<void>): Promise<PathSession> {
+  let sessionId = '';
   return {
     pid,
+    async prepare() {
+      sessionId = (await client.session.create({})).session_id;
+    },
     async turn(onDelta) {
-      const session = await client.session.create({});
-      const turn = await client.startTurn({ session_id: session.session_id, text: 'go' });
+      const turn = await client.startTurn({ session_id: sessionId, text: 'go' });
       for await (const event of turn.events) if (event.type === 'message.delta') onDelta(1);
       await turn.completed;
     },
@@ -224,6 +237,7 @@ const openaiChat: PathFactory = async (entry, env) => {
   const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: KEY });
   return {
     pid: child.pid as number,
+    async prepare() {},
     async turn(onDelta) {
       const stream = await client.chat.completions.create({
         model: 'hermes-agent',
@@ -241,6 +255,7 @@ const runsEvents: PathFactory = async (entry, env) => {
   const runs = new RunsClient({ baseURL: url, apiKey: KEY });
   return {
     pid: child.pid as number,
+    async prepare() {},
     async turn(onDelta) {
       const run = await runs.create({ input: 'go' });
       for await (const event of runs.events(run.run_id)) if (event.event === 'message.delta') onDelta(1);
@@ -299,6 +314,7 @@ export async function runProtocolStreams(
       const path = await factory(entry, env, cwd);
       try {
         await deltas(server, 1_000);
+        await path.prepare();
         await path.turn(() => {});
         const peakRssWarmMb = peakRssMb(path.pid);
         const samples: TurnSample[] = [];
@@ -313,6 +329,7 @@ export async function runProtocolStreams(
         if (options.longCount) {
           // One much longer reply: a flat peak RSS does not grow with the number of deltas.
           await deltas(server, options.longCount);
+          await path.prepare();
           await path.turn(() => {});
           peakRssLongMb = peakRssMb(path.pid);
         }
