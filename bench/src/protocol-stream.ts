@@ -1,11 +1,14 @@
 /**
- * Stream path through each protocol to its client (issue 11): 10,000 text deltas from the scripted
+ * Stream path through each protocol to its client (issues 11 and 18): 10,000 text deltas from the scripted
  * OpenAI-compatible server through a spawned agent process to a real client of that protocol —
  * the ACP SDK's client over stdio, the gateway client over stdio and over WebSocket, the `openai`
  * client on chat completions and the runs client on runs events. For each path: client wall time and
  * time to first delta, the agent process's CPU time (from /proc/<pid>/stat) and its peak RSS
  * (VmHWM), after a 1,000-delta warm-up and after the 10,000-delta runs, to show whether peak memory
- * grows with the number of deltas.
+ * grows with the number of deltas. Issue 18 also asks for the first turn of a fresh process: each
+ * path is started once more in a new process whose very first turn is the 10,000-delta one (cold
+ * JIT and whatever the turn loads lazily land in it). A turn is measured from its prompt to its last
+ * delta; opening its session (ACP `session/new`, gateway `session.create`) comes before.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -32,6 +35,34 @@ export interface ProtocolStreamMeasurement {
   peakRssMb: number;
   /** Peak RSS after one more turn of `longCount` deltas, when asked for. */
   peakRssLongMb?: number;
+  /** The first turn of a fresh process: the same 10,000 deltas with no warm-up turn before them. */
+  first: { wallMs: number; firstDeltaMs: number; agentCpuMs: number; clientCpuMs: number; deltasSeen: number };
+}
+
+type TurnSample = Omit<ProtocolStreamMeasurement, 'peakRssWarmMb' | 'peakRssMb' | 'peakRssLongMb' | 'first'>;
+
+/** Runs one turn of the deltas already queued on the model server and measures it (not its session's opening). */
+async function measureTurn(name: string, path: PathSession): Promise<TurnSample> {
+  await path.prepare();
+  const cpuBefore = cpuMs(path.pid);
+  const clientBefore = process.cpuUsage();
+  const started = performance.now();
+  let first = -1;
+  let seen = 0;
+  await path.turn((received) => {
+    if (first < 0) first = performance.now() - started;
+    seen += received;
+  });
+  const wallMs = performance.now() - started;
+  const client = process.cpuUsage(clientBefore);
+  return {
+    name,
+    deltasSeen: seen,
+    wallMs,
+    firstDeltaMs: first,
+    agentCpuMs: cpuMs(path.pid) - cpuBefore,
+    clientCpuMs: (client.user + client.system) / 1000,
+  };
 }
 
 const KEY = 'bench-key-0123456789abcdefghij';
@@ -103,7 +134,12 @@ function spawnHermes(
 /** A live agent process driven by one client. */
 interface PathSession {
   pid: number;
-  /** Runs one turn ("go"), calling `onDelta` for each text delta the client receives. */
+  /**
+   * Opens the session the next turn runs in (ACP `session/new`, gateway `session.create`; nothing
+   * on the HTTP paths), outside the measured turn.
+   */
+  prepare(): Promise<void>;
+  /** Runs one turn ("go") in the prepared session, calling `onDelta` for each text delta the client receives. */
   turn(onDelta: (count: number) => void): Promise<void>;
   close(): Promise<void>;
 }
@@ -125,13 +161,16 @@ const acpStdio: PathFactory = async (entry, env, cwd) => {
     ),
   );
   await connection.agent.request('initialize', { protocolVersion: 1, clientCapabilities: {} });
+  let sessionId = '';
   return {
     pid: child.pid as number,
+    async prepare() {
+      sessionId = (await connection.agent.request('session/new', { cwd, mcpServers: [] })).sessionId;
+    },
     async turn(listener) {
-      const session = await connection.agent.request('session/new', { cwd, mcpServers: [] });
       onDelta = listener;
       await connection.agent.request('session/prompt', {
-        sessionId: session.sessionId,
+        sessionId,
         prompt: [{ type: 'text', text: 'go' }],
       });
       onDelta = null;
@@ -141,11 +180,14 @@ const acpStdio: PathFactory = async (entry, env, cwd) => {
 };
 
 async function gatewayTurns(client: GatewayClient, pid: number, close: () => Promise<void>): Promise<PathSession> {
+  let sessionId = '';
   return {
     pid,
+    async prepare() {
+      sessionId = (await client.session.create({})).session_id;
+    },
     async turn(onDelta) {
-      const session = await client.session.create({});
-      const turn = await client.startTurn({ session_id: session.session_id, text: 'go' });
+      const turn = await client.startTurn({ session_id: sessionId, text: 'go' });
       for await (const event of turn.events) if (event.type === 'message.delta') onDelta(1);
       await turn.completed;
     },
@@ -195,6 +237,7 @@ const openaiChat: PathFactory = async (entry, env) => {
   const client = new OpenAI({ baseURL: `${url}/v1`, apiKey: KEY });
   return {
     pid: child.pid as number,
+    async prepare() {},
     async turn(onDelta) {
       const stream = await client.chat.completions.create({
         model: 'hermes-agent',
@@ -212,6 +255,7 @@ const runsEvents: PathFactory = async (entry, env) => {
   const runs = new RunsClient({ baseURL: url, apiKey: KEY });
   return {
     pid: child.pid as number,
+    async prepare() {},
     async turn(onDelta) {
       const run = await runs.create({ input: 'go' });
       for await (const event of runs.events(run.run_id)) if (event.event === 'message.delta') onDelta(1);
@@ -258,46 +302,46 @@ export async function runProtocolStreams(
         HERMES_BASE_URL: server.baseURL,
       };
       const entry = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`, bin] : [bin];
+      // First turn of a fresh process: start it (ready to take a turn), then 10,000 deltas at once.
+      const fresh = await factory(entry, env, cwd);
+      let first: TurnSample;
+      try {
+        await deltas(server, count);
+        first = await measureTurn(name, fresh);
+      } finally {
+        await fresh.close();
+      }
       const path = await factory(entry, env, cwd);
       try {
         await deltas(server, 1_000);
+        await path.prepare();
         await path.turn(() => {});
         const peakRssWarmMb = peakRssMb(path.pid);
-        const samples: Omit<ProtocolStreamMeasurement, 'peakRssWarmMb' | 'peakRssMb'>[] = [];
+        const samples: TurnSample[] = [];
         for (let run = 0; run < options.runs; run += 1) {
           await deltas(server, count);
-          const cpuBefore = cpuMs(path.pid);
-          const clientBefore = process.cpuUsage();
-          const started = performance.now();
-          let first = -1;
-          let seen = 0;
-          await path.turn((received) => {
-            if (first < 0) first = performance.now() - started;
-            seen += received;
-          });
-          const wallMs = performance.now() - started;
-          const client = process.cpuUsage(clientBefore);
-          samples.push({
-            name,
-            deltasSeen: seen,
-            wallMs,
-            firstDeltaMs: first,
-            agentCpuMs: cpuMs(path.pid) - cpuBefore,
-            clientCpuMs: (client.user + client.system) / 1000,
-          });
+          samples.push(await measureTurn(name, path));
         }
         samples.sort((a, b) => a.wallMs - b.wallMs);
-        const median = samples[Math.floor(samples.length / 2)] as (typeof samples)[number];
+        const median = samples[Math.floor(samples.length / 2)] as TurnSample;
         const peakAfterRuns = peakRssMb(path.pid);
         let peakRssLongMb: number | undefined;
         if (options.longCount) {
           // One much longer reply: a flat peak RSS does not grow with the number of deltas.
           await deltas(server, options.longCount);
+          await path.prepare();
           await path.turn(() => {});
           peakRssLongMb = peakRssMb(path.pid);
         }
         results.push({
           ...median,
+          first: {
+            wallMs: first.wallMs,
+            firstDeltaMs: first.firstDeltaMs,
+            agentCpuMs: first.agentCpuMs,
+            clientCpuMs: first.clientCpuMs,
+            deltasSeen: first.deltasSeen,
+          },
           peakRssWarmMb,
           peakRssMb: peakAfterRuns,
           ...(peakRssLongMb === undefined ? {} : { peakRssLongMb }),

@@ -90,6 +90,12 @@ export interface AcpAgent {
    * rather than the order the SDK happens to run handlers in (spec/acp.md §7.1).
    */
   observeIncoming(message: unknown): void;
+  /**
+   * Lets sessions send the deltas of one event-loop turn to the SDK as one `NotificationBatch`;
+   * `serveAcp` calls it, since its writable (an `NdjsonSink`) writes a batch as one line per
+   * notification. Without it every update is its own SDK send.
+   */
+  useNotificationBatches(): void;
   /** The core host once created, for tests and shutdown. */
   host(): Promise<AgentHost>;
   /** Releases client terminals, closes sessions and the core host. Idempotent. */
@@ -158,6 +164,7 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
   let client: AgentContext | undefined;
   let runtimePromise: Promise<CoreRuntime> | undefined;
   let closed = false;
+  let batches = false;
   const unsubscribes: (() => void)[] = [];
   // Open sessions announce the new command list when commands are registered or skills reloaded (§6.3).
   const announceCommands = (): void => {
@@ -262,6 +269,7 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
     commands,
     version: options.version,
     nextSeq: () => wire.next(),
+    batches: () => batches,
   });
 
   /** Opens a stored session (load, resume, fork target) with this connection's seams. */
@@ -565,6 +573,9 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
     observeIncoming(message) {
       const observed = wire.observe(message);
       if (observed) sessions.get(observed.cancel.sessionId)?.cancel(observed.cancel.seq);
+    },
+    useNotificationBatches() {
+      batches = true;
     },
     host: ensureHost,
     async close() {

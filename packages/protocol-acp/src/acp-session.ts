@@ -26,6 +26,7 @@ import type {
 import { type AcpCommand, type AcpCommandRegistry, runAcpCommand } from './acp-commands.js';
 import type { CoreModule } from './core-module.js';
 import type { ToolCallIds } from './history-replay.js';
+import { NotificationBatch } from './ndjson-sink.js';
 import { convertPrompt } from './prompt-content.js';
 import { firstLine, isAbortError } from './request-errors.js';
 import { configOptions, type ReasoningEffortValue, type SessionModeId } from './session-config.js';
@@ -84,6 +85,8 @@ export interface SessionEnvironment {
   version: string;
   /** A wire number later than every message read so far, for cancels not read from the wire. */
   nextSeq: () => number;
+  /** Whether the connection's writable takes a {@link NotificationBatch} (`serveAcp`'s sink does). */
+  batches: () => boolean;
 }
 
 /** One ACP session active on a connection (spec/acp.md §5.1). */
@@ -101,6 +104,8 @@ export class AcpSession {
   /** Wire number of the latest cancel: prompts read before it and not yet running are cancelled. */
   #lastCancelSeq = 0;
   #writes: Promise<void> = Promise.resolve();
+  /** Updates queued since the pending write started; they go out together, in call order. */
+  #batch: SessionUpdate[] | null = null;
   #permissionSlot: Promise<void> = Promise.resolve();
   #closed = false;
   readonly #environment: SessionEnvironment;
@@ -121,15 +126,36 @@ export class AcpSession {
     return this.currentTurn !== null || this.#queued > 0 || this.agent.busy;
   }
 
-  /** Queues one `session/update`; updates of a session are written in call order. */
+  /**
+   * Queues one `session/update`; updates of a session are written in call order. Updates queued
+   * before the pending write starts (the deltas of one event-loop turn) join it and go to the SDK
+   * as one send; each is still its own notification on the wire.
+   */
   send(update: SessionUpdate): Promise<void> {
+    if (this.#batch) {
+      this.#batch.push(update);
+      return this.#writes;
+    }
+    const batch = [update];
+    this.#batch = batch;
     const client = this.#environment.client();
     this.#writes = this.#writes
-      .then(() => client.notify('session/update', { sessionId: this.sessionId, update }))
+      .then(() => {
+        if (this.#batch === batch) this.#batch = null;
+        if (batch.length === 1 || !this.#environment.batches()) return this.#notifyEach(client, batch);
+        return client.notify(
+          'session/update',
+          new NotificationBatch(batch.map((entry) => ({ sessionId: this.sessionId, update: entry }))) as never,
+        );
+      })
       .catch((error: unknown) =>
         this.#environment.logger.debug('session/update not written', { error: String(error) }),
       );
     return this.#writes;
+  }
+
+  async #notifyEach(client: AgentContext, updates: SessionUpdate[]): Promise<void> {
+    for (const update of updates) await client.notify('session/update', { sessionId: this.sessionId, update });
   }
 
   /** Resolves when every queued update has been written. */

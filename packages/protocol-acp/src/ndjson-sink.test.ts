@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NdjsonSink } from './ndjson-sink.js';
+import { NdjsonSink, NotificationBatch } from './ndjson-sink.js';
 
 function recordingOutput(options: { fail?: boolean; hold?: Promise<void> } = {}) {
   const writes: string[] = [];
@@ -33,6 +33,29 @@ describe('NdjsonSink', () => {
       '{"jsonrpc":"2.0","id":1,"result":{}}\n{"jsonrpc":"2.0","id":null,"error":{"code":-32700}}\n{"jsonrpc":"2.0","method":"session/update","params":{"text":"a\\nb"}}\n',
       '{"jsonrpc":"2.0","id":2,"result":{}}\n',
     ]);
+  });
+
+  it('writes a notification batch as the exact lines of its notifications sent one by one', async () => {
+    const entries = [
+      { sessionId: 's', update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'a"\n' } } },
+      { sessionId: 's', update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'é' } } },
+    ];
+    const one = recordingOutput();
+    const oneSink = new NdjsonSink(one.output);
+    const oneWriter = oneSink.messages.getWriter();
+    for (const params of entries) void oneWriter.write({ jsonrpc: '2.0', method: 'session/update', params });
+    await turn();
+    await oneSink.close();
+    const batched = recordingOutput();
+    const batchedSink = new NdjsonSink(batched.output);
+    void batchedSink.messages
+      .getWriter()
+      .write({ jsonrpc: '2.0', method: 'session/update', params: new NotificationBatch(entries) });
+    await turn();
+    await batchedSink.close();
+    expect(batched.writes.join('')).toBe(one.writes.join(''));
+    expect(batched.writes.join('').split('\n')).toHaveLength(3);
+    expect(() => JSON.stringify(new NotificationBatch(entries))).toThrow(/only be written by NdjsonSink/);
   });
 
   it('makes writers wait for the output once 1 MiB is queued', async () => {

@@ -1,3 +1,31 @@
+/**
+ * The params of several notifications of one method, sent through the SDK as one notification and
+ * written by {@link NdjsonSink} as one NDJSON line per entry, byte for byte what sending each on
+ * its own writes. A streamed reply's deltas arrive many to an event-loop turn; one SDK send for
+ * all of them saves the SDK's per-message promise chain and writer hops (ADR 0023). Only a
+ * connection whose writable is an `NdjsonSink` may carry one (`serveAcp` enables them).
+ */
+export class NotificationBatch {
+  readonly entries: readonly unknown[];
+  constructor(entries: readonly unknown[]) {
+    this.entries = entries;
+  }
+  /** A batch reaching a plain JSON encoder is a bug: say so rather than send a wrong frame. */
+  toJSON(): never {
+    throw new Error('a NotificationBatch can only be written by NdjsonSink');
+  }
+}
+
+/** One outbound message as NDJSON text: one line, or one line per entry of a notification batch. */
+function encodeMessage(message: unknown): string {
+  const { method, params } = message as { method?: unknown; params?: unknown };
+  if (!(params instanceof NotificationBatch)) return `${JSON.stringify(message)}\n`;
+  const head = `{"jsonrpc":"2.0","method":${JSON.stringify(method)},"params":`;
+  let text = '';
+  for (const entry of params.entries) text += `${head}${JSON.stringify(entry)}}\n`;
+  return text;
+}
+
 /** Bytes queued (buffered or being written) above which writers wait for the output to drain. */
 const HIGH_WATER_BYTES = 1024 * 1024;
 
@@ -28,7 +56,7 @@ export class NdjsonSink {
   constructor(output: WritableStream<Uint8Array>) {
     this.#writer = output.getWriter();
     this.messages = new WritableStream<unknown>({
-      write: (message) => this.#append(`${JSON.stringify(message)}\n`),
+      write: (message) => this.#append(encodeMessage(message)),
       close: () => this.close(),
     });
     this.bytes = new WritableStream<Uint8Array>({

@@ -9,7 +9,13 @@ import { ServerRequestRegistry } from './server-requests.js';
 import { loadSkills, skillsInfo } from './skills.js';
 import { emptyUsage, usageOf } from './usage.js';
 import { VERSION } from './version.js';
-import { eventFrame, type SessionLiveInfo } from './wire/index.js';
+import { EncodedFrame, encodeFrame, eventFrame, type SessionLiveInfo } from './wire/index.js';
+
+/** The bytes an event frame adds around its params: the ring counts the params alone. */
+const EVENT_ENVELOPE_BYTES = (() => {
+  const params = { type: '', session_id: '', payload: {} };
+  return encodeFrame(eventFrame(params)).length - JSON.stringify(params).length;
+})();
 
 /** Options of {@link createGateway}. */
 export interface GatewayOptions {
@@ -254,14 +260,16 @@ export class GatewayState implements SessionGateway {
   /** Emits a session event: seq, replay ring, attached set (§2.6, §9.3). */
   emitSessionEvent(session: LiveSession, type: string, payload: Record<string, unknown>, delta: boolean): void {
     const params = { type, session_id: session.runtimeId, payload, seq: this.rings.nextSeq(session.runtimeId) };
-    this.rings.record(params);
-    const frame = eventFrame(params);
+    // Encoded once for the replay ring's size and every attached connection (ADR 0023).
+    const text = encodeFrame(eventFrame(params));
+    this.rings.record(params, Buffer.byteLength(text) - EVENT_ENVELOPE_BYTES);
+    const frame = new EncodedFrame(text);
     for (const connection of session.attached) connection.send(frame, delta);
   }
 
   /** Emits a broadcast event (`session_id: ""`, no seq) to every open connection. */
   broadcast(type: string, payload: Record<string, unknown>): void {
-    const frame = eventFrame({ type, session_id: '', payload });
+    const frame = new EncodedFrame(encodeFrame(eventFrame({ type, session_id: '', payload })));
     for (const connection of this.connections) connection.send(frame);
   }
 

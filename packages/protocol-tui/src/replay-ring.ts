@@ -1,7 +1,8 @@
 import type { EventEnvelope } from './wire/index.js';
 
 interface Ring {
-  events: { params: EventEnvelope; bytes: number }[];
+  /** `order`: the process-wide emission order, to find the oldest event across rings. */
+  events: { params: EventEnvelope; bytes: number; order: number }[];
   bytes: number;
   evictedThrough: number;
 }
@@ -43,10 +44,12 @@ export class ReplayRings {
     return next;
   }
 
-  /** Records an emitted event. */
-  record(params: EventEnvelope): void {
+  /**
+   * Records an emitted event. `bytes` is its encoded size when the caller already encoded it (the
+   * gateway encodes each event frame once, ADR 0023).
+   */
+  record(params: EventEnvelope, bytes = Buffer.byteLength(JSON.stringify(params))): void {
     const sessionId = params.session_id;
-    const bytes = Buffer.byteLength(JSON.stringify(params));
     const seq = params.seq ?? 0;
     if (bytes > this.limits.perSessionBytes) {
       this.raiseMark(sessionId, seq);
@@ -58,8 +61,7 @@ export class ReplayRings {
       ring = { events: [], bytes: 0, evictedThrough: this.evictedMarks.get(sessionId) ?? 0 };
       this.rings.set(sessionId, ring);
     }
-    Object.defineProperty(params, ORDER, { value: globalOrder++, enumerable: false });
-    ring.events.push({ params, bytes });
+    ring.events.push({ params, bytes, order: globalOrder++ });
     ring.bytes += bytes;
     this.totalBytes += bytes;
     while (ring.events.length > this.limits.perSessionEvents || ring.bytes > this.limits.perSessionBytes) {
@@ -71,8 +73,7 @@ export class ReplayRings {
         const first = candidate.events[0];
         if (!first) continue;
         // Oldest event across the process: rings are independent, so compare by insertion via a global order.
-        const order = (first.params as EventEnvelope & { [ORDER]?: number })[ORDER] ?? 0;
-        if (!oldest || order < oldest.seqTime) oldest = { id, ring: candidate, seqTime: order };
+        if (!oldest || first.order < oldest.seqTime) oldest = { id, ring: candidate, seqTime: first.order };
       }
       if (!oldest) break;
       this.dropOldest(oldest.id, oldest.ring);
@@ -109,7 +110,7 @@ export class ReplayRings {
     let victim: { id: string; order: number } | null = null;
     for (const [id, ring] of this.rings) {
       const last = ring.events[ring.events.length - 1];
-      const order = last ? ((last.params as EventEnvelope & { [ORDER]?: number })[ORDER] ?? 0) : -1;
+      const order = last ? last.order : -1;
       if (!victim || order < victim.order) victim = { id, order };
     }
     if (!victim) return;
@@ -122,5 +123,4 @@ export class ReplayRings {
   }
 }
 
-const ORDER = Symbol('replay-order');
 let globalOrder = 0;

@@ -12,6 +12,7 @@ export { createLinkedPair, type LinkedPair } from './memory-transport.js';
 export {
   createNdjsonDecoder,
   DEFAULT_MAX_LINE_BYTES,
+  EncodedFrame,
   encodeFrame,
   type InboundFrame,
   PARSE_ERROR_FRAME,

@@ -1,4 +1,4 @@
-import type { InboundFrame } from './ndjson.js';
+import { encodeFrame, type InboundFrame } from './ndjson.js';
 import type { Transport } from './transport.js';
 
 /** One side of a linked pair: the server side takes a `Transport`, the client side reads raw messages. */
@@ -67,7 +67,7 @@ export function createLinkedPair(options: { kind?: Transport['kind'] } = {}): Li
     writable: new WritableStream<unknown>({
       write(message) {
         if (isClosed) return;
-        outboundController.enqueue(JSON.parse(JSON.stringify(message)) as unknown);
+        outboundController.enqueue(JSON.parse(encodeFrame(message)) as unknown);
       },
     }),
     bufferedAmount: () => 0,

@@ -21,9 +21,24 @@ export function parseFrameText(text: string): InboundFrame | null {
   }
 }
 
+/**
+ * An outbound frame serialized once, for a frame that goes to several connections (a session event
+ * fans out to every attached client, ADR 0023): each transport writes `text` instead of encoding
+ * the frame again. Anything that JSON-encodes it another way gets the frame it stands for.
+ */
+export class EncodedFrame {
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
+  toJSON(): unknown {
+    return JSON.parse(this.text);
+  }
+}
+
 /** Serializes one outbound frame. JSON escaping keeps raw line breaks out; non-ASCII stays raw UTF-8. */
 export function encodeFrame(message: unknown): string {
-  return JSON.stringify(message);
+  return message instanceof EncodedFrame ? message.text : JSON.stringify(message);
 }
 
 /**
