@@ -34,10 +34,13 @@ interface SdkPreamble {
   metadataKey: string;
 }
 
-/** What the SDK hands its `transformRequestBody` hook: the request body and the call's warnings. */
+/**
+ * The SDK's `transformRequestBody` hook. Its public type names the request body only; the SDK passes
+ * the call's warnings as a second argument, used when present.
+ */
 export type TransformRequestBody = (
   args: Record<string, unknown>,
-  warnings: SharedV3Warning[],
+  warnings?: SharedV3Warning[],
 ) => Record<string, unknown>;
 
 /** Thrown by the wrapping fetch to end the SDK's `doStream` once the response of a stream call is kept. */
@@ -71,7 +74,7 @@ export function createLeanCompatibleChatModel(
   /** Set by the hook and taken by the fetch the SDK calls next, in the same synchronous run. */
   let built: { body: Record<string, unknown>; warnings: SharedV3Warning[] } | null = null;
   const transformRequestBody: TransformRequestBody = (args, warnings) => {
-    built = { body: args, warnings };
+    built = Array.isArray(warnings) ? { body: args, warnings } : null;
     return args;
   };
   const keep: typeof globalThis.fetch = async (input, init) => {
