@@ -70,22 +70,23 @@ async function persistDerived(
 ): Promise<void> {
   try {
     const rows = (await agent.history()).slice(seedCount);
-    const { store } = server.host;
-    if (!(await store.getSession(sessionId))) await store.createSession({ id: sessionId, source: 'api_server' });
-    if (rows.length > 0)
-      await store.appendMessages(
-        sessionId,
-        rows.map((row) => copyRow(row, result.turnId)),
-      );
-    if (result.route)
-      await store.recordUsage(sessionId, {
-        provider: result.route.provider,
-        model: result.route.model,
-        task: 'main',
-        usage: result.usage.turn,
-        costUsd: result.cost.turnUsd ?? 0,
-        costStatus: result.cost.status,
-      });
+    // One transaction for the session (when new), the rows and the usage (ADR 0021).
+    await server.host.store.recordTurn(sessionId, {
+      create: { source: 'api_server' },
+      rows: rows.map((row) => copyRow(row, result.turnId)),
+      ...(result.route
+        ? {
+            usage: {
+              provider: result.route.provider,
+              model: result.route.model,
+              task: 'main' as const,
+              usage: result.usage.turn,
+              costUsd: result.cost.turnUsd ?? 0,
+              costStatus: result.cost.status,
+            },
+          }
+        : {}),
+    });
   } catch (error) {
     server.host.logger.warn('could not record a header-less turn', { error: String(error) });
   }
