@@ -73,6 +73,8 @@ export function findGitRoot(cwd: string): string | null {
 }
 
 function gitBranch(root: string): string | null {
+  // A worktree's or submodule's `.git` is a file: no HEAD under it (reading one would throw ENOTDIR).
+  if (!statSync(join(root, '.git'), { throwIfNoEntry: false })?.isDirectory()) return null;
   const head = readTextFile(join(root, '.git', 'HEAD'));
   if (!head) return null;
   const match = /^ref: refs\/heads\/(.+)$/m.exec(head.trim());
