@@ -68,32 +68,24 @@ async function persistDerived(
   result: TurnResult,
 ): Promise<void> {
   try {
-    const rows = (await agent.history()).slice(seedCount).map((row) => copyRow(row, result.turnId));
-    const { store } = server.host;
-    // A new derived session gets its rows in the same transaction that creates it, one write per turn fewer (a seed
-    // holds only user, assistant and tool rows; others are appended after).
-    const seedable = rows.every((row) => row.role === 'user' || row.role === 'assistant' || row.role === 'tool');
-    let created = false;
-    if (!(await store.getSession(sessionId))) {
-      created = await store.createSession({ id: sessionId, source: 'api_server' }, seedable ? rows : []).then(
-        () => seedable,
-        // Another turn of the same conversation created it meanwhile: append as to any existing session.
-        async (error: unknown) => {
-          if (await store.getSession(sessionId)) return false;
-          throw error;
-        },
-      );
-    }
-    if (!created && rows.length > 0) await store.appendMessages(sessionId, rows);
-    if (result.route)
-      await store.recordUsage(sessionId, {
-        provider: result.route.provider,
-        model: result.route.model,
-        task: 'main',
-        usage: result.usage.turn,
-        costUsd: result.cost.turnUsd ?? 0,
-        costStatus: result.cost.status,
-      });
+    const rows = (await agent.history()).slice(seedCount);
+    // One transaction for the session (when new), the rows and the usage (ADR 0021).
+    await server.host.store.recordTurn(sessionId, {
+      create: { source: 'api_server' },
+      rows: rows.map((row) => copyRow(row, result.turnId)),
+      ...(result.route
+        ? {
+            usage: {
+              provider: result.route.provider,
+              model: result.route.model,
+              task: 'main' as const,
+              usage: result.usage.turn,
+              costUsd: result.cost.turnUsd ?? 0,
+              costStatus: result.cost.status,
+            },
+          }
+        : {}),
+    });
   } catch (error) {
     server.host.logger.warn('could not record a header-less turn', { error: String(error) });
   }

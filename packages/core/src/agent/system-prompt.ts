@@ -51,8 +51,10 @@ function capLayer(text: string): string {
   return `${text.slice(0, head)}\n\n[… ${text.length - head - tail} characters omitted …]\n\n${text.slice(text.length - tail)}`;
 }
 
+/** The text of a file, or null when there is none (checked first: a thrown ENOENT costs more than the read). */
 function readTextFile(path: string): string | null {
   try {
+    if (!statSync(path, { throwIfNoEntry: false })?.isFile()) return null;
     return readFileSync(path, 'utf8');
   } catch {
     return null;
@@ -71,26 +73,21 @@ export function findGitRoot(cwd: string): string | null {
 }
 
 function gitBranch(root: string): string | null {
+  // A worktree's or submodule's `.git` is a file: no HEAD under it (reading one would throw ENOTDIR).
+  if (!statSync(join(root, '.git'), { throwIfNoEntry: false })?.isDirectory()) return null;
   const head = readTextFile(join(root, '.git', 'HEAD'));
   if (!head) return null;
   const match = /^ref: refs\/heads\/(.+)$/m.exec(head.trim());
   return match?.[1] ?? null;
 }
 
-function projectContextFile(cwd: string): { path: string; text: string } | null {
-  const stop = findGitRoot(cwd);
+function projectContextFile(cwd: string, stop: string | null): { path: string; text: string } | null {
   let current = cwd;
   for (;;) {
     for (const name of CONTEXT_FILES) {
       const path = join(current, name);
-      try {
-        if (statSync(path).isFile()) {
-          const text = readTextFile(path);
-          if (text !== null && text.trim() !== '') return { path, text: capLayer(text.trim()) };
-        }
-      } catch {
-        // not there
-      }
+      const text = readTextFile(path);
+      if (text !== null && text.trim() !== '') return { path, text: capLayer(text.trim()) };
     }
     if (stop !== null && current === stop) return null;
     const parent = dirname(current);
@@ -127,11 +124,11 @@ export function buildSystemPrompt(input: SystemPromptInput): string {
   layers.push(['Tool guidance', input.toolNames.length > 0 ? toolGuidance(input.toolNames) : null]);
   layers.push(['Instructions', input.focusInstruction ?? input.configuredText]);
   layers.push(['Skills', skillsPromptLayer(input.skills ?? [])]);
+  const gitRoot = findGitRoot(input.cwd);
   if (!input.skipContextFiles) {
-    const context = projectContextFile(input.cwd);
+    const context = projectContextFile(input.cwd, gitRoot);
     layers.push(['Project context', context ? `From ${context.path}:\n\n${context.text}` : null]);
   }
-  const gitRoot = findGitRoot(input.cwd);
   const environment = [
     `Working directory: ${input.cwd}`,
     `Operating system: ${os.type()} ${os.release()} (${process.platform})`,

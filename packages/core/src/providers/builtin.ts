@@ -174,13 +174,14 @@ async function loadCompatibleModel(settings: SdkModelSettings): Promise<Language
   ]);
   // The SDK builds and sends the request; successful streams are parsed by the lean path (ADR 0014).
   return createLeanCompatibleChatModel(
-    (callFetch) =>
+    (callFetch, transformRequestBody) =>
       createOpenAICompatible({
         name: compatibleProviderName(settings.provider),
         baseURL: settings.baseUrl ?? '',
         ...(settings.apiKey ? { apiKey: settings.apiKey } : {}),
         includeUsage: true,
         fetch: callFetch,
+        transformRequestBody,
       }).chatModel(settings.model),
     settings.fetch,
   );

@@ -12,7 +12,7 @@ import {
   text,
   toolCall,
 } from '../testing/index.js';
-import { createLeanCompatibleChatModel } from './lean-compatible-chat.js';
+import { createLeanCompatibleChatModel, type TransformRequestBody } from './lean-compatible-chat.js';
 
 /*
  * Issue 18 (ADR 0014): the lean stream parse gives the parts the AI SDK's own OpenAI-compatible chat
@@ -26,15 +26,23 @@ let rawURL: string;
 /** Bodies the raw server streams, in order, for chunks the scripted server never sends. */
 const rawBodies: string[] = [];
 
-const sdkModel = (baseURL: string, fetch?: typeof globalThis.fetch): LanguageModelV3 =>
+const sdkModel = (
+  baseURL: string,
+  fetch?: typeof globalThis.fetch,
+  transformRequestBody?: TransformRequestBody,
+): LanguageModelV3 =>
   createOpenAICompatible({
     name: 'custom',
     baseURL,
     apiKey: 'k',
     includeUsage: true,
     ...(fetch ? { fetch } : {}),
+    ...(transformRequestBody ? { transformRequestBody } : {}),
   }).chatModel('scripted');
-const leanModel = (baseURL: string) => createLeanCompatibleChatModel((fetch) => sdkModel(baseURL, fetch));
+const leanModel = (baseURL: string) =>
+  createLeanCompatibleChatModel((fetch, transformRequestBody) => sdkModel(baseURL, fetch, transformRequestBody));
+/** The lean model as it runs with an SDK that never calls the request-body hook: the empty-stream fallback. */
+const fallbackModel = (baseURL: string) => createLeanCompatibleChatModel((fetch) => sdkModel(baseURL, fetch));
 
 const call: LanguageModelV3CallOptions = {
   prompt: [{ role: 'user', content: [{ type: 'text', text: 'hello' }] }],
@@ -111,6 +119,8 @@ describe('lean OpenAI-compatible stream parse', () => {
     expect(leanRequest?.headers).toEqual(sdkRequest?.headers);
     expect(leanRequest?.body).toEqual(sdkRequest?.body);
     expect(lean.filter((part) => (part as { type: string }).type === 'text-delta')).toHaveLength(7);
+    scripted.push(step(reasoning('thinking it over', 4), text('Hello there, world!', 3)));
+    expect(await parts(fallbackModel(scripted.baseURL))).toEqual(sdk);
     const finish = lean.at(-1) as {
       type: string;
       finishReason: { unified: string };
@@ -119,6 +129,45 @@ describe('lean OpenAI-compatible stream parse', () => {
     expect(finish.type).toBe('finish');
     expect(finish.finishReason.unified).toBe('stop');
     expect(finish.usage.outputTokens.total).toBeGreaterThan(0);
+  });
+
+  it('warnings, request body, response headers and metadata key match the SDK model, hook or fallback', async () => {
+    // topK is unsupported by OpenAI-compatible models: the SDK warns; `myHost` is the provider-options key.
+    const options: LanguageModelV3CallOptions = { ...call, topK: 3, providerOptions: { myHost: { user: 'u1' } } };
+    const named = (baseURL: string, fetch?: typeof globalThis.fetch, hook?: TransformRequestBody) =>
+      createOpenAICompatible({
+        name: 'my-host',
+        baseURL,
+        includeUsage: true,
+        ...(fetch ? { fetch } : {}),
+        ...(hook ? { transformRequestBody: hook } : {}),
+      }).chatModel('scripted');
+    const models = [
+      named(scripted.baseURL),
+      createLeanCompatibleChatModel((fetch, hook) => named(scripted.baseURL, fetch, hook)),
+      createLeanCompatibleChatModel((fetch) => named(scripted.baseURL, fetch)),
+    ];
+    const seen: { request: unknown; headers: string[]; parts: LanguageModelV3StreamPart[] }[] = [];
+    for (const model of models) {
+      scripted.push(step(text('hi')));
+      const result = await model.doStream(options);
+      const parts: LanguageModelV3StreamPart[] = [];
+      for await (const part of result.stream as unknown as AsyncIterable<LanguageModelV3StreamPart>) parts.push(part);
+      seen.push({ request: result.request?.body, headers: Object.keys(result.response?.headers ?? {}).sort(), parts });
+    }
+    const [sdk, ...leans] = seen;
+    const start = (parts: LanguageModelV3StreamPart[]) => parts.find((part) => part.type === 'stream-start');
+    const finish = (parts: LanguageModelV3StreamPart[]) => parts.find((part) => part.type === 'finish');
+    expect((start(sdk?.parts ?? []) as { warnings: unknown[] }).warnings).not.toHaveLength(0);
+    for (const lean of leans) {
+      expect(lean.request).toEqual(sdk?.request);
+      expect(lean.headers).toEqual(sdk?.headers);
+      expect(start(lean.parts)).toEqual(start(sdk?.parts ?? []));
+      expect(Object.keys((finish(lean.parts) as { providerMetadata: object }).providerMetadata)).toEqual(['myHost']);
+      expect(Object.keys((finish(sdk?.parts ?? []) as { providerMetadata: object }).providerMetadata)).toEqual([
+        'myHost',
+      ]);
+    }
   });
 
   it('tool call deltas become the same tool-input and tool-call parts, with a tool-calls finish', async () => {

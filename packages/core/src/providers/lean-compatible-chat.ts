@@ -35,20 +35,51 @@ interface SdkPreamble {
 }
 
 /**
- * Wraps `createSdkModel(fetch)` (an `@ai-sdk/openai-compatible` chat model using that fetch) into a
- * model whose `doStream` parses successful streams itself: the fetch keeps a stream call's
- * successful event-stream response for the lean parser and hands the SDK an empty stream instead;
- * errors, non-stream responses and `doGenerate` reach the SDK untouched.
+ * The SDK's `transformRequestBody` hook. Its public type names the request body only; the SDK passes
+ * the call's warnings as a second argument, used when present.
+ */
+export type TransformRequestBody = (
+  args: Record<string, unknown>,
+  warnings?: SharedV3Warning[],
+) => Record<string, unknown>;
+
+/** Thrown by the wrapping fetch to end the SDK's `doStream` once the response of a stream call is kept. */
+class KeptStream extends Error {}
+
+/** The SDK's provider-options key (`resolveProviderOptionsKey` of `@ai-sdk/openai-compatible`). */
+function metadataKeyOf(provider: string, options: LanguageModelV3CallOptions): string {
+  const raw = provider.split('.')[0]?.trim() ?? '';
+  const camel = raw.replace(/[_-]([a-z])/g, (match) => (match[1] ?? '').toUpperCase());
+  return camel !== raw && options.providerOptions?.[camel] != null ? camel : raw;
+}
+
+/**
+ * Wraps `createSdkModel(fetch, transformRequestBody)` (an `@ai-sdk/openai-compatible` chat model
+ * using that fetch and that request-body hook) into a model whose `doStream` parses successful
+ * streams itself. The SDK builds the request and sends it through the fetch; the fetch keeps a stream
+ * call's successful event-stream response for the lean parser and ends the SDK's call there with a
+ * private error, so the SDK never sets up its own parse of the body (ADR 0021). The warnings and the
+ * request body come from the hook, which the SDK calls synchronously just before it fetches; when it
+ * did not (another SDK version), the fetch hands the SDK an empty stream instead and reads them from
+ * its parts (ADR 0014). Errors, non-stream responses and `doGenerate` reach the SDK untouched.
  */
 export function createLeanCompatibleChatModel(
-  createSdkModel: (fetch: typeof globalThis.fetch) => LanguageModelV3,
+  createSdkModel: (fetch: typeof globalThis.fetch, transformRequestBody: TransformRequestBody) => LanguageModelV3,
   fetch: typeof globalThis.fetch = globalThis.fetch,
 ): LanguageModelV3 {
   // One SDK model for every call (creating one builds its zod schemas). A stream call's request
   // carries a marker header, taken off before it is sent, naming the call its response goes to (an
   // AsyncLocalStorage would do it too, but turns on promise hooks for the whole process).
-  const calls = new Map<string, { kept?: Response }>();
+  const calls = new Map<string, LeanCall>();
+  /** Set by the hook and taken by the fetch the SDK calls next, in the same synchronous run. */
+  let built: { body: Record<string, unknown>; warnings: SharedV3Warning[] } | null = null;
+  const transformRequestBody: TransformRequestBody = (args, warnings) => {
+    built = Array.isArray(warnings) ? { body: args, warnings } : null;
+    return args;
+  };
   const keep: typeof globalThis.fetch = async (input, init) => {
+    const request = built;
+    built = null;
     const headers = init?.headers as Record<string, string> | undefined;
     const id = headers?.[CALL_HEADER];
     let sent = init;
@@ -61,9 +92,13 @@ export function createLeanCompatibleChatModel(
     const type = response.headers.get('content-type') ?? '';
     if (!call || !response.ok || response.body === null || !type.includes('text/event-stream')) return response;
     call.kept = response;
+    if (request !== null && request.body.stream === true) {
+      call.request = request;
+      throw new KeptStream('kept for the lean parse');
+    }
     return new Response('', { status: response.status, headers: response.headers });
   };
-  const sdk = createSdkModel(keep);
+  const sdk = createSdkModel(keep, transformRequestBody);
   return {
     specificationVersion: 'v3',
     provider: sdk.provider,
@@ -73,19 +108,40 @@ export function createLeanCompatibleChatModel(
     doStream: async (options) => {
       nextCall += 1;
       const id = String(nextCall);
-      const call: { kept?: Response } = {};
+      const call: LeanCall = {};
       calls.set(id, call);
-      let result: Awaited<ReturnType<LanguageModelV3['doStream']>>;
+      let result: Awaited<ReturnType<LanguageModelV3['doStream']>> | null = null;
       try {
         result = await sdk.doStream({ ...options, headers: { ...options.headers, [CALL_HEADER]: id } });
+      } catch (error) {
+        if (!(error instanceof KeptStream)) throw error;
       } finally {
         calls.delete(id);
       }
-      if (call.kept?.body == null) return result;
+      const kept = call.kept;
+      if (kept?.body == null) {
+        if (result === null) throw new Error('the lean stream call lost its response');
+        return result;
+      }
+      if (result === null) {
+        const request = call.request;
+        const preamble = { warnings: request?.warnings ?? [], metadataKey: metadataKeyOf(sdk.provider, options) };
+        return {
+          stream: leanStream(kept.body, options, preamble),
+          request: { body: request?.body },
+          response: { headers: Object.fromEntries(kept.headers) },
+        };
+      }
       const preamble = await readPreamble(result.stream);
-      return { ...result, stream: leanStream(call.kept.body, options, preamble) };
+      return { ...result, stream: leanStream(kept.body, options, preamble) };
     },
   };
+}
+
+/** A stream call in flight: its kept response and, when the hook ran, its request body and warnings. */
+interface LeanCall {
+  kept?: Response;
+  request?: { body: Record<string, unknown>; warnings: SharedV3Warning[] };
 }
 
 /** Reads the SDK's stream over the empty body to its end: the warnings and the metadata key. */

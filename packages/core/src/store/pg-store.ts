@@ -75,6 +75,7 @@ import type {
   NewMessage,
   NewSession,
   Page,
+  RecordedTurn,
   RewindResult,
   SearchHit,
   SearchOptions,
@@ -216,19 +217,37 @@ export class PostgresSessionStore implements SessionStore {
     return this.connection.write('other', async (tx) => {
       const now = this.now;
       if (await this.findSession(tx, init.id)) throw sessionExists(init.id);
-      let title = normalizeTitle(init.title);
-      if (title !== null && (await this.titleTakenBy(tx, title)) !== null) title = await this.nextTitle(tx, title);
-      const inserted = await tx
-        .insert(sessions)
-        .values(newSessionValues(init, seed, title, now))
-        .onConflictDoNothing({ target: sessions.id })
-        .returning({ id: sessions.id });
-      if (inserted.length === 0) throw sessionExists(init.id);
-      await this.insertMessages(
-        tx,
-        seed.map((message) => newMessageValues(init.id, message, now)),
-      );
+      if (!(await this.insertSession(tx, init, seed, now))) throw sessionExists(init.id);
       return toSessionRow(await this.requireSession(tx, init.id));
+    });
+  }
+
+  /** Inserts a new session's row and its seed rows; false (nothing written) when the id is taken. */
+  private async insertSession(tx: PgTransaction, init: NewSession, seed: NewMessage[], now: number): Promise<boolean> {
+    let title = normalizeTitle(init.title);
+    if (title !== null && (await this.titleTakenBy(tx, title)) !== null) title = await this.nextTitle(tx, title);
+    const inserted = await tx
+      .insert(sessions)
+      .values(newSessionValues(init, seed, title, now))
+      .onConflictDoNothing({ target: sessions.id })
+      .returning({ id: sessions.id });
+    if (inserted.length === 0) return false;
+    await this.insertMessages(
+      tx,
+      seed.map((message) => newMessageValues(init.id, message, now)),
+    );
+    return true;
+  }
+
+  async recordTurn(sessionId: string, turn: RecordedTurn): Promise<number[]> {
+    return this.connection.write('transcript', async (tx) => {
+      const now = this.now;
+      // Created by another instance meanwhile: the insert does nothing and the rows go to that session.
+      if (turn.create && !(await this.findSession(tx, sessionId)))
+        await this.insertSession(tx, { ...turn.create, id: sessionId }, [], now);
+      const ids = await this.appendRows(tx, sessionId, turn.rows, now);
+      if (turn.usage) await this.addUsage(tx, sessionId, turn.usage, now);
+      return ids;
     });
   }
 
@@ -333,24 +352,26 @@ export class PostgresSessionStore implements SessionStore {
   // -------------------------------------------------------------- transcript
 
   async appendMessages(sessionId: string, rows: NewMessage[]): Promise<number[]> {
-    return this.connection.write('transcript', async (tx) => {
-      const now = this.now;
-      // The UPDATE takes the session's row lock first, so appends to one session get ids in commit order.
-      const updated = await tx
-        .update(sessions)
-        .set({
-          messageCount: sql`${sessions.messageCount} + ${rows.length}`,
-          toolCallCount: sql`${sessions.toolCallCount} + ${countToolCalls(rows)}`,
-          lastActivityAt: now,
-        })
-        .where(eq(sessions.id, sessionId))
-        .returning({ id: sessions.id });
-      if (updated.length === 0) throw sessionNotFound(sessionId);
-      return this.insertMessages(
-        tx,
-        rows.map((row) => newMessageValues(sessionId, row, now)),
-      );
-    });
+    return this.connection.write('transcript', (tx) => this.appendRows(tx, sessionId, rows, this.now));
+  }
+
+  /** `appendMessages` inside a write transaction. */
+  private async appendRows(tx: PgTransaction, sessionId: string, rows: NewMessage[], now: number): Promise<number[]> {
+    // The UPDATE takes the session's row lock first, so appends to one session get ids in commit order.
+    const updated = await tx
+      .update(sessions)
+      .set({
+        messageCount: sql`${sessions.messageCount} + ${rows.length}`,
+        toolCallCount: sql`${sessions.toolCallCount} + ${countToolCalls(rows)}`,
+        lastActivityAt: now,
+      })
+      .where(eq(sessions.id, sessionId))
+      .returning({ id: sessions.id });
+    if (updated.length === 0) throw sessionNotFound(sessionId);
+    return this.insertMessages(
+      tx,
+      rows.map((row) => newMessageValues(sessionId, row, now)),
+    );
   }
 
   async updateMessageDisplay(rowId: number, displayMetadata: JsonObject | null): Promise<void> {
@@ -579,39 +600,41 @@ export class PostgresSessionStore implements SessionStore {
   // ------------------------------------------------------------------- usage
 
   async recordUsage(sessionId: string, entry: UsageEntry): Promise<void> {
-    await this.connection.write('other', async (tx) => {
-      const now = this.now;
-      await this.requireSession(tx, sessionId, true);
-      const [current] = await tx
-        .select({ costStatus: usageByModel.costStatus })
-        .from(usageByModel)
-        .where(
-          and(
-            eq(usageByModel.sessionId, sessionId),
-            eq(usageByModel.provider, entry.provider),
-            eq(usageByModel.model, entry.model),
-            eq(usageByModel.task, entry.task),
-          ),
-        );
-      await tx
-        .insert(usageByModel)
-        .values(usageInsertValues(sessionId, entry, now))
-        .onConflictDoUpdate(usageUpsert(usageByModel, nextCostStatus(current, entry)));
-      if (entry.task === 'subagent') {
-        await tx.update(sessions).set({ lastActivityAt: now }).where(eq(sessions.id, sessionId));
-        return;
-      }
-      const statuses = await tx
-        .select({ costStatus: usageByModel.costStatus })
-        .from(usageByModel)
-        .where(and(eq(usageByModel.sessionId, sessionId), sql`${usageByModel.task} <> 'subagent'`));
-      let costStatus: CostStatus = entry.costStatus;
-      for (const row of statuses) costStatus = weakerCostStatus(costStatus, row.costStatus);
-      await tx
-        .update(sessions)
-        .set(sessionUsageIncrements(sessions, usageAmounts(entry), costStatus, now))
-        .where(eq(sessions.id, sessionId));
-    });
+    await this.connection.write('other', (tx) => this.addUsage(tx, sessionId, entry, this.now));
+  }
+
+  /** `recordUsage` inside a write transaction. */
+  private async addUsage(tx: PgTransaction, sessionId: string, entry: UsageEntry, now: number): Promise<void> {
+    await this.requireSession(tx, sessionId, true);
+    const [current] = await tx
+      .select({ costStatus: usageByModel.costStatus })
+      .from(usageByModel)
+      .where(
+        and(
+          eq(usageByModel.sessionId, sessionId),
+          eq(usageByModel.provider, entry.provider),
+          eq(usageByModel.model, entry.model),
+          eq(usageByModel.task, entry.task),
+        ),
+      );
+    await tx
+      .insert(usageByModel)
+      .values(usageInsertValues(sessionId, entry, now))
+      .onConflictDoUpdate(usageUpsert(usageByModel, nextCostStatus(current, entry)));
+    if (entry.task === 'subagent') {
+      await tx.update(sessions).set({ lastActivityAt: now }).where(eq(sessions.id, sessionId));
+      return;
+    }
+    const statuses = await tx
+      .select({ costStatus: usageByModel.costStatus })
+      .from(usageByModel)
+      .where(and(eq(usageByModel.sessionId, sessionId), sql`${usageByModel.task} <> 'subagent'`));
+    let costStatus: CostStatus = entry.costStatus;
+    for (const row of statuses) costStatus = weakerCostStatus(costStatus, row.costStatus);
+    await tx
+      .update(sessions)
+      .set(sessionUsageIncrements(sessions, usageAmounts(entry), costStatus, now))
+      .where(eq(sessions.id, sessionId));
   }
 
   async usageByModel(sessionId: string): Promise<UsageByModelRow[]> {

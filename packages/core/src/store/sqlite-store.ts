@@ -74,6 +74,7 @@ import type {
   NewMessage,
   NewSession,
   Page,
+  RecordedTurn,
   RewindResult,
   SearchHit,
   SearchOptions,
@@ -234,12 +235,27 @@ export class SqliteSessionStore implements SessionStore {
     return this.connection.write('other', () => {
       const now = this.now;
       if (this.findSession(init.id)) throw sessionExists(init.id);
-      let title = normalizeTitle(init.title);
-      // A pending title taken by another session in the meantime gets the suffix rule (§9.4.6).
-      if (title !== null && this.titleTakenBy(title) !== null) title = this.nextTitle(title);
-      this.statements.insertSession.run(newSessionValues(init, seed, title, now));
-      this.insertMessages(seed.map((message) => newMessageValues(init.id, message, now)));
+      this.insertSession(init, seed, now);
       return toSessionRow(this.requireSession(init.id));
+    });
+  }
+
+  /** Inserts a new session's row and its seed rows; the caller checked that the id is free. */
+  private insertSession(init: NewSession, seed: NewMessage[], now: number): void {
+    let title = normalizeTitle(init.title);
+    // A pending title taken by another session in the meantime gets the suffix rule (§9.4.6).
+    if (title !== null && this.titleTakenBy(title) !== null) title = this.nextTitle(title);
+    this.statements.insertSession.run(newSessionValues(init, seed, title, now));
+    this.insertMessages(seed.map((message) => newMessageValues(init.id, message, now)));
+  }
+
+  async recordTurn(sessionId: string, turn: RecordedTurn): Promise<number[]> {
+    return this.connection.write('transcript', () => {
+      const now = this.now;
+      if (turn.create && !this.findSession(sessionId)) this.insertSession({ ...turn.create, id: sessionId }, [], now);
+      const ids = this.appendRows(sessionId, turn.rows, now);
+      if (turn.usage) this.addUsage(sessionId, turn.usage, now);
+      return ids;
     });
   }
 
@@ -347,22 +363,24 @@ export class SqliteSessionStore implements SessionStore {
   // -------------------------------------------------------------- transcript
 
   async appendMessages(sessionId: string, rows: NewMessage[]): Promise<number[]> {
-    return this.connection.write('transcript', () => {
-      const now = this.now;
-      // Prepared once: appends are the hottest write, and compiling the UPDATE costs more than running it.
-      this.countAppend ??= this.db
-        .update(sessions)
-        .set({
-          messageCount: sql`${sessions.messageCount} + ${sql.placeholder('rows')}`,
-          toolCallCount: sql`${sessions.toolCallCount} + ${sql.placeholder('toolCalls')}`,
-          lastActivityAt: sql`${sql.placeholder('now')}`,
-        })
-        .where(eq(sessions.id, sql.placeholder('sessionId')))
-        .prepare();
-      const updated = this.countAppend.run({ rows: rows.length, toolCalls: countToolCalls(rows), now, sessionId });
-      if (updated.changes === 0) throw sessionNotFound(sessionId);
-      return this.insertMessages(rows.map((row) => newMessageValues(sessionId, row, now)));
-    });
+    return this.connection.write('transcript', () => this.appendRows(sessionId, rows, this.now));
+  }
+
+  /** `appendMessages` inside a write transaction. */
+  private appendRows(sessionId: string, rows: NewMessage[], now: number): number[] {
+    // Prepared once: appends are the hottest write, and compiling the UPDATE costs more than running it.
+    this.countAppend ??= this.db
+      .update(sessions)
+      .set({
+        messageCount: sql`${sessions.messageCount} + ${sql.placeholder('rows')}`,
+        toolCallCount: sql`${sessions.toolCallCount} + ${sql.placeholder('toolCalls')}`,
+        lastActivityAt: sql`${sql.placeholder('now')}`,
+      })
+      .where(eq(sessions.id, sql.placeholder('sessionId')))
+      .prepare();
+    const updated = this.countAppend.run({ rows: rows.length, toolCalls: countToolCalls(rows), now, sessionId });
+    if (updated.changes === 0) throw sessionNotFound(sessionId);
+    return this.insertMessages(rows.map((row) => newMessageValues(sessionId, row, now)));
   }
 
   async updateMessageDisplay(rowId: number, displayMetadata: JsonObject | null): Promise<void> {
@@ -598,26 +616,28 @@ export class SqliteSessionStore implements SessionStore {
    * counted on the child sessions), to the session counters. A cost status is the weakest of its calls.
    */
   async recordUsage(sessionId: string, entry: UsageEntry): Promise<void> {
-    await this.connection.write('other', () => {
-      const now = this.now;
-      this.requireSession(sessionId);
-      const statements = this.statements;
-      const { provider, model, task } = entry;
-      const current = statements.usageCostStatus.get({ sessionId, provider, model, task });
-      statements.upsertUsage.run({
-        ...usageInsertValues(sessionId, entry, now),
-        rowCostStatus: nextCostStatus(current, entry),
-      });
-      if (task === 'subagent') {
-        statements.touchSession.run({ sessionId, now });
-        return;
-      }
-      let costStatus: CostStatus = entry.costStatus;
-      for (const row of statements.sessionCostStatuses.all({ sessionId })) {
-        costStatus = weakerCostStatus(costStatus, row.costStatus);
-      }
-      statements.addSessionUsage.run({ ...usageAmounts(entry), costStatus, now, sessionId });
+    await this.connection.write('other', () => this.addUsage(sessionId, entry, this.now));
+  }
+
+  /** `recordUsage` inside a write transaction. */
+  private addUsage(sessionId: string, entry: UsageEntry, now: number): void {
+    this.requireSession(sessionId);
+    const statements = this.statements;
+    const { provider, model, task } = entry;
+    const current = statements.usageCostStatus.get({ sessionId, provider, model, task });
+    statements.upsertUsage.run({
+      ...usageInsertValues(sessionId, entry, now),
+      rowCostStatus: nextCostStatus(current, entry),
     });
+    if (task === 'subagent') {
+      statements.touchSession.run({ sessionId, now });
+      return;
+    }
+    let costStatus: CostStatus = entry.costStatus;
+    for (const row of statements.sessionCostStatuses.all({ sessionId })) {
+      costStatus = weakerCostStatus(costStatus, row.costStatus);
+    }
+    statements.addSessionUsage.run({ ...usageAmounts(entry), costStatus, now, sessionId });
   }
 
   async usageByModel(sessionId: string): Promise<UsageByModelRow[]> {

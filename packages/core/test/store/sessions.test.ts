@@ -404,6 +404,56 @@ describe.each<StoreLocation>(STORE_LOCATIONS)('sessions (%s)', (location) => {
     ).resolves.toBeDefined();
   });
 
+  it('recordTurn creates a missing session, appends the rows and records the usage in one call, as the separate calls would', async () => {
+    const store = await openTestStore(location);
+    const id = sessionId();
+    const entry = {
+      provider: 'p',
+      model: 'm',
+      task: 'main' as const,
+      usage: usage({ inputTokens: 10, outputTokens: 2 }),
+      costUsd: 0.1,
+      costStatus: 'estimated' as const,
+    };
+    const ids = await store.recordTurn(id, {
+      create: { source: 'api_server', title: 'Derived' },
+      rows: [user('hi', { turnId: 't1' }), assistant('hello', { turnId: 't1' })],
+      usage: entry,
+    });
+    expect(ids).toHaveLength(2);
+    expect(await store.getSession(id)).toMatchObject({
+      source: 'api_server',
+      title: 'Derived',
+      messageCount: 2,
+      apiCallCount: 1,
+      inputTokens: 10,
+      outputTokens: 2,
+      costStatus: 'estimated',
+    });
+    // An existing session is appended to (its fields kept), and the usage adds up.
+    const more = await store.recordTurn(id, {
+      create: { source: 'other', title: 'Ignored' },
+      rows: [user('again', { turnId: 't2' }), assistant('still here', { turnId: 't2' })],
+      usage: entry,
+    });
+    expect(more).toHaveLength(2);
+    expect(Math.min(...more)).toBeGreaterThan(Math.max(...ids));
+    expect(await store.getSession(id)).toMatchObject({ source: 'api_server', title: 'Derived', messageCount: 4 });
+    expect((await store.usageByModel(id))[0]?.usage.inputTokens).toBe(20);
+    expect((await store.loadConversation(id)).map((row) => row.content)).toEqual([
+      'hi',
+      'hello',
+      'again',
+      'still here',
+    ]);
+    // Without `create` a missing session fails, and nothing of the turn is written.
+    const missing = sessionId();
+    expect(await codeOf(store.recordTurn(missing, { rows: [user('x', { turnId: 't3' })], usage: entry }))).toBe(
+      'session_not_found',
+    );
+    expect(await store.getSession(missing)).toBeNull();
+  });
+
   it('recordUsage adds to usage_by_model and session counters, leaves subagent usage out of the counters, and keeps the weakest cost status', async () => {
     const store = await openTestStore(location);
     const id = sessionId();
