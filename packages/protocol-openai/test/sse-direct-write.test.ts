@@ -1,12 +1,12 @@
-import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type ServerType, serve } from '@hono/node-server';
+import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SECURITY_HEADERS } from '../src/pipeline.js';
 import { type SseSink, SseWriter, streamSse } from '../src/sse-writer.js';
 
-let server: ServerType | null = null;
+let server: Server | null = null;
 afterEach(async () => {
   await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined));
   server?.closeAllConnections?.();
@@ -21,7 +21,9 @@ async function serveSse(body: (sink: SseSink) => Promise<void>): Promise<number>
     return streamSse(context, body);
   });
   return new Promise((resolve) => {
-    server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, (info: AddressInfo) => resolve(info.port));
+    server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, (info: AddressInfo) =>
+      resolve(info.port),
+    ) as Server;
   });
 }
 
