@@ -1,5 +1,5 @@
 // biome-ignore-all lint/suspicious/noExplicitAny: assertions dig into untyped JSON payloads of the wire.
-import { type ModelScript, step, text, toolCall } from '@hermes/core/testing';
+import { delay, type ModelScript, step, text, toolCall } from '@hermes/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../core/test/support/postgres.js';
 // The global setup's `ProvidedContext` declaration types `inject('hermesTestDatabaseUrl')`.
@@ -169,7 +169,9 @@ describe('runs API across instances on one PostgreSQL database (17.2)', () => {
 
   it('two runs on one session started on two instances at once: exactly one runs, the other is 409 session_busy (100 races)', async () => {
     const rounds = 100;
-    const replies = Array.from({ length: rounds }, (_, index) => step(text(`answer ${index}`)));
+    // Each answer takes a moment, so the winner still holds the turn when the other request arrives: two turns
+    // that do not overlap in time are not a race (a fast answer could end before the second request lands).
+    const replies = Array.from({ length: rounds }, (_, index) => step(delay(200), text(`answer ${index}`)));
     const [a, b] = await twoInstances({ a: replies, b: replies });
     for (let round = 0; round < rounds; round += 1) {
       const sessionId = `race-${round}`;
