@@ -1,4 +1,4 @@
-import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type ServerType, serve } from '@hono/node-server';
 import { Hono } from 'hono';
@@ -8,9 +8,12 @@ import { type SseSink, SseWriter, streamSse } from '../src/sse-writer.js';
 
 let server: ServerType | null = null;
 afterEach(async () => {
-  await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined));
-  server?.closeAllConnections?.();
+  const closing = server as Server | null;
   server = null;
+  if (!closing) return;
+  const closed = new Promise((resolve) => closing.close(resolve));
+  closing.closeAllConnections();
+  await closed;
 });
 
 /** Serves `body` on GET /sse through @hono/node-server, as apps/server does, and resolves with the port. */
