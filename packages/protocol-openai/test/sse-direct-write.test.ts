@@ -8,9 +8,12 @@ import { type SseSink, SseWriter, streamSse } from '../src/sse-writer.js';
 
 let server: Server | null = null;
 afterEach(async () => {
-  await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined));
-  server?.closeAllConnections?.();
+  const closing = server as Server | null;
   server = null;
+  if (!closing) return;
+  const closed = new Promise((resolve) => closing.close(resolve));
+  closing.closeAllConnections();
+  await closed;
 });
 
 /** Serves `body` on GET /sse through @hono/node-server, as apps/server does, and resolves with the port. */
