@@ -65,7 +65,7 @@ export class ReplayRings {
     ring.bytes += bytes;
     this.totalBytes += bytes;
     while (ring.events.length > this.limits.perSessionEvents || ring.bytes > this.limits.perSessionBytes) {
-      this.dropOldest(sessionId, ring);
+      this.dropOldest(ring);
     }
     while (this.totalBytes > this.limits.totalBytes) {
       let oldest: { id: string; ring: Ring; seqTime: number } | null = null;
@@ -76,7 +76,7 @@ export class ReplayRings {
         if (!oldest || first.order < oldest.seqTime) oldest = { id, ring: candidate, seqTime: first.order };
       }
       if (!oldest) break;
-      this.dropOldest(oldest.id, oldest.ring);
+      this.dropOldest(oldest.ring);
     }
   }
 
@@ -91,13 +91,13 @@ export class ReplayRings {
     return { events, latestSeq, truncated: lastSeen < evictedThrough || lastSeen > latestSeq };
   }
 
-  private dropOldest(sessionId: string, ring: Ring): void {
+  private dropOldest(ring: Ring): void {
     const removed = ring.events.shift();
     if (!removed) return;
     ring.bytes -= removed.bytes;
     this.totalBytes -= removed.bytes;
     ring.evictedThrough = Math.max(ring.evictedThrough, removed.params.seq ?? 0);
-    this.evictedMarks.set(sessionId, ring.evictedThrough);
+    // evictedMarks is read only when the ring is gone; evictOldestRing writes it when it drops one.
   }
 
   private raiseMark(sessionId: string, seq: number): void {
