@@ -1,4 +1,22 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
+
+/**
+ * Random bytes from a pool refilled 4 KiB at a time, each byte handed out once: a `randomBytes`
+ * call per id cost more than the id (issue 18, ADR 0021); node's own `randomUUID` pools the same way.
+ */
+const POOL = Buffer.alloc(4096);
+let poolOffset = POOL.length;
+
+function randomBytes(count: number): Buffer {
+  if (count > POOL.length) return randomFillSync(Buffer.alloc(count));
+  if (poolOffset + count > POOL.length) {
+    randomFillSync(POOL);
+    poolOffset = 0;
+  }
+  const bytes = Buffer.from(POOL.subarray(poolOffset, poolOffset + count));
+  poolOffset += count;
+  return bytes;
+}
 
 const ALPHANUMERIC = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 

@@ -246,7 +246,8 @@ export class PostgresSessionStore implements SessionStore {
       if (turn.create && !(await this.findSession(tx, sessionId)))
         await this.insertSession(tx, { ...turn.create, id: sessionId }, [], now);
       const ids = await this.appendRows(tx, sessionId, turn.rows, now);
-      if (turn.usage) await this.addUsage(tx, sessionId, turn.usage, now);
+      // The append's UPDATE found the session and holds its row lock: no second lookup.
+      if (turn.usage) await this.addUsage(tx, sessionId, turn.usage, now, true);
       return ids;
     });
   }
@@ -603,9 +604,15 @@ export class PostgresSessionStore implements SessionStore {
     await this.connection.write('other', (tx) => this.addUsage(tx, sessionId, entry, this.now));
   }
 
-  /** `recordUsage` inside a write transaction. */
-  private async addUsage(tx: PgTransaction, sessionId: string, entry: UsageEntry, now: number): Promise<void> {
-    await this.requireSession(tx, sessionId, true);
+  /** `recordUsage` inside a write transaction; `locked` when the session's row is already locked in it. */
+  private async addUsage(
+    tx: PgTransaction,
+    sessionId: string,
+    entry: UsageEntry,
+    now: number,
+    locked = false,
+  ): Promise<void> {
+    if (!locked) await this.requireSession(tx, sessionId, true);
     const [current] = await tx
       .select({ costStatus: usageByModel.costStatus })
       .from(usageByModel)

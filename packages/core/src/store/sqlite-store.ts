@@ -254,7 +254,8 @@ export class SqliteSessionStore implements SessionStore {
       const now = this.now;
       if (turn.create && !this.findSession(sessionId)) this.insertSession({ ...turn.create, id: sessionId }, [], now);
       const ids = this.appendRows(sessionId, turn.rows, now);
-      if (turn.usage) this.addUsage(sessionId, turn.usage, now);
+      // The append's UPDATE found the session: no second lookup.
+      if (turn.usage) this.addUsage(sessionId, turn.usage, now, true);
       return ids;
     });
   }
@@ -619,9 +620,9 @@ export class SqliteSessionStore implements SessionStore {
     await this.connection.write('other', () => this.addUsage(sessionId, entry, this.now));
   }
 
-  /** `recordUsage` inside a write transaction. */
-  private addUsage(sessionId: string, entry: UsageEntry, now: number): void {
-    this.requireSession(sessionId);
+  /** `recordUsage` inside a write transaction; `found` when the session is known to exist in it. */
+  private addUsage(sessionId: string, entry: UsageEntry, now: number, found = false): void {
+    if (!found) this.requireSession(sessionId);
     const statements = this.statements;
     const { provider, model, task } = entry;
     const current = statements.usageCostStatus.get({ sessionId, provider, model, task });
