@@ -1,12 +1,11 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { type ScriptedServer, startScriptedOpenAIServer, step, text, toolCall } from '@hermes/core/testing';
+import { step, text, toolCall } from '@hermes/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { createTestDatabase } from '../../../packages/core/test/support/postgres.js';
 // The global setup's `ProvidedContext` declaration types `inject('hermesTestDatabaseUrl')`.
 import type {} from '../../../packages/core/test/support/postgres-global-setup.js';
-import { cleanups, runCleanups, type StartedServer, startServer, temp } from './support/server-process.js';
+import { cleanups, runCleanups, type StartedServer, startInstancePair, temp } from './support/server-process.js';
 
 /**
  * Issue 17.2: a gateway WebSocket client of one apps/server instance attaches to a session live on another
@@ -57,36 +56,18 @@ const events = (frames: Frame[], sessionId: string) =>
 
 describe('gateway clients across apps/server instances on one PostgreSQL database (17.2)', () => {
   it('a client on B attaches to a session live on A: the same events, and it answers the approval A waits for', async () => {
-    const database = await createTestDatabase();
-    cleanups.push(database.drop);
-    const model: ScriptedServer = await startScriptedOpenAIServer({
-      script: [
+    const workspace = temp('hermes-workspace-');
+    mkdirSync(join(workspace, 'relay-scratch'));
+    mkdirSync(join(workspace, 'relay-scratch-2'));
+    const { a, b } = await startInstancePair(
+      [
         step(toolCall('terminal', { command: 'rm -rf ./relay-scratch' })),
         step(text('cleaned '), text('up '), text('after the approval')),
         step(toolCall('terminal', { command: 'rm -rf ./relay-scratch-2' })),
         step(text('second turn from B')),
       ],
-    });
-    cleanups.push(() => model.close());
-    const workspace = temp('hermes-workspace-');
-    mkdirSync(join(workspace, 'relay-scratch'));
-    mkdirSync(join(workspace, 'relay-scratch-2'));
-    const env = () => {
-      const home = temp('hermes-home-');
-      writeFileSync(
-        join(home, 'config.yaml'),
-        'session:\n  auto_title: false\ntui_gateway:\n  instance_silence_s: 2\n',
-      );
-      return {
-        HERMES_HOME: home,
-        HERMES_MODEL: 'custom:scripted',
-        HERMES_BASE_URL: model.baseURL,
-        API_SERVER_KEY: KEY,
-        HERMES_DATABASE_URL: database.url,
-      };
-    };
-    const a = await startServer(env());
-    const b = await startServer(env());
+      { key: KEY, configYaml: 'session:\n  auto_title: false\ntui_gateway:\n  instance_silence_s: 2\n' },
+    );
 
     // X on A starts a turn that waits for an approval; X takes server requests but does not answer.
     const x = await client(a);
@@ -161,26 +142,11 @@ describe('gateway clients across apps/server instances on one PostgreSQL databas
   }, 120_000);
 
   it('a resume on B of a session whose owner A holds the turn but does not answer fails clearly, and no second copy starts', async () => {
-    const database = await createTestDatabase();
-    cleanups.push(database.drop);
-    const model: ScriptedServer = await startScriptedOpenAIServer({
-      script: [step(toolCall('terminal', { command: 'rm -rf ./relay-scratch' }))],
-    });
-    cleanups.push(() => model.close());
     const workspace = temp('hermes-workspace-');
-    const env = () => {
-      const home = temp('hermes-home-');
-      writeFileSync(join(home, 'config.yaml'), 'session:\n  auto_title: false\n');
-      return {
-        HERMES_HOME: home,
-        HERMES_MODEL: 'custom:scripted',
-        HERMES_BASE_URL: model.baseURL,
-        API_SERVER_KEY: KEY,
-        HERMES_DATABASE_URL: database.url,
-      };
-    };
-    const a = await startServer(env());
-    const b = await startServer(env());
+    const { a, b } = await startInstancePair([step(toolCall('terminal', { command: 'rm -rf ./relay-scratch' }))], {
+      key: KEY,
+      configYaml: 'session:\n  auto_title: false\n',
+    });
     const x = await client(a);
     await x.call('client.capabilities', { server_requests: true });
     const created = await x.call('session.create', { cwd: workspace });

@@ -1,11 +1,8 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { hang, type ScriptedServer, startScriptedOpenAIServer, step, text } from '@hermes/core/testing';
+import { hang, step, text } from '@hermes/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../../../packages/core/test/support/postgres.js';
 // The global setup's `ProvidedContext` declaration types `inject('hermesTestDatabaseUrl')`.
 import type {} from '../../../packages/core/test/support/postgres-global-setup.js';
-import { cleanups, runCleanups, startServer, temp } from './support/server-process.js';
+import { runCleanups, startInstancePair } from './support/server-process.js';
 
 /** Issue 17.4: `apps/server` processes on one PostgreSQL database, one of them killed with SIGKILL mid-run. */
 
@@ -35,26 +32,11 @@ function eventsOf(text: string): RunEvent[] {
 
 describe('apps/server instances on one PostgreSQL database', () => {
   it('17.4: an instance killed with SIGKILL mid-run: another settles the run interrupted(session_turn_lease_lost) after the lease expires, and nothing committed is lost', async () => {
-    const database = await createTestDatabase();
-    cleanups.push(database.drop);
-    const model: ScriptedServer = await startScriptedOpenAIServer({
-      script: [step(text('working on it'), hang()), step(text('picked up again'))],
+    // A 2 s lease so the test does not wait the default 300 s for the takeover.
+    const { a, b } = await startInstancePair([step(text('working on it'), hang()), step(text('picked up again'))], {
+      key: KEY,
+      configYaml: 'session:\n  auto_title: false\n  lease_ttl: 2\n',
     });
-    cleanups.push(() => model.close());
-    const env = () => {
-      const home = temp('hermes-home-');
-      // A 2 s lease so the test does not wait the default 300 s for the takeover.
-      writeFileSync(join(home, 'config.yaml'), 'session:\n  auto_title: false\n  lease_ttl: 2\n');
-      return {
-        HERMES_HOME: home,
-        HERMES_MODEL: 'custom:scripted',
-        HERMES_BASE_URL: model.baseURL,
-        API_SERVER_KEY: KEY,
-        HERMES_DATABASE_URL: database.url,
-      };
-    };
-    const a = await startServer(env());
-    const b = await startServer(env());
 
     const created = await fetch(`${a.url}/v1/runs`, {
       method: 'POST',

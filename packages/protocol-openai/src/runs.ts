@@ -455,13 +455,7 @@ export class RunRegistry {
         const oldest = events[0]?.seq;
         if (reading && after !== null && next === after + 1 && oldest !== undefined && oldest > next) {
           // The events asked for were trimmed from the shared backlog (spec §19.3, truncated replay).
-          await writer.frame({
-            event: 'replay.truncated',
-            run_id: runId,
-            timestamp: Date.now() / 1000,
-            oldest_retained_seq: oldest,
-            requested_seq: after,
-          });
+          await writer.frame(replayTruncated(runId, oldest, after));
         }
         for (const event of events) {
           await writer.frame(event.payload, { id: event.seq });
@@ -1064,13 +1058,7 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
       let next = after === null ? (run.backlog[0]?.seq ?? 0) : after + 1;
       const oldest = run.backlog[0]?.seq ?? run.nextSeq;
       if (after !== null && next < oldest) {
-        await writer.frame({
-          event: 'replay.truncated',
-          run_id: runId,
-          timestamp: Date.now() / 1000,
-          oldest_retained_seq: oldest,
-          requested_seq: after,
-        });
+        await writer.frame(replayTruncated(runId, oldest, after));
         next = oldest;
       }
       let wake: (() => void) | null = null;
@@ -1122,4 +1110,15 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
   app.post('/v1/runs/:run_id/approval', (context) => control(context, 'approval'));
   app.post('/v1/runs/:run_id/steer', (context) => control(context, 'steer'));
   app.post('/v1/runs/:run_id/stop', (context) => control(context, 'stop'));
+}
+
+/** The frame that opens a replay whose first requested events are no longer retained (spec §19.3). */
+function replayTruncated(runId: string, oldest: number, after: number): Record<string, unknown> {
+  return {
+    event: 'replay.truncated',
+    run_id: runId,
+    timestamp: Date.now() / 1000,
+    oldest_retained_seq: oldest,
+    requested_seq: after,
+  };
 }

@@ -1,8 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type ModelScript, type ScriptedServer, startScriptedOpenAIServer } from '@hermes/core/testing';
+import { createTestDatabase } from '../../../../packages/core/test/support/postgres.js';
 
 /** `apps/server` as built, started as a real child process by the server tests. */
 const main = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
@@ -60,4 +62,32 @@ export async function startServer(env: Record<string, string>): Promise<StartedS
     void exited.then((code) => reject(new Error(`server exited with ${code}: ${stderr}`)));
   });
   return { child, url, stderr: () => stderr, stdout: () => stdout, exited };
+}
+
+/**
+ * Two apps/server instances on one fresh PostgreSQL database, both on one scripted model, each with its own
+ * HERMES_HOME holding `configYaml`; the database, model and processes are removed after the test.
+ */
+export async function startInstancePair(
+  script: ModelScript,
+  options: { key: string; configYaml: string },
+): Promise<{ a: StartedServer; b: StartedServer; model: ScriptedServer }> {
+  const database = await createTestDatabase();
+  cleanups.push(database.drop);
+  const model = await startScriptedOpenAIServer({ script });
+  cleanups.push(() => model.close());
+  const env = () => {
+    const home = temp('hermes-home-');
+    writeFileSync(join(home, 'config.yaml'), options.configYaml);
+    return {
+      HERMES_HOME: home,
+      HERMES_MODEL: 'custom:scripted',
+      HERMES_BASE_URL: model.baseURL,
+      API_SERVER_KEY: options.key,
+      HERMES_DATABASE_URL: database.url,
+    };
+  };
+  const a = await startServer(env());
+  const b = await startServer(env());
+  return { a, b, model };
 }
