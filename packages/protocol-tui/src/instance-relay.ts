@@ -108,7 +108,7 @@ class TunnelSocket implements WebSocketLike {
 export class InstanceRelay {
   private readonly tunnels = new Map<GatewayConnection, Map<string, Tunnel>>();
   private readonly served = new Map<string, TunnelSocket>();
-  private readonly asks = new Map<string, (holder: string) => void>();
+  private readonly asks = new Map<string, (holder: string | null) => void>();
   private readonly unsubscribe: () => void;
   private readonly timer: ReturnType<typeof setInterval>;
   private readonly silenceMs: number;
@@ -157,24 +157,11 @@ export class InstanceRelay {
     return null;
   }
 
-  private async askOwner(storedId: string): Promise<string | null> {
+  private askOwner(storedId: string): Promise<string | null> {
     const ask = `${this.bus.holder}#${++this.serial}`;
-    return new Promise<string | null>((resolve) => {
-      const timer = setTimeout(() => {
-        this.asks.delete(ask);
-        resolve(null);
-      }, this.ownerWaitMs);
-      this.asks.set(ask, (holder) => {
-        clearTimeout(timer);
-        this.asks.delete(ask);
-        resolve(holder);
-      });
-      this.send('*', { t: 'who', ask, stored: storedId }, () => {
-        clearTimeout(timer);
-        this.asks.delete(ask);
-        resolve(null);
-      });
-    });
+    return answerOf(this.asks, ask, this.ownerWaitMs, (settle) =>
+      this.send('*', { t: 'who', ask, stored: storedId }, () => settle(null)),
+    );
   }
 
   /**
@@ -296,18 +283,9 @@ export class InstanceRelay {
 
   private ask(tunnel: Tunnel, method: string, params: Record<string, unknown>): Promise<Frame | null> {
     const id = this.internalId();
-    return new Promise<Frame | null>((resolve) => {
-      const timer = setTimeout(() => {
-        tunnel.waiting.delete(id);
-        resolve(null);
-      }, this.answerWaitMs);
-      tunnel.waiting.set(id, (frame) => {
-        clearTimeout(timer);
-        tunnel.waiting.delete(id);
-        resolve(frame);
-      });
-      this.up(tunnel, { jsonrpc: '2.0', id, method, params });
-    });
+    return answerOf(tunnel.waiting, id, this.answerWaitMs, () =>
+      this.up(tunnel, { jsonrpc: '2.0', id, method, params }),
+    );
   }
 
   private up(tunnel: Tunnel, frame: Frame): void {
@@ -476,4 +454,26 @@ export class InstanceRelay {
     for (const socket of [...this.served.values()]) socket.end(true);
     this.unsubscribe();
   }
+}
+
+/**
+ * Registers `key` in `waiting`, then calls `start` (which sends the question); resolves with what is passed to the
+ * registered function (an answer, or null when the question is lost), or with null after `timeoutMs`.
+ */
+function answerOf<T>(
+  waiting: Map<string, (value: T | null) => void>,
+  key: string,
+  timeoutMs: number,
+  start: (settle: (value: T | null) => void) => void,
+): Promise<T | null> {
+  return new Promise<T | null>((resolve) => {
+    const settle = (value: T | null) => {
+      clearTimeout(timer);
+      waiting.delete(key);
+      resolve(value);
+    };
+    const timer = setTimeout(() => settle(null), timeoutMs);
+    waiting.set(key, settle);
+    start(settle);
+  });
 }

@@ -41,12 +41,39 @@ interface ControlMessage extends RunControlRequest {
   from: string;
 }
 
-/** An append waiting for the statement in flight (see {@link PgRunBus.append}). */
-interface PendingAppend {
-  runId: string;
-  events: RunEventRecord[];
-  resolve: () => void;
-  reject: (error: unknown) => void;
+/**
+ * Items sent through one statement at a time: the first goes at once, items queued while a statement is in flight go
+ * together in the next one, so they are committed (and their notifications delivered) in the order queued. Each
+ * item's promise settles with the statement that carried it.
+ */
+class SerialBatches<T> {
+  private queued: { item: T; resolve: () => void; reject: (error: unknown) => void }[] = [];
+  private sending: Promise<void> | null = null;
+
+  constructor(private readonly send: (items: T[]) => Promise<void>) {}
+
+  add(item: T): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.queued.push({ item, resolve, reject });
+      this.sending ??= this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.queued.length > 0) {
+        const batch = this.queued.splice(0);
+        try {
+          await this.send(batch.map((entry) => entry.item));
+          for (const entry of batch) entry.resolve();
+        } catch (error) {
+          for (const entry of batch) entry.reject(error);
+        }
+      }
+    } finally {
+      this.sending = null;
+    }
+  }
 }
 
 interface ReplyMessage extends RunControlReply {
@@ -71,11 +98,11 @@ export class PgRunBus implements RunBus {
   private closed = false;
   private connecting: Promise<void> | null = null;
   private attempt = 0;
-  private pending: PendingAppend[] = [];
-  private writing: Promise<void> | null = null;
+  private readonly appends = new SerialBatches<{ runId: string; events: RunEventRecord[] }>((batch) =>
+    this.writeAppends(batch),
+  );
+  private readonly relays = new SerialBatches<string[]>((batch) => this.sendRelayed(batch.flat()));
   private relaySerial = 0;
-  private relayPending: { notices: string[]; resolve: () => void; reject: (error: unknown) => void }[] = [];
-  private relaying: Promise<void> | null = null;
   private readonly relayParts = new Map<string, string[]>();
   private readonly relayListeners = new Set<(from: string, message: JsonObject) => void>();
 
@@ -216,29 +243,10 @@ export class PgRunBus implements RunBus {
    */
   append(runId: string, events: RunEventRecord[]): Promise<void> {
     if (events.length === 0) return Promise.resolve();
-    return new Promise<void>((resolve, reject) => {
-      this.pending.push({ runId, events, resolve, reject });
-      this.writing ??= this.writePending();
-    });
+    return this.appends.add({ runId, events });
   }
 
-  private async writePending(): Promise<void> {
-    try {
-      while (this.pending.length > 0) {
-        const batch = this.pending.splice(0);
-        try {
-          await this.writeBatch(batch);
-          for (const append of batch) append.resolve();
-        } catch (error) {
-          for (const append of batch) append.reject(error);
-        }
-      }
-    } finally {
-      this.writing = null;
-    }
-  }
-
-  private async writeBatch(batch: PendingAppend[]): Promise<void> {
+  private async writeAppends(batch: { runId: string; events: RunEventRecord[] }[]): Promise<void> {
     const byRun = new Map<string, RunEventRecord[]>();
     for (const { runId, events } of batch) {
       const list = byRun.get(runId);
@@ -367,11 +375,7 @@ export class PgRunBus implements RunBus {
   }
 
   async leaseHeld(sessionId: string, holder: string): Promise<boolean> {
-    const result = await this.pool.query(
-      'SELECT 1 FROM turn_leases WHERE session_id = $1 AND holder = $2 AND expires_at > $3',
-      [sessionId, holder, Date.now()],
-    );
-    return (result.rowCount ?? 0) > 0;
+    return (await this.leaseHolder(sessionId)) === holder;
   }
 
   async settleIfUnfinished(runId: string, settlement: RunSettlement): Promise<boolean> {
@@ -407,30 +411,15 @@ export class PgRunBus implements RunBus {
       (part, index) =>
         `${encodeURIComponent(to)} ${encodeURIComponent(this.holder)} ${this.relaySerial} ${index} ${parts.length}\n${part}`,
     );
-    return new Promise<void>((resolve, reject) => {
-      this.relayPending.push({ notices, resolve, reject });
-      this.relaying ??= this.sendRelayed();
-    });
+    return this.relays.add(notices);
   }
 
-  /** Sends queued relay notices one statement at a time, so they are committed, and so delivered, in order. */
-  private async sendRelayed(): Promise<void> {
-    try {
-      while (this.relayPending.length > 0) {
-        const batch = this.relayPending.splice(0);
-        try {
-          await this.pool.query(
-            'SELECT pg_notify($1, notice) FROM jsonb_array_elements_text($2::jsonb) WITH ORDINALITY AS item(notice, n) ORDER BY n',
-            [RELAY_CHANNEL, JSON.stringify(batch.flatMap((entry) => entry.notices))],
-          );
-          for (const entry of batch) entry.resolve();
-        } catch (error) {
-          for (const entry of batch) entry.reject(error);
-        }
-      }
-    } finally {
-      this.relaying = null;
-    }
+  /** One statement for queued relay notices, in order ({@link SerialBatches} keeps statements in order too). */
+  private async sendRelayed(notices: string[]): Promise<void> {
+    await this.pool.query(
+      'SELECT pg_notify($1, notice) FROM jsonb_array_elements_text($2::jsonb) WITH ORDINALITY AS item(notice, n) ORDER BY n',
+      [RELAY_CHANNEL, JSON.stringify(notices)],
+    );
   }
 
   private relayed(payload: string): void {
