@@ -13,7 +13,6 @@ import type {
 } from '@hermes/core';
 import { HermesError, redactSecrets } from '@hermes/core';
 import type { Context, Hono } from 'hono';
-import { stream } from 'hono/streaming';
 import { approvalPayload } from './approval-payload.js';
 import { ApiError, invalidField } from './http-error.js';
 import { hexId, nativeTime } from './ids.js';
@@ -28,7 +27,7 @@ import {
   type ServerContext,
   sessionKeyHeader,
 } from './server-context.js';
-import { SSE_HEADERS, SseWriter } from './sse-writer.js';
+import { SSE_HEADERS, SseWriter, streamSse } from './sse-writer.js';
 import type { TurnSlot } from './turn-admission.js';
 import { nativeUsage, outcomeErrorCode, outcomeErrorText } from './turn-outcome.js';
 
@@ -1020,7 +1019,7 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
     const row = await rowOf(runId);
     const run = registry.live.get(runId);
     for (const [name, value] of Object.entries(SSE_HEADERS)) context.header(name, value);
-    return stream(context, async (streamApi) => {
+    return streamSse(context, async (streamApi) => {
       const writer = new SseWriter(streamApi, server.keepaliveMs);
       await writer.comment('open');
       if (!run && server.bus.shared) {
