@@ -73,6 +73,11 @@ export interface LiveRun {
   approvals: ApprovalQueue;
   result: TurnResult | null;
   terminalPayload: RunEventPayload | null;
+  /**
+   * What `finish` wrote to the row's `result`, kept so a status read whose row was fetched just before the write
+   * still answers a terminal run with its output (the row read is async; the live status flips after it).
+   */
+  settledResult: Record<string, unknown> | null;
   /** Every core event of the turn, kept only for a session-chat stream, which maps core events itself. */
   coreLog: AgentEvent[] | null;
   /** Events not yet appended to the shared bus (ADR 0018), and the append in flight. */
@@ -190,6 +195,7 @@ export class RunRegistry {
       approvals: this.server.approvals.open(runId),
       result: null,
       terminalPayload: null,
+      settledResult: null,
       coreLog: null,
       outbox: [],
       flushing: null,
@@ -378,11 +384,12 @@ export class RunRegistry {
       fields = { error: failure, completed: false, partial: false, interrupted: false };
     }
     if (status === 'completed') fields.runtime = run.runtime;
+    // `wire_seq` is the terminal event's seq, so a resume from another process knows whether it was seen.
+    const settledResult = { ...fields, wire_status: status, wire_seq: run.nextSeq };
     await this.server.host.store.runs
       .update(run.id, {
         status: stored,
-        // `wire_seq` is the terminal event's seq, so a resume from another process knows whether it was seen.
-        result: { ...fields, wire_status: status, wire_seq: run.nextSeq } as JsonValue,
+        result: settledResult as JsonValue,
         exitReason: result?.exitReason ?? null,
         error:
           status === 'failed' || status === 'interrupted' ? ({ message: String(fields.error) } as JsonValue) : null,
@@ -391,6 +398,7 @@ export class RunRegistry {
       .catch((error) => this.server.host.logger.warn('run update failed', { error: String(error) }));
     // Terminal only once the row holds the output: a status read in between sees `running`, never `completed`
     // with a null output.
+    run.settledResult = settledResult;
     run.status = status;
     run.terminal = true;
     run.approvals.settled = true;
@@ -541,7 +549,7 @@ export class RunRegistry {
 
   /** The status object of a run (spec §19.2), from its row plus this process's state. */
   statusObject(row: RunRecord, run: LiveRun | undefined): Record<string, unknown> {
-    const stored = (row.result ?? {}) as Record<string, unknown>;
+    const stored = (run?.settledResult ?? row.result ?? {}) as Record<string, unknown>;
     const input = (row.input ?? {}) as Record<string, unknown>;
     let status: string = run ? this.wireStatus(run) : row.status;
     if (!run && row.status === 'failed' && (row.error as { code?: string } | null)?.code === 'orphaned')

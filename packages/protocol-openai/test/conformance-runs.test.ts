@@ -123,14 +123,21 @@ describe('runs', () => {
     await rig.close();
     rig = await startRig({ script: [step(text('x'.repeat(1_200), 1))] });
     const long = await createRun({ input: 'hi' });
-    const complete = eventFrames((await events(long.run_id)).frames);
-    const lastSeq = complete.at(-1)?.seq ?? 0;
+    // Wait on the status rather than a live stream: a live reader that falls 256 events behind is dropped by design.
+    await until(
+      async () => ((await rig!.native.get(`/v1/runs/${long.run_id}`)) as { status: string }).status === 'completed',
+    );
     const truncated = (await events(long.run_id, { 'Last-Event-ID': '0' })).frames;
     const first = truncated[1] ?? '';
     expect(first.startsWith('data: ')).toBe(true);
+    const replayed = eventFrames(truncated.slice(2));
+    const lastSeq = replayed.at(-1)?.seq ?? 0;
+    expect(replayed.at(-1)?.event).toBe('run.completed');
+    expect(lastSeq).toBeGreaterThanOrEqual(1_200);
     const K = lastSeq - 999;
     expect(dataOf(first)).toMatchObject({ event: 'replay.truncated', oldest_retained_seq: K, requested_seq: 0 });
     expect(truncated[2]?.startsWith(`id: ${K}\n`)).toBe(true);
+    expect(replayed.map((event) => event.seq)).toEqual(Array.from({ length: 1_000 }, (_, index) => K + index));
   });
 
   it('35. dropping a subscriber does not stop the run; Last-Event-ID resumes it', async () => {
