@@ -1072,12 +1072,27 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
       const subscriber = () => wake?.();
       run.subscribers.add(subscriber);
       streamApi.onAbort(() => wake?.());
+      // A subscriber too far behind on live events is dropped; it resumes with Last-Event-ID (spec §19.3). Behind
+      // means behind across a turn of the event loop: the deltas parsed from one network chunk are emitted in
+      // microtasks, several hundred at once, while node holds this subscriber's last write corked until the next
+      // tick; a client that reads as fast as the socket allows is caught up before the loop turns.
+      let lagCheck: NodeJS.Immediate | null = null;
+      let lagLasted = false;
       try {
         const liveFrom = run.nextSeq;
         while (!streamApi.aborted) {
           const first = run.backlog[0]?.seq ?? run.nextSeq;
-          // A subscriber too far behind on live events is dropped; it resumes with Last-Event-ID (spec §19.3).
-          if (next < first || (next >= liveFrom && run.nextSeq - next > SLOW_SUBSCRIBER_LIMIT)) return;
+          if (next < first) return;
+          if (next >= liveFrom && run.nextSeq - next > SLOW_SUBSCRIBER_LIMIT) {
+            if (lagLasted) return;
+            lagCheck ??= setImmediate(() => {
+              lagLasted = true;
+            });
+          } else if (lagCheck) {
+            clearImmediate(lagCheck);
+            lagCheck = null;
+            lagLasted = false;
+          }
           const pending = run.backlog.slice(next - first);
           for (const event of pending) {
             await writer.frame(event, { id: event.seq as number });
@@ -1101,6 +1116,7 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
           wake = null;
         }
       } finally {
+        if (lagCheck) clearImmediate(lagCheck);
         run.subscribers.delete(subscriber);
         await writer.finish();
       }

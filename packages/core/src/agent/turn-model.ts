@@ -8,7 +8,6 @@ import type { NewMessage } from '../store/types.js';
 import type { ToolDefinition } from '../tools/types.js';
 import type { FinishReason, JsonObject, StoredToolCall, Usage } from '../types.js';
 import { addUsage, normalizeUsage } from '../usage.js';
-import { untilAborted } from '../util/abort.js';
 import {
   type ClassifiedError,
   classifyProviderError,
@@ -196,9 +195,15 @@ export abstract class TurnModel extends TurnTools {
       if (providerOptions) callOptions.providerOptions = providerOptions;
       const { stream } = await model.doStream(callOptions);
       const reader = stream.getReader();
+      // One abort listener for the whole stream, not one per read: cancelling the reader settles the pending read
+      // at once (done), and the abort's reason is thrown from there. A 10k-delta answer is 10k reads.
+      const onAbort = () => void reader.cancel(callSignal.reason).catch(() => {});
+      if (callSignal.aborted) throw callSignal.reason;
+      callSignal.addEventListener('abort', onAbort, { once: true });
       try {
         for (;;) {
-          const next = await untilAborted(reader.read(), callSignal);
+          const next = await reader.read();
+          if (callSignal.aborted) throw callSignal.reason;
           if (next.done) break;
           armIdle();
           const part: LanguageModelV3StreamPart = next.value;
@@ -239,6 +244,7 @@ export abstract class TurnModel extends TurnTools {
           }
         }
       } finally {
+        callSignal.removeEventListener('abort', onAbort);
         // Cancelling (rather than releasing) also stops a provider stream that is still producing.
         reader.cancel().catch(() => {});
       }
