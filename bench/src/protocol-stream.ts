@@ -21,8 +21,9 @@ import { GatewayClient, RunsClient } from '@hermes/client-sdk';
 import { step, text } from '@hermes/core/testing';
 import OpenAI from 'openai';
 import { type RemoteModel, startRemoteModel } from './remote-model.js';
+import { median } from './stats.js';
 
-/** One protocol path's figures (medians by wall time). */
+/** One protocol path's figures (each the median of its runs). */
 export interface ProtocolStreamMeasurement {
   name: string;
   deltasSeen: number;
@@ -322,8 +323,16 @@ export async function runProtocolStreams(
           await deltas(server, count);
           samples.push(await measureTurn(name, path));
         }
-        samples.sort((a, b) => a.wallMs - b.wallMs);
-        const median = samples[Math.floor(samples.length / 2)] as TurnSample;
+        // Each figure is its own median, as on the floors (src/stream.ts).
+        const of = (pick: (sample: TurnSample) => number) => median(samples.map(pick));
+        const middle: TurnSample = {
+          name,
+          deltasSeen: Math.min(...samples.map((sample) => sample.deltasSeen)),
+          wallMs: of((sample) => sample.wallMs),
+          firstDeltaMs: of((sample) => sample.firstDeltaMs),
+          agentCpuMs: of((sample) => sample.agentCpuMs),
+          clientCpuMs: of((sample) => sample.clientCpuMs),
+        };
         const peakAfterRuns = peakRssMb(path.pid);
         let peakRssLongMb: number | undefined;
         if (options.longCount) {
@@ -334,7 +343,7 @@ export async function runProtocolStreams(
           peakRssLongMb = peakRssMb(path.pid);
         }
         results.push({
-          ...median,
+          ...middle,
           first: {
             wallMs: first.wallMs,
             firstDeltaMs: first.firstDeltaMs,

@@ -5,13 +5,17 @@
  * loop in-process. Wall time and CPU time of this process, and time to first delta. The model server
  * runs in its own process, as it does for the protocol paths.
  */
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { createAgentHost, silentLogger } from '@hermes/core';
 import { step, text } from '@hermes/core/testing';
 import { startRemoteModel } from './remote-model.js';
+import { median } from './stats.js';
 
 /** One measured path. */
 export interface StreamMeasurement {
@@ -40,9 +44,47 @@ async function measure(name: string, run: (onDelta: () => void) => Promise<void>
   return { name, wallMs, cpuMs: (cpu.user + cpu.system) / 1000, firstDeltaMs: first };
 }
 
-/** Medians of `runs` runs of each path. */
+/**
+ * Each figure its own median: the CPU of the run with the median wall time swings with whatever GC or background
+ * work of this process happened to land in that one run.
+ */
+function medians(name: string, samples: StreamMeasurement[]): StreamMeasurement {
+  return {
+    name,
+    wallMs: median(samples.map((sample) => sample.wallMs)),
+    cpuMs: median(samples.map((sample) => sample.cpuMs)),
+    firstDeltaMs: median(samples.map((sample) => sample.firstDeltaMs)),
+  };
+}
+
+/** The name of the fresh-process floor, which the stream paths' first-turn rows are read against. */
+export const FRESH_DIRECT_FLOOR = 'stream: direct SSE read, first read of a fresh process (floor)';
+
+/**
+ * The direct client's first read in a fresh node process (`direct-fresh-process.mjs`): started and ready, then the
+ * deltas. It pays what any process pays on its first stream (compiling the code it runs, loading fetch) and is
+ * what the stream paths' first turn of a fresh process compares with.
+ */
+async function measureFreshDirect(server: { baseURL: string }): Promise<StreamMeasurement> {
+  const script = fileURLToPath(new URL('./direct-fresh-process.mjs', import.meta.url));
+  const child = spawn(process.execPath, [script, server.baseURL], { stdio: ['pipe', 'pipe', 'inherit'] });
+  try {
+    const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+    const ready = await lines.next();
+    if (ready.value !== 'ready') throw new Error('the fresh direct client did not start');
+    child.stdin.write('go\n');
+    const figures = await lines.next();
+    const parsed = JSON.parse(String(figures.value)) as Omit<StreamMeasurement, 'name'> & { deltas: number };
+    if (parsed.deltas !== DELTAS) throw new Error(`the fresh direct client saw ${parsed.deltas} deltas`);
+    return { name: FRESH_DIRECT_FLOOR, wallMs: parsed.wallMs, cpuMs: parsed.cpuMs, firstDeltaMs: parsed.firstDeltaMs };
+  } finally {
+    child.kill('SIGKILL');
+  }
+}
+
+/** Medians of `runs` runs of each path, after one uncounted run. */
 export async function runStreamBenchmarks(options: { quick: boolean }): Promise<StreamMeasurement[]> {
-  const runs = options.quick ? 3 : 5;
+  const runs = options.quick ? 3 : 7;
   const server = await startRemoteModel();
   const home = mkdtempSync(join(tmpdir(), 'hermes-bench-'));
   const host = await createAgentHost({
@@ -104,14 +146,22 @@ export async function runStreamBenchmarks(options: { quick: boolean }): Promise<
   const results: StreamMeasurement[] = [];
   try {
     for (const [name, path] of paths) {
+      // One uncounted run first: the first use of a path compiles its code, and the floors are read as warm.
+      await server.push(...script());
+      await measure(name, path);
       const samples: StreamMeasurement[] = [];
       for (let index = 0; index < runs; index += 1) {
         await server.push(...script());
         samples.push(await measure(name, path));
       }
-      samples.sort((a, b) => a.wallMs - b.wallMs);
-      results.push(samples[Math.floor(samples.length / 2)] as StreamMeasurement);
+      results.push(medians(name, samples));
     }
+    const fresh: StreamMeasurement[] = [];
+    for (let index = 0; index < runs; index += 1) {
+      await server.push(...script());
+      fresh.push(await measureFreshDirect(server));
+    }
+    results.push(medians(FRESH_DIRECT_FLOOR, fresh));
   } finally {
     await host.close();
     await server.close();
