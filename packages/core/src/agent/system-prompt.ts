@@ -116,28 +116,63 @@ function toolGuidance(toolNames: string[]): string {
   return rules.map((rule) => `- ${rule}`).join('\n');
 }
 
+/** What a prompt reads from the file system for one home directory and working directory. */
+interface Probe {
+  at: number;
+  soul: string | undefined;
+  gitRoot: string | null;
+  branch: string | null;
+  context: { path: string; text: string } | null;
+}
+
+/**
+ * How long the files a prompt reads (SOUL.md, the project context file, the git root and branch) are reused for new
+ * prompts in the same directories. A server starts a session per request, and each probe is some twenty file-system
+ * calls; an edit to one of those files reaches the sessions started a second later.
+ */
+const PROBE_TTL_MS = 1_000;
+const probes = new Map<string, Probe>();
+
+function probe(homeDir: string, cwd: string, withContext: boolean): Probe {
+  const key = `${withContext ? 1 : 0}\0${homeDir}\0${cwd}`;
+  const now = performance.now();
+  const cached = probes.get(key);
+  if (cached !== undefined && now - cached.at < PROBE_TTL_MS) return cached;
+  const gitRoot = findGitRoot(cwd);
+  const fresh: Probe = {
+    at: now,
+    soul: readTextFile(join(homeDir, 'SOUL.md'))?.trim(),
+    gitRoot,
+    branch: gitRoot ? gitBranch(gitRoot) : null,
+    context: withContext ? projectContextFile(cwd, gitRoot) : null,
+  };
+  if (probes.size >= 1_000) probes.clear();
+  probes.set(key, fresh);
+  return fresh;
+}
+
+/** The host's OS line: `os.type()` and `os.release()` each ask the kernel (uname) on every call. */
+let operatingSystem: string | undefined;
+
 /** Builds the stable system prompt (spec/core.md §7.3): each layer under its own heading, empty ones left out. */
 export function buildSystemPrompt(input: SystemPromptInput): string {
   const layers: [string, string | null][] = [];
-  const soul = readTextFile(join(input.homeDir, 'SOUL.md'))?.trim();
+  const { soul, gitRoot, branch, context } = probe(input.homeDir, input.cwd, !input.skipContextFiles);
   layers.push(['Identity', soul ? soul.slice(0, LAYER_LIMIT) : BUILTIN_IDENTITY]);
   layers.push(['Tool guidance', input.toolNames.length > 0 ? toolGuidance(input.toolNames) : null]);
   layers.push(['Instructions', input.focusInstruction ?? input.configuredText]);
   layers.push(['Skills', skillsPromptLayer(input.skills ?? [])]);
-  const gitRoot = findGitRoot(input.cwd);
-  if (!input.skipContextFiles) {
-    const context = projectContextFile(input.cwd, gitRoot);
+  if (!input.skipContextFiles)
     layers.push(['Project context', context ? `From ${context.path}:\n\n${context.text}` : null]);
-  }
+  operatingSystem ??= `${os.type()} ${os.release()} (${process.platform})`;
   const environment = [
     `Working directory: ${input.cwd}`,
-    `Operating system: ${os.type()} ${os.release()} (${process.platform})`,
+    `Operating system: ${operatingSystem}`,
     `Shell: ${process.env.SHELL ?? (process.platform === 'win32' ? 'cmd.exe' : '/bin/sh')}`,
     `Session date: ${new Date(input.createdAt).toISOString().slice(0, 10)}`,
   ];
   if (gitRoot) {
     environment.push(`Git root: ${gitRoot}`);
-    const branch = gitBranch(gitRoot);
     if (branch) environment.push(`Git branch: ${branch}`);
   }
   layers.push(['Environment', environment.join('\n')]);

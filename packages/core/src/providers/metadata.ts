@@ -50,11 +50,33 @@ export function normalizeModelName(model: string): string {
  * prefix of the id at a boundary (`claude-sonnet-4-5-20250929`, `qwen2.5-coder:32b`, `…:free`).
  */
 export function findKnownModel<T extends { model: string }>(model: string, table: readonly T[]): T | undefined {
+  let memo = lookups.get(table) as TableMemo<T> | undefined;
+  if (memo === undefined) {
+    memo = { names: table.map((entry) => normalizeModelName(entry.model)), found: new Map() };
+    lookups.set(table, memo as TableMemo<{ model: string }>);
+  }
+  if (memo.found.has(model)) return memo.found.get(model);
+  const entry = searchTable(model, table, memo.names);
+  // Model ids come from configuration and requests: a handful in practice, bounded anyway.
+  if (memo.found.size >= MEMO_LIMIT) memo.found.clear();
+  memo.found.set(model, entry);
+  return entry;
+}
+
+/** A table's normalized names, and the entries found for the model ids asked so far (every turn asks). */
+interface TableMemo<T> {
+  names: string[];
+  found: Map<string, T | undefined>;
+}
+const lookups = new WeakMap<readonly { model: string }[], TableMemo<{ model: string }>>();
+const MEMO_LIMIT = 1_000;
+
+function searchTable<T extends { model: string }>(model: string, table: readonly T[], names: string[]): T | undefined {
   const wanted = normalizeModelName(model);
   let best: T | undefined;
   let bestLength = -1;
-  for (const entry of table) {
-    const name = normalizeModelName(entry.model);
+  for (const [index, entry] of table.entries()) {
+    const name = names[index] as string;
     if (name === wanted) return entry;
     const boundary = wanted.charAt(name.length);
     if (

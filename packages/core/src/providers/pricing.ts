@@ -57,6 +57,17 @@ export const PRICE_TABLE: readonly TablePrice[] = [
  * (`claude-sonnet-4-5-20250929`), because variants such as openrouter's `:free` cost something else.
  */
 function tablePrice(provider: string, model: string): TablePrice | undefined {
+  const key = `${provider}\0${model}`;
+  if (priced.has(key)) return priced.get(key);
+  const found = searchPrices(provider, model);
+  // Asked on every turn for the few models in use; bounded anyway.
+  if (priced.size >= 1_000) priced.clear();
+  priced.set(key, found);
+  return found;
+}
+const priced = new Map<string, TablePrice | undefined>();
+
+function searchPrices(provider: string, model: string): TablePrice | undefined {
   const wanted = normalizeModelName(model);
   const candidates = PRICE_TABLE.filter((entry) => entry.provider === provider);
   const exact = candidates.find((entry) => normalizeModelName(entry.model) === wanted);
