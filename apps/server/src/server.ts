@@ -187,6 +187,8 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise
   const hostForUrl = settings.host.includes(':') ? `[${settings.host}]` : settings.host;
   const url = `http://${hostForUrl}:${address.port}`;
   logger.info({ url, demo, homeDir }, 'listening');
+  // Whoever started the server waits for this line; the lines are otherwise written in batches.
+  logger.flush();
   if (demo) {
     process.stderr.write(
       `hermes-server: no model is configured, so the offline demo model answers (set HERMES_MODEL and its API key, or HERMES_BASE_URL, then restart).\n`,
