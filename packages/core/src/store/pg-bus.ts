@@ -19,6 +19,8 @@ const EVENTS_CHANNEL = 'hermes_run_events';
 const CONTROL_CHANNEL = 'hermes_run_control';
 const REPLY_CHANNEL = 'hermes_run_reply';
 const RELAY_CHANNEL = 'hermes_relay';
+/** Default of `relayPartsTimeoutMs`. */
+const RELAY_PARTS_TIMEOUT_MS = 60_000;
 /**
  * A relay message is cut into parts of at most this many UTF-16 code units (at most 3 bytes each in UTF-8),
  * so a part with its header stays under PostgreSQL's 8,000-byte notification limit.
@@ -103,7 +105,8 @@ export class PgRunBus implements RunBus {
   );
   private readonly relays = new SerialBatches<string[]>((batch) => this.sendRelayed(batch.flat()));
   private relaySerial = 0;
-  private readonly relayParts = new Map<string, string[]>();
+  /** Relay messages still missing parts, by sender and serial, with when their first part arrived. */
+  private readonly relayParts = new Map<string, { parts: string[]; received: number; since: number }>();
   private readonly relayListeners = new Set<(from: string, message: JsonObject) => void>();
 
   constructor(
@@ -434,12 +437,17 @@ export class PgRunBus implements RunBus {
     const key = `${from} ${serial}`;
     let text = part;
     if (count !== '1') {
-      const parts = this.relayParts.get(key) ?? [];
-      parts[Number(index)] = part;
-      this.relayParts.set(key, parts);
-      if (parts.filter((entry) => entry !== undefined).length < Number(count)) return;
+      let pending = this.relayParts.get(key);
+      if (pending === undefined) {
+        this.dropStaleRelayParts();
+        pending = { parts: [], received: 0, since: Date.now() };
+        this.relayParts.set(key, pending);
+      }
+      if (pending.parts[Number(index)] === undefined) pending.received += 1;
+      pending.parts[Number(index)] = part;
+      if (pending.received < Number(count)) return;
       this.relayParts.delete(key);
-      text = parts.join('');
+      text = pending.parts.join('');
     }
     let message: JsonObject;
     try {
@@ -449,6 +457,19 @@ export class PgRunBus implements RunBus {
       return;
     }
     for (const listener of [...this.relayListeners]) listener(from, message);
+  }
+
+  /** Drops the relay messages whose parts stopped arriving (checked as a new message cut into parts starts). */
+  private dropStaleRelayParts(): void {
+    const oldest = Date.now() - (this.options.relayPartsTimeoutMs ?? RELAY_PARTS_TIMEOUT_MS);
+    for (const [key, pending] of this.relayParts) {
+      if (pending.since >= oldest) continue;
+      this.relayParts.delete(key);
+      this.warn('relay message incomplete, dropped', {
+        from: key.slice(0, key.lastIndexOf(' ')),
+        received: pending.received,
+      });
+    }
   }
 
   onRelay(listener: (from: string, message: JsonObject) => void): () => void {

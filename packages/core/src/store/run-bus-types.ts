@@ -91,4 +91,10 @@ export interface RunBusOptions {
    * spec §19.3); older ones are deleted as the run goes on. `read` then starts at the oldest kept one.
    */
   keepEvents?: number;
+  /**
+   * How long the PostgreSQL bus holds the first parts of a relay message cut into parts (default 60 s). A message
+   * whose last part has not arrived by then (its sender died between statements, or the listening connection
+   * dropped) is dropped with a warning instead of staying in memory.
+   */
+  relayPartsTimeoutMs?: number;
 }

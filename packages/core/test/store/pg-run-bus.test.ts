@@ -112,4 +112,38 @@ describe('the PostgreSQL run bus wake-ups (ADR 0018)', () => {
     expect(echoed).toEqual([]);
     stop();
   });
+
+  it('drops a relay message whose parts stopped arriving, with a warning, instead of holding it', async () => {
+    const database = await createTestDatabase();
+    onCleanup(database.drop);
+    const stores = await Promise.all([1, 2].map(() => openPostgresStore({ url: database.url, poolSize: 2 })));
+    const warnings: { message: string; details: Record<string, unknown> }[] = [];
+    const reader = createRunBus(stores[0] as never, 'instance-0', {
+      relayPartsTimeoutMs: 50,
+      onWarning: (message, details) => warnings.push({ message, details }),
+    }) as PgRunBus;
+    const sender = createRunBus(stores[1] as never, 'instance-1') as PgRunBus;
+    onCleanup(async () => {
+      await reader.close();
+      await sender.close();
+      for (const store of stores) await store.close();
+    });
+    await Promise.all([reader.ready(), sender.ready()]);
+    const received: Record<string, unknown>[] = [];
+    reader.onRelay((_from, message) => received.push(message));
+    // The first of two parts, as a sender that died before its second statement leaves it.
+    await stores[1]?.pool.query("SELECT pg_notify('hermes_relay', $1)", ['instance-0 instance-1 999 0 2\n{"n":']);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The next message cut into parts finds the stale one and drops it; a late last part then completes nothing.
+    await sender.relay('instance-0', { n: 'whole', text: 'é'.repeat(6_000) });
+    await expect.poll(() => received.length).toBe(1);
+    expect(received[0]?.n).toBe('whole');
+    expect(warnings).toEqual([
+      { message: 'relay message incomplete, dropped', details: { from: 'instance-1', received: 1 } },
+    ]);
+    await stores[1]?.pool.query("SELECT pg_notify('hermes_relay', $1)", ['instance-0 instance-1 999 1 2\n1}']);
+    await sender.relay('instance-0', { n: 'after' });
+    await expect.poll(() => received.length).toBe(2);
+    expect(received.map((message) => message.n)).toEqual(['whole', 'after']);
+  });
 });
