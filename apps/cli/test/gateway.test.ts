@@ -1,79 +1,11 @@
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { type ScriptedServer, startScriptedOpenAIServer, step, text, toolCall } from '@hermes/core/testing';
+import { startScriptedOpenAIServer, step, text, toolCall } from '@hermes/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
+import { cleanups, runCleanups, spawnGateway } from './support/gateway-process.js';
 
-const bin = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-interface Frame {
-  id?: string | number;
-  method?: string;
-  result?: Record<string, unknown>;
-  error?: { code: number; message: string };
-  params?: { type?: string; session_id?: string; payload?: Record<string, unknown> };
-}
-
-/** A `hermes gateway` child on stdio pipes, with every stdout frame collected in order. */
-function spawnGateway(scripted: ScriptedServer, options: { path?: string } = {}) {
-  const home = mkdtempSync(join(tmpdir(), 'hermes-gateway-'));
-  writeFileSync(join(home, 'config.yaml'), 'session:\n  auto_title: false\n');
-  const child = spawn(process.execPath, [bin, 'gateway'], {
-    env: {
-      PATH: options.path ?? process.env.PATH ?? '',
-      HOME: home,
-      HERMES_HOME: home,
-      HERMES_MODEL: 'custom:scripted',
-      HERMES_BASE_URL: scripted.baseURL,
-    },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  const exited = new Promise<void>((resolve) => child.on('close', () => resolve()));
-  cleanups.push(async () => {
-    child.kill('SIGKILL');
-    await exited;
-    rmSync(home, { recursive: true, force: true });
-  });
-  const frames: Frame[] = [];
-  const waiters = new Set<() => void>();
-  let buffer = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    buffer += chunk.toString('utf8');
-    for (let index = buffer.indexOf('\n'); index >= 0; index = buffer.indexOf('\n')) {
-      frames.push(JSON.parse(buffer.slice(0, index)) as Frame);
-      buffer = buffer.slice(index + 1);
-    }
-    for (const wake of waiters) wake();
-  });
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString('utf8');
-  });
-  const waitFor = (match: (frame: Frame) => boolean): Promise<Frame> =>
-    new Promise((resolve, reject) => {
-      const check = () => {
-        const found = frames.find(match);
-        if (found) {
-          waiters.delete(check);
-          resolve(found);
-        }
-      };
-      waiters.add(check);
-      void exited.then(() => reject(new Error(`the gateway exited: ${stderr}`)));
-      check();
-    });
-  const call = async (id: string, method: string, params: Record<string, unknown>) => {
-    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
-    return waitFor((frame) => frame.id === id);
-  };
-  return { home, waitFor, call };
-}
+afterEach(runCleanups);
 
 describe('hermes gateway', () => {
   it('answers the first turn: the provider package it imports on first use resolves from its real path', async () => {

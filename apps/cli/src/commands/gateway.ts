@@ -1,4 +1,5 @@
 import { createServer } from 'node:http';
+import { type AgentHost, createRunBus, type RunBus } from '@hermes/core';
 import {
   attachGatewayWebSocket,
   createGateway,
@@ -40,6 +41,17 @@ export function registerGatewayCommand(program: Command): void {
     });
 }
 
+/**
+ * The run bus the gateway relays through: on a PostgreSQL store, a resume of a session live in another instance
+ * (another `hermes gateway`, or apps/server) attaches to it there instead of building a second copy here (ADR 0020).
+ * On SQLite it is the in-process bus, which relays nothing.
+ */
+function relayBusFor(host: AgentHost): RunBus {
+  return createRunBus(host.store, host.holderId, {
+    onWarning: (message, details) => process.stderr.write(`hermes gateway: ${message} ${JSON.stringify(details)}\n`),
+  });
+}
+
 function cliCommand(): string[] {
   const script = process.argv[1];
   return script ? [process.execPath, script] : [process.execPath];
@@ -47,11 +59,15 @@ function cliCommand(): string[] {
 
 async function serveOnStdio(): Promise<void> {
   const host = await createCliHost();
-  const gateway = createGateway({ host, cliCommand: cliCommand() });
+  const relayBus = relayBusFor(host);
+  const gateway = createGateway({ host, cliCommand: cliCommand(), relayBus });
   serveStdio({
     gateway,
     exit: (code) => {
-      void host.close().finally(() => process.exit(code));
+      void relayBus
+        .close()
+        .then(() => host.close())
+        .finally(() => process.exit(code));
       // The host close may wait on agents; the shutdown grace already elapsed.
       setTimeout(() => process.exit(code), 200).unref();
     },
@@ -71,7 +87,8 @@ async function serveWebSocket(options: GatewayCommandOptions): Promise<void> {
   const token =
     process.env.HERMES_GATEWAY_TOKEN ||
     (typeof configToken === 'string' && configToken ? configToken : generateGatewayToken());
-  const gateway = createGateway({ host, cliCommand: cliCommand() });
+  const relayBus = relayBusFor(host);
+  const gateway = createGateway({ host, cliCommand: cliCommand(), relayBus });
   const server = createServer((_request, response) => {
     response.statusCode = 404;
     response.end();
@@ -92,6 +109,7 @@ async function serveWebSocket(options: GatewayCommandOptions): Promise<void> {
     setTimeout(() => process.exit(0), 1000).unref();
     void gateway
       .shutdown()
+      .then(() => relayBus.close())
       .then(() => host.close())
       .finally(() => process.exit(0));
   };
