@@ -56,6 +56,10 @@ function asyncStderr(): (line: string) => void {
   process.on('exit', () => {
     if (broken) return;
     try {
+      // A write still in libuv's thread pool would land after the synchronous one below and swap the last lines
+      // (its callback never runs now). sonic-boom keeps that state in `_writing`; give such a write a moment.
+      if ((stream as unknown as { _writing?: boolean })._writing === true)
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
       stream.flushSync();
     } catch {
       // stderr is gone; nothing left to tell.
