@@ -11,7 +11,11 @@ export const EVENT_BUFFER_SIZE = 2000;
  */
 export class AgentEventLog {
   private seq = 0;
-  private readonly buffer: AgentEvent[] = [];
+  /**
+   * The last events, as a ring: the event of seq `s` sits at `(s - 1) % EVENT_BUFFER_SIZE` (seqs go up by one per
+   * event). Dropping the oldest from the front of an array moved the other 1,999 on every event of a long answer.
+   */
+  private readonly ring: AgentEvent[] = [];
   private readonly listeners = new Set<(event: AgentEvent) => void>();
 
   constructor(
@@ -35,8 +39,7 @@ export class AgentEventLog {
       ts: this.clock.now(),
       ...payload,
     } as AgentEvent;
-    this.buffer.push(event);
-    if (this.buffer.length > EVENT_BUFFER_SIZE) this.buffer.splice(0, this.buffer.length - EVENT_BUFFER_SIZE);
+    this.ring[(this.seq - 1) % EVENT_BUFFER_SIZE] = event;
     for (const listener of this.listeners) {
       try {
         listener(event);
@@ -54,7 +57,10 @@ export class AgentEventLog {
 
   /** Buffered events with a larger `seq`. */
   since(seq: number): AgentEvent[] {
-    return this.buffer.filter((event) => event.seq > seq);
+    const events: AgentEvent[] = [];
+    for (let next = Math.max(seq + 1, this.seq - EVENT_BUFFER_SIZE + 1, 1); next <= this.seq; next += 1)
+      events.push(this.ring[(next - 1) % EVENT_BUFFER_SIZE] as AgentEvent);
+    return events;
   }
 }
 
