@@ -156,14 +156,24 @@ export abstract class TurnModel extends TurnTools {
     let finish: { unified: string; raw: string | undefined } | null = null;
     let usage: Parameters<typeof normalizeUsage>[0];
     const idleMs = this.settings.agent.stream_idle_timeout * 1000;
-    const idle: { cancel: (() => void) | null } = { cancel: null };
-    const cancelIdle = () => idle.cancel?.();
+    // One timer per call, not one per part: each part only notes the time, and the timer, when it fires, aborts the
+    // call if the stream has been silent for the whole timeout or waits out the rest of it (a 10k-delta answer
+    // cleared and set a timer 10k times).
+    const idle: { cancel: (() => void) | null; lastPartAt: number } = { cancel: null, lastPartAt: 0 };
+    const cancelIdle = () => {
+      idle.cancel?.();
+      idle.cancel = null;
+    };
+    const onIdleTimer = () => {
+      const silentMs = host.clock.now() - idle.lastPartAt;
+      if (silentMs >= idleMs) {
+        idle.cancel = null;
+        callController.abort(new StreamIdleTimeoutError(this.settings.agent.stream_idle_timeout));
+      } else idle.cancel = host.clock.setTimer(onIdleTimer, idleMs - silentMs);
+    };
     const armIdle = () => {
-      cancelIdle();
-      idle.cancel = host.clock.setTimer(
-        () => callController.abort(new StreamIdleTimeoutError(this.settings.agent.stream_idle_timeout)),
-        idleMs,
-      );
+      idle.lastPartAt = host.clock.now();
+      idle.cancel ??= host.clock.setTimer(onIdleTimer, idleMs);
     };
     const start = () => {
       if (started) return;
