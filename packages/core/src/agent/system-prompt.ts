@@ -39,10 +39,17 @@ export interface SystemPromptInput {
 
 /** Fingerprint of what forces a rebuild: model spec, enabled tool names and cwd (spec/core.md §7.3). */
 export function promptFingerprint(modelSpec: string | null, toolNames: string[], cwd: string): string {
-  const hash = createHash('sha256');
-  hash.update(JSON.stringify([modelSpec, [...toolNames].sort(), cwd]));
-  return hash.digest('hex').slice(0, 16);
+  const key = JSON.stringify([modelSpec, [...toolNames].sort(), cwd]);
+  let fingerprint = fingerprints.get(key);
+  if (fingerprint === undefined) {
+    fingerprint = createHash('sha256').update(key).digest('hex').slice(0, 16);
+    // Every new session asks, with the same few inputs; bounded anyway.
+    if (fingerprints.size >= 1_000) fingerprints.clear();
+    fingerprints.set(key, fingerprint);
+  }
+  return fingerprint;
 }
+const fingerprints = new Map<string, string>();
 
 function capLayer(text: string): string {
   if (text.length <= LAYER_LIMIT) return text;
