@@ -9,7 +9,7 @@ import { type Logger, pino } from 'pino';
  * Lines are written asynchronously (pino's `sync: false` destination, sonic-boom): a request's
  * access-log line no longer costs a synchronous `write` on the event loop. They are also gathered:
  * up to 4 KiB, or a quarter of a second, go out in one write, since each write is a hop to libuv's
- * thread pool that cost a request about as much as its SQLite commit (docs/adr/0024). Warnings and
+ * thread pool that cost a request about as much as its SQLite commit (docs/adr/0025). Warnings and
  * errors are written at once. pino flushes what is left synchronously when the process exits, also
  * after an uncaught exception (docs/adr/0019).
  */
