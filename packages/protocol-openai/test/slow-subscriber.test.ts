@@ -43,8 +43,9 @@ describe('runs events: slow subscribers (spec §19.3)', () => {
   });
 
   it('a reader that stops reading is disconnected while the run goes on, and resumes with Last-Event-ID', async () => {
-    // 2,000 deltas of 2,000 characters: far more than the socket buffers hold while the reader is paused.
-    rig = await startRig({ script: [step(text('y'.repeat(4_000_000), 2_000))] });
+    // 2,000 deltas of 20,000 characters, 40 MB: several times what the kernel's socket buffers can hold (Linux
+    // autotunes them up to about 6 MB received and 4 MB sent) while the reader is paused.
+    rig = await startRig({ script: [step(text('y'.repeat(40_000_000), 20_000))] });
     const runId = await createRun();
     const url = new URL(`${rig.base}/v1/runs/${runId}/events`);
     const body = await new Promise<string>((resolve, reject) => {
