@@ -26,6 +26,10 @@ import { median } from './stats.js';
 /** One protocol path's figures (each the median of its runs). */
 export interface ProtocolStreamMeasurement {
   name: string;
+  /**
+   * The model's deltas the client received, counted as characters of streamed text (each delta is one character):
+   * a path that hands a lagging client several deltas in one chunk (ACP, ADR 0025) still counts every one.
+   */
   deltasSeen: number;
   wallMs: number;
   firstDeltaMs: number;
@@ -152,8 +156,8 @@ const acpStdio: PathFactory = async (entry, env, cwd) => {
   const child = spawn(process.execPath, [...entry, 'acp'], { env, cwd, stdio: ['pipe', 'pipe', 'ignore'] });
   let onDelta: ((count: number) => void) | null = null;
   const app = createAcpClient({ name: 'bench' }).onNotification('session/update', ({ params }) => {
-    const update = params.update as { sessionUpdate: string; content?: { type: string } };
-    if (update.sessionUpdate === 'agent_message_chunk') onDelta?.(1);
+    const update = params.update as { sessionUpdate: string; content?: { type: string; text?: string } };
+    if (update.sessionUpdate === 'agent_message_chunk') onDelta?.(update.content?.text?.length ?? 0);
   });
   const connection = app.connect(
     ndJsonStream(
@@ -189,7 +193,8 @@ async function gatewayTurns(client: GatewayClient, pid: number, close: () => Pro
     },
     async turn(onDelta) {
       const turn = await client.startTurn({ session_id: sessionId, text: 'go' });
-      for await (const event of turn.events) if (event.type === 'message.delta') onDelta(1);
+      for await (const event of turn.events)
+        if (event.type === 'message.delta') onDelta((event.payload as { text: string }).text.length);
       await turn.completed;
     },
     async close() {
@@ -245,7 +250,10 @@ const openaiChat: PathFactory = async (entry, env) => {
         stream: true,
         messages: [{ role: 'user', content: 'go' }],
       });
-      for await (const chunk of stream) if (chunk.choices[0]?.delta.content) onDelta(1);
+      for await (const chunk of stream) {
+        const content = chunk.choices[0]?.delta.content;
+        if (content) onDelta(content.length);
+      }
     },
     close: () => stop(child),
   };
@@ -259,7 +267,8 @@ const runsEvents: PathFactory = async (entry, env) => {
     async prepare() {},
     async turn(onDelta) {
       const run = await runs.create({ input: 'go' });
-      for await (const event of runs.events(run.run_id)) if (event.event === 'message.delta') onDelta(1);
+      for await (const event of runs.events(run.run_id))
+        if (event.event === 'message.delta') onDelta(String((event as { delta?: unknown }).delta ?? '').length);
     },
     close: () => stop(child),
   };

@@ -93,9 +93,10 @@ export interface AcpAgent {
   /**
    * Lets sessions send the deltas of one event-loop turn to the SDK as one `NotificationBatch`;
    * `serveAcp` calls it, since its writable (an `NdjsonSink`) writes a batch as one line per
-   * notification. Without it every update is its own SDK send.
+   * notification. Without it every update is its own SDK send. `congested` tells when the output
+   * holds more than the client has taken: text chunks queued meanwhile are then merged (ADR 0025).
    */
-  useNotificationBatches(): void;
+  useNotificationBatches(options?: { congested?: () => boolean }): void;
   /** The core host once created, for tests and shutdown. */
   host(): Promise<AgentHost>;
   /** Releases client terminals, closes sessions and the core host. Idempotent. */
@@ -165,6 +166,7 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
   let runtimePromise: Promise<CoreRuntime> | undefined;
   let closed = false;
   let batches = false;
+  let congested: () => boolean = () => false;
   const unsubscribes: (() => void)[] = [];
   // Open sessions announce the new command list when commands are registered or skills reloaded (§6.3).
   const announceCommands = (): void => {
@@ -270,6 +272,7 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
     version: options.version,
     nextSeq: () => wire.next(),
     batches: () => batches,
+    congested: () => congested(),
   });
 
   /** Opens a stored session (load, resume, fork target) with this connection's seams. */
@@ -574,8 +577,9 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
       const observed = wire.observe(message);
       if (observed) sessions.get(observed.cancel.sessionId)?.cancel(observed.cancel.seq);
     },
-    useNotificationBatches() {
+    useNotificationBatches(options) {
       batches = true;
+      if (options?.congested) congested = options.congested;
     },
     host: ensureHost,
     async close() {

@@ -87,6 +87,8 @@ export interface SessionEnvironment {
   nextSeq: () => number;
   /** Whether the connection's writable takes a {@link NotificationBatch} (`serveAcp`'s sink does). */
   batches: () => boolean;
+  /** Whether the connection's output is congested (the client lags); false where nobody can tell. */
+  congested: () => boolean;
 }
 
 /** One ACP session active on a connection (spec/acp.md §5.1). */
@@ -133,7 +135,12 @@ export class AcpSession {
    */
   send(update: SessionUpdate): Promise<void> {
     if (this.#batch) {
-      this.#batch.push(update);
+      // A client that lags gets the text queued meanwhile in fewer, longer chunks: what waits for it stays one
+      // update per message however long the answer, instead of one per delta (ADR 0025).
+      const last = this.#batch.length - 1;
+      const merged = this.#environment.congested() ? mergedChunk(this.#batch[last] as SessionUpdate, update) : null;
+      if (merged) this.#batch[last] = merged;
+      else this.#batch.push(update);
       return this.#writes;
     }
     const batch = [update];
@@ -773,4 +780,21 @@ export async function isInside(path: string, root: string): Promise<boolean> {
   const real = await resolveExisting(resolvePath(path));
   const realRoot = await resolveExisting(resolvePath(root));
   return real === realRoot || real.startsWith(realRoot.endsWith(sep) ? realRoot : realRoot + sep);
+}
+
+/**
+ * Two text chunks of one message (or one thought) as one, or null when they are not that: another update kind,
+ * non-text content, another message, or any other field set.
+ */
+function mergedChunk(previous: SessionUpdate, next: SessionUpdate): SessionUpdate | null {
+  if (next.sessionUpdate !== 'agent_message_chunk' && next.sessionUpdate !== 'agent_thought_chunk') return null;
+  if (previous.sessionUpdate !== next.sessionUpdate) return null;
+  const before = previous as SessionUpdate & { content: { type: string; text?: string }; messageId?: unknown };
+  const after = next as typeof before;
+  if (before.content.type !== 'text' || after.content.type !== 'text') return null;
+  if (before.messageId !== after.messageId) return null;
+  const keys = (update: object) => Object.keys(update).sort().join();
+  if (keys(before) !== keys(after) || keys(before.content) !== 'text,type' || keys(after.content) !== 'text,type')
+    return null;
+  return { ...before, content: { type: 'text', text: `${before.content.text}${after.content.text}` } } as SessionUpdate;
 }

@@ -65,6 +65,11 @@ export class NdjsonSink {
     });
   }
 
+  /** True while more than the high-water mark is queued: the client is not taking the output as fast as it comes. */
+  get congested(): boolean {
+    return this.#queuedBytes >= HIGH_WATER_BYTES;
+  }
+
   /** Writes what is buffered and closes the output. */
   async close(): Promise<void> {
     await this.#flush();

@@ -29,8 +29,8 @@ export interface ServeAcpOptions {
 export async function serveAcp(agent: AcpAgent, streams: AcpByteStreams, options?: ServeAcpOptions): Promise<void> {
   // The SDK parses the input; outbound messages go through one buffer, a write per event-loop turn.
   const sink = new NdjsonSink(streams.output);
-  // The sink writes a session's batched updates as one line per notification.
-  agent.useNotificationBatches();
+  // The sink writes a session's batched updates as one line per notification, and says when the client lags.
+  agent.useNotificationBatches({ congested: () => sink.congested });
   const { readable } = ndJsonStream(sink.bytes, streams.input);
   // The agent numbers prompts and applies cancels as they are read, before the SDK's handler
   // chains (which may finish out of order) run (spec/acp.md §7.1).
