@@ -248,10 +248,9 @@ export async function handleChatCompletions(server: ServerContext, context: Cont
     async (streamApi) => {
       writer = new SseWriter(streamApi, server.keepaliveMs);
       const sse = writer;
+      // The stream's abort is the client's disconnect (the node response's `close`, or hono's stream cancelled). The
+      // request's own `signal` is not read: @hono/node-server builds an AbortController for it on first access.
       streamApi.onAbort(() => controller.abort(interruptReason('client_disconnect', 'the client disconnected')));
-      context.req.raw.signal.addEventListener('abort', () =>
-        controller.abort(interruptReason('client_disconnect', 'the client disconnected')),
-      );
       notifyApproval = () => {
         for (const payload of pendingApprovalFrames.splice(0)) void sse.frame(payload, { event: 'approval.request' });
       };
