@@ -202,8 +202,7 @@ export function createProviderCatalog(
     defaultProvider: string | null,
   ): ModelSpecContext => ({
     aliases: config.model_aliases,
-    providers: entries.keys(),
-    providerAliases: registeredAliases,
+    nameIndex,
     currentProvider: currentProvider ?? null,
     defaultProvider,
     customBaseUrl,

@@ -36,6 +36,11 @@ export interface ModelSpecContext {
   defaultProvider?: string | null | undefined;
   /** A custom base URL is configured (HERMES_BASE_URL): a bare id with no provider means `custom`. */
   customBaseUrl?: boolean | undefined;
+  /**
+   * `providerNameIndex` of `providers` and `providerAliases`, built once by a caller that parses often (the
+   * catalog, on every route resolution); when set, those two are not read.
+   */
+  nameIndex?: ReadonlyMap<string, string> | undefined;
 }
 
 /** A parsed model spec. */
@@ -91,7 +96,7 @@ export function parseModelSpec(spec: string, context: ModelSpecContext = {}): Pa
   if (written === '') throw new HermesError('invalid_model_spec', 'The model spec is empty');
   const expanded = expandAlias(written, context.aliases);
   if (expanded === '') throw new HermesError('invalid_model_spec', `The alias '${written}' names an empty model spec`);
-  const index = providerNameIndex(context);
+  const index = context.nameIndex ?? providerNameIndex(context);
 
   const colon = expanded.indexOf(':');
   if (colon > 0) {
