@@ -1,81 +1,21 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { silentLogger } from '@hermes/core';
-import { createTestHost, step, type TestHost, text } from '@hermes/core/testing';
+import { step, text } from '@hermes/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createAcpAgent, serveAcp } from '../src/index.js';
-
-// biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary message fields without narrowing each one.
-type Message = Record<string, any>;
+import { inProcessAgent, type Message } from './in-process-agent.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/**
- * `serveAcp` in this process over NDJSON streams, with a client that reads the agent's output one chunk every
- * `readEveryMs` (0: as fast as it comes); runs one prompt whose answer is `answer`, one character a delta.
- */
+/** One prompt whose answer is `answer`, one character a delta, to a client reading every `readEveryMs`. */
 async function promptWithReader(answer: string, readEveryMs: number): Promise<Message[]> {
-  const project = await mkdtemp(join(tmpdir(), 'hermes-acp-congested-'));
-  cleanups.push(() => rm(project, { recursive: true, force: true }));
-  let host: TestHost | undefined;
-  const agent = createAcpAgent({
-    createHost: async () => {
-      host = await createTestHost({ script: [step(text(answer, 1))] });
-      return host;
-    },
-    version: '0.0.0-test',
-    logger: silentLogger,
+  const run = await inProcessAgent(cleanups, { host: { script: [step(text(answer, 1))] }, readEveryMs });
+  const answered = await run.request('session/prompt', {
+    sessionId: run.sessionId,
+    prompt: [{ type: 'text', text: 'go' }],
   });
-  const toAgent = new TransformStream<Uint8Array, Uint8Array>();
-  const fromAgent = new TransformStream<Uint8Array, Uint8Array>();
-  const served = serveAcp(agent, { input: toAgent.readable, output: fromAgent.writable });
-  const writer = toAgent.writable.getWriter();
-  const received: Message[] = [];
-  const waiters = new Set<() => void>();
-  void (async () => {
-    const decoder = new TextDecoder();
-    let buffer = '';
-    for await (const chunk of fromAgent.readable) {
-      buffer += decoder.decode(chunk, { stream: true });
-      for (let newline = buffer.indexOf('\n'); newline >= 0; newline = buffer.indexOf('\n')) {
-        const line = buffer.slice(0, newline);
-        buffer = buffer.slice(newline + 1);
-        received.push(JSON.parse(line) as Message);
-      }
-      for (const waiter of [...waiters]) waiter();
-      if (readEveryMs > 0) await new Promise((resolve) => setTimeout(resolve, readEveryMs));
-    }
-  })();
-  cleanups.push(async () => {
-    await writer.close().catch(() => undefined);
-    await served.catch(() => undefined);
-    await host?.dispose();
-  });
-  const answerTo = (id: number): Promise<Message> =>
-    new Promise((resolve) => {
-      const check = () => {
-        const found = received.find((message) => message.id === id && !('method' in message));
-        if (!found) return;
-        waiters.delete(check);
-        resolve(found);
-      };
-      waiters.add(check);
-      check();
-    });
-  const request = async (id: number, method: string, params: unknown) => {
-    await writer.write(new TextEncoder().encode(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`));
-    return answerTo(id);
-  };
-  await request(1, 'initialize', { protocolVersion: 1, clientCapabilities: {} });
-  const session = await request(2, 'session/new', { cwd: project, mcpServers: [] });
-  const sessionId = session.result.sessionId as string;
-  const answered = await request(3, 'session/prompt', { sessionId, prompt: [{ type: 'text', text: 'go' }] });
-  expect(answered.result).toMatchObject({ stopReason: 'end_turn' });
-  return received.filter(
+  expect(answered).toMatchObject({ stopReason: 'end_turn' });
+  return run.received.filter(
     (message) => message.method === 'session/update' && message.params.update.sessionUpdate === 'agent_message_chunk',
   );
 }
