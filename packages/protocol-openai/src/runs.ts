@@ -1069,33 +1069,34 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
         next = oldest;
       }
       let wake: (() => void) | null = null;
-      const subscriber = () => wake?.();
+      // A subscriber too far behind on live events is dropped; it resumes with Last-Event-ID (spec §19.3). Behind
+      // means still behind once the event loop has turned: the deltas parsed from one network chunk are emitted in
+      // microtasks, several hundred at once, while node holds this subscriber's last write corked until the next
+      // tick, so a client that reads as fast as the socket allows is caught up by then. The check is armed from
+      // the run's side, on the event that puts the subscriber over the limit, since a subscriber whose client
+      // stopped reading sits in a write that waits for the socket to drain.
+      const liveFrom = run.nextSeq;
+      let lagCheck: NodeJS.Immediate | null = null;
+      let dropped = false;
+      const behind = () => next >= liveFrom && run.nextSeq - next > SLOW_SUBSCRIBER_LIMIT;
+      const subscriber = () => {
+        wake?.();
+        if (lagCheck !== null || dropped || !behind()) return;
+        lagCheck = setImmediate(() => {
+          lagCheck = null;
+          if (behind()) dropped = true;
+        });
+      };
       run.subscribers.add(subscriber);
       streamApi.onAbort(() => wake?.());
-      // A subscriber too far behind on live events is dropped; it resumes with Last-Event-ID (spec §19.3). Behind
-      // means behind across a turn of the event loop: the deltas parsed from one network chunk are emitted in
-      // microtasks, several hundred at once, while node holds this subscriber's last write corked until the next
-      // tick; a client that reads as fast as the socket allows is caught up before the loop turns.
-      let lagCheck: NodeJS.Immediate | null = null;
-      let lagLasted = false;
       try {
-        const liveFrom = run.nextSeq;
-        while (!streamApi.aborted) {
+        while (!streamApi.aborted && !dropped) {
           const first = run.backlog[0]?.seq ?? run.nextSeq;
           if (next < first) return;
-          if (next >= liveFrom && run.nextSeq - next > SLOW_SUBSCRIBER_LIMIT) {
-            if (lagLasted) return;
-            lagCheck ??= setImmediate(() => {
-              lagLasted = true;
-            });
-          } else if (lagCheck) {
-            clearImmediate(lagCheck);
-            lagCheck = null;
-            lagLasted = false;
-          }
           const pending = run.backlog.slice(next - first);
           for (const event of pending) {
             await writer.frame(event, { id: event.seq as number });
+            if (dropped) return;
             next = (event.seq as number) + 1;
             if (TERMINAL_EVENTS.has(event.event)) {
               await writer.comment('stream closed');
