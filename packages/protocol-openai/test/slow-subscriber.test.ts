@@ -32,7 +32,9 @@ describe('runs events: slow subscribers (spec §19.3)', () => {
     // A network chunk from a real model turns into hundreds of deltas emitted at once (microtasks), while the last
     // write waits for node to uncork it on the next tick: being behind for that long is not being slow.
     const bursts = Array.from({ length: 11 }, () => [text('x'.repeat(900), 1), delay(5)]).flat();
-    rig = await startRig({ script: [step(...bursts)] });
+    // The model starts after a pause, so the reader is attached first and the deltas are live events, which the
+    // rule is about (a replay is never "behind").
+    rig = await startRig({ script: [step(delay(500), ...bursts)] });
     const runId = await createRun();
     const frames = await readFrames(await rig.raw(`/v1/runs/${runId}/events`));
     const events = eventsIn(frames);
@@ -45,7 +47,9 @@ describe('runs events: slow subscribers (spec §19.3)', () => {
   it('a reader that stops reading is disconnected while the run goes on, and resumes with Last-Event-ID', async () => {
     // 2,000 deltas of 20,000 characters, 40 MB: several times what the kernel's socket buffers can hold (Linux
     // autotunes them up to about 6 MB received and 4 MB sent) while the reader is paused.
-    rig = await startRig({ script: [step(text('y'.repeat(40_000_000), 20_000))] });
+    // The model starts after a pause, so the reader is attached first and every delta is a live event: a run that
+    // finished before the reader came is a replay, which the rule leaves alone (it failed that way in CI).
+    rig = await startRig({ script: [step(delay(1_000), text('y'.repeat(40_000_000), 20_000))] });
     const runId = await createRun();
     const url = new URL(`${rig.base}/v1/runs/${runId}/events`);
     const body = await new Promise<string>((resolve, reject) => {
