@@ -208,9 +208,10 @@ export abstract class TurnModel extends TurnTools {
       // One abort listener for the whole stream, not one per read: cancelling the reader settles the pending read
       // at once (done), and the abort's reason is thrown from there. A 10k-delta answer is 10k reads.
       const onAbort = () => void reader.cancel(callSignal.reason).catch(() => {});
-      if (callSignal.aborted) throw callSignal.reason;
       callSignal.addEventListener('abort', onAbort, { once: true });
       try {
+        // An abort before the listener was added never calls it.
+        if (callSignal.aborted) throw callSignal.reason;
         for (;;) {
           const next = await reader.read();
           if (callSignal.aborted) throw callSignal.reason;
