@@ -3,6 +3,7 @@ import { toJSONSchema } from 'zod';
 import { HermesError } from '../errors.js';
 import type { AgentEventPayloads } from '../events.js';
 import { newId } from '../ids.js';
+import { partBatchesOf } from '../providers/part-batches.js';
 import type { ResolvedRoute } from '../providers/types.js';
 import type { NewMessage } from '../store/types.js';
 import type { ToolDefinition } from '../tools/types.js';
@@ -204,60 +205,81 @@ export abstract class TurnModel extends TurnTools {
       if (maxTokens !== null && maxTokens !== undefined) callOptions.maxOutputTokens = maxTokens;
       if (providerOptions) callOptions.providerOptions = providerOptions;
       const { stream } = await model.doStream(callOptions);
-      const reader = stream.getReader();
+      // A stream that offers its parts in batches (the lean OpenAI-compatible one) is read a body chunk at a time: no
+      // queue entry, promise and microtask per part (ADR 0024). Any other is read part by part.
+      const batches = partBatchesOf(stream);
+      const reader = batches === null ? stream.getReader() : null;
+      const single: LanguageModelV3StreamPart[] = [];
+      let aborted = false;
       // One abort listener for the whole stream, not one per read: cancelling the reader settles the pending read
       // at once (done), and the abort's reason is thrown from there. A 10k-delta answer is 10k reads.
-      const onAbort = () => void reader.cancel(callSignal.reason).catch(() => {});
+      const onAbort = () => {
+        aborted = true;
+        void (batches ?? (reader as ReadableStreamDefaultReader)).cancel(callSignal.reason).catch(() => {});
+      };
       callSignal.addEventListener('abort', onAbort, { once: true });
       try {
         // An abort before the listener was added never calls it.
         if (callSignal.aborted) throw callSignal.reason;
         for (;;) {
-          const next = await reader.read();
+          let parts: LanguageModelV3StreamPart[] | null;
+          if (batches !== null) parts = await batches.read();
+          else {
+            const next = await (reader as ReadableStreamDefaultReader<LanguageModelV3StreamPart>).read();
+            if (next.done) parts = null;
+            else {
+              single[0] = next.value;
+              parts = single;
+            }
+          }
           if (callSignal.aborted) throw callSignal.reason;
-          if (next.done) break;
+          if (parts === null) break;
           armIdle();
-          const part: LanguageModelV3StreamPart = next.value;
-          switch (part.type) {
-            case 'text-delta':
-              if (part.delta === '') break;
-              start();
-              text += part.delta;
-              this.streamingText = text;
-              this.emit('message.delta', { messageId, text: part.delta });
-              break;
-            case 'reasoning-delta':
-              if (part.delta === '') break;
-              start();
-              reasoning += part.delta;
-              this.emit('reasoning.delta', { messageId, text: part.delta });
-              break;
-            case 'reasoning-end':
-              if (part.providerMetadata)
-                providerMetadata = { ...(providerMetadata ?? {}), ...(part.providerMetadata as JsonObject) };
-              break;
-            case 'tool-input-start':
-              start();
-              this.emit('tool.generating', { messageId, callId: part.id, name: part.toolName });
-              break;
-            case 'tool-call':
-              start();
-              toolCalls.push({ id: part.toolCallId, name: part.toolName, input: part.input });
-              break;
-            case 'finish':
-              finish = { unified: part.finishReason.unified, raw: part.finishReason.raw };
-              usage = part.usage;
-              break;
-            case 'error':
-              throw part.error;
-            default:
-              break;
+          for (let index = 0; index < parts.length; index += 1) {
+            // An event listener may abort the call while a batch is delivered: no part after that one.
+            if (aborted) throw callSignal.reason;
+            const part = parts[index] as LanguageModelV3StreamPart;
+            switch (part.type) {
+              case 'text-delta':
+                if (part.delta === '') break;
+                start();
+                text += part.delta;
+                this.streamingText = text;
+                this.emit('message.delta', { messageId, text: part.delta });
+                break;
+              case 'reasoning-delta':
+                if (part.delta === '') break;
+                start();
+                reasoning += part.delta;
+                this.emit('reasoning.delta', { messageId, text: part.delta });
+                break;
+              case 'reasoning-end':
+                if (part.providerMetadata)
+                  providerMetadata = { ...(providerMetadata ?? {}), ...(part.providerMetadata as JsonObject) };
+                break;
+              case 'tool-input-start':
+                start();
+                this.emit('tool.generating', { messageId, callId: part.id, name: part.toolName });
+                break;
+              case 'tool-call':
+                start();
+                toolCalls.push({ id: part.toolCallId, name: part.toolName, input: part.input });
+                break;
+              case 'finish':
+                finish = { unified: part.finishReason.unified, raw: part.finishReason.raw };
+                usage = part.usage;
+                break;
+              case 'error':
+                throw part.error;
+              default:
+                break;
+            }
           }
         }
       } finally {
         callSignal.removeEventListener('abort', onAbort);
         // Cancelling (rather than releasing) also stops a provider stream that is still producing.
-        reader.cancel().catch(() => {});
+        (batches ?? (reader as ReadableStreamDefaultReader)).cancel().catch(() => {});
       }
       if (!finish)
         throw Object.assign(new TypeError('The model stream ended without a finish part.'), {

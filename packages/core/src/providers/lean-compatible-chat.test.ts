@@ -13,6 +13,7 @@ import {
   toolCall,
 } from '../testing/index.js';
 import { createLeanCompatibleChatModel, type TransformRequestBody } from './lean-compatible-chat.js';
+import { partBatchesOf } from './part-batches.js';
 
 /*
  * Issue 18 (ADR 0014): the lean stream parse gives the parts the AI SDK's own OpenAI-compatible chat
@@ -239,6 +240,67 @@ describe('lean OpenAI-compatible stream parse', () => {
           .filter((part) => (part as { type: string }).type === 'error')
           .map((part) => (part as { name?: string }).name);
       expect(errors(lean)).toEqual(errors(sdk));
+    }
+  });
+
+  it('the batch reader (ADR 0024) hands out the stream’s parts a body chunk at a time, and is its only reader', async () => {
+    const script = step(reasoning('thinking it over', 4), text('Hello there, world!', 3));
+    scripted.push(script);
+    const expected = await parts(leanModel(scripted.baseURL));
+    scripted.push(script);
+    const { stream } = await leanModel(scripted.baseURL).doStream(call);
+    const batches = partBatchesOf(stream);
+    if (!batches) throw new Error('no batch reader');
+    expect(stream.locked).toBe(true);
+    expect(partBatchesOf(stream)).toBeNull();
+    const seen: unknown[] = [];
+    for (let batch = await batches.read(); batch !== null; batch = await batches.read()) {
+      expect(batch.length).toBeGreaterThan(0);
+      seen.push(...batch.map(normalize));
+    }
+    expect(seen).toEqual(expected);
+    expect(await batches.read()).toBeNull();
+    // A stream already being read part by part has no batch reader.
+    scripted.push(script);
+    const other = (await leanModel(scripted.baseURL).doStream(call)).stream;
+    const reader = other.getReader();
+    expect(partBatchesOf(other)).toBeNull();
+    await reader.cancel();
+  });
+
+  it('cancelling the batch reader settles its pending read with null and stops the body', async () => {
+    let closed: () => void = () => {};
+    const bodyClosed = new Promise<void>((resolve) => {
+      closed = resolve;
+    });
+    const open = createServer((request, response) => {
+      request.resume();
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.write(
+        `data: ${JSON.stringify({ id: 'c1', created: 1, model: 'm', choices: [{ index: 0, delta: { content: 'hi' } }] })}\n\n`,
+      );
+      response.on('close', closed);
+    });
+    await new Promise<void>((resolve) => open.listen(0, '127.0.0.1', resolve));
+    try {
+      const { stream } = await leanModel(`http://127.0.0.1:${(open.address() as AddressInfo).port}/v1`).doStream(call);
+      const batches = partBatchesOf(stream);
+      if (!batches) throw new Error('no batch reader');
+      const types: string[] = [];
+      while (!types.includes('text-delta')) {
+        const batch = await batches.read();
+        if (batch === null) break;
+        types.push(...batch.map((part) => part.type));
+      }
+      expect(types).toContain('text-delta');
+      const pending = batches.read();
+      await batches.cancel(new Error('stop'));
+      expect(await pending).toBeNull();
+      expect(await batches.read()).toBeNull();
+      await bodyClosed;
+    } finally {
+      open.closeAllConnections();
+      await new Promise((resolve) => open.close(resolve));
     }
   });
 });

@@ -21,6 +21,7 @@ import {
 } from '@ai-sdk/provider';
 import { StreamingToolCallTracker } from '@ai-sdk/provider-utils';
 import { createParser } from 'eventsource-parser';
+import { PART_BATCHES, type PartBatches } from './part-batches.js';
 
 type Json = Record<string, unknown>;
 
@@ -445,26 +446,56 @@ function leanStream(
   const parser = createParser({ onEvent: (event) => onChunk(event.data) });
   emit({ type: 'stream-start', warnings: preamble.warnings });
   let ended = false;
-  return new ReadableStream<LanguageModelV3StreamPart>({
-    async pull(controller) {
-      // One body chunk per pull; a chunk with no complete event reads on.
-      while (out.length === 0 && !ended) {
-        const next = await reader.read();
-        if (next.done) {
-          parser.feed(decoder.decode());
-          ended = true;
-          onEnd();
-        } else {
-          parser.feed(decoder.decode(next.value, { stream: true }));
-        }
+  /** The parts of the next body chunk that yields any (one chunk, or more when a chunk ends mid-event); null once all were handed out. */
+  const nextParts = async (): Promise<LanguageModelV3StreamPart[] | null> => {
+    while (out.length === 0 && !ended) {
+      const next = await reader.read();
+      if (next.done) {
+        parser.feed(decoder.decode());
+        ended = true;
+        onEnd();
+      } else {
+        parser.feed(decoder.decode(next.value, { stream: true }));
       }
-      const parts = out;
-      out = [];
-      for (const part of parts) controller.enqueue(part);
-      if (ended) controller.close();
+    }
+    if (out.length === 0) return null;
+    const parts = out;
+    out = [];
+    return parts;
+  };
+  // High-water mark 0: nothing is read before a reader asks, so a batch reader can take the stream first.
+  const stream = new ReadableStream<LanguageModelV3StreamPart>(
+    {
+      async pull(controller) {
+        const parts = await nextParts();
+        if (parts !== null) for (const part of parts) controller.enqueue(part);
+        if (ended && out.length === 0) controller.close();
+      },
+      cancel(reason) {
+        return reader.cancel(reason);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  let cancelled = false;
+  const batches: PartBatches = {
+    async read() {
+      if (cancelled) return null;
+      const parts = await nextParts();
+      return cancelled ? null : parts;
     },
     cancel(reason) {
+      cancelled = true;
       return reader.cancel(reason);
     },
+  };
+  Object.defineProperty(stream, PART_BATCHES, {
+    value: () => {
+      if (stream.locked) return null;
+      // Locked for good: the parts go to the batch reader only.
+      stream.getReader();
+      return batches;
+    },
   });
+  return stream;
 }

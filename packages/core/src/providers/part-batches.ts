@@ -1,0 +1,26 @@
+import type { LanguageModelV3StreamPart } from '@ai-sdk/provider';
+
+/**
+ * The parts of a model stream in batches, for a reader that takes them a batch at a time (the turn loop, ADR 0024):
+ * the lean OpenAI-compatible stream yields every part of one body chunk at once, and reading them one by one
+ * through its `ReadableStream` cost a queue entry, a promise and a microtask per part (a 10,000-delta answer is
+ * 10,000 parts).
+ */
+export interface PartBatches {
+  /** The parts of the next body chunk (never empty), or null once the stream has ended. */
+  read(): Promise<LanguageModelV3StreamPart[] | null>;
+  /** Stops the stream: a pending `read` settles with null, and later ones too. */
+  cancel(reason?: unknown): Promise<void>;
+}
+
+/** The key of a model stream's batch reader, when its source has one. */
+export const PART_BATCHES: unique symbol = Symbol('hermes.partBatches');
+
+/**
+ * The batch reader of a model stream whose source offers one, taken instead of a `getReader()`: the stream itself
+ * is then locked, as it would be by a reader, so the two are never both read. Null for any other stream.
+ */
+export function partBatchesOf(stream: ReadableStream<LanguageModelV3StreamPart>): PartBatches | null {
+  const take = (stream as { [PART_BATCHES]?: () => PartBatches | null })[PART_BATCHES];
+  return typeof take === 'function' ? take.call(stream) : null;
+}
