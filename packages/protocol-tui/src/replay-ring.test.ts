@@ -38,4 +38,35 @@ describe('replay rings', () => {
     expect(rings.since('none', 0)).toEqual({ events: [], latestSeq: 0, truncated: false });
     expect(rings.since('none', 1).truncated).toBe(true);
   });
+
+  it('keeps the newest events in order as its buffer wraps around and grows', () => {
+    const rings = new ReplayRings({ perSessionEvents: 40, perSessionBytes: 100 * 40 });
+    for (let index = 0; index < 1000; index += 1) record(rings, 's', index % 7);
+    expect(rings.since('s', 0).events.map((event) => event.seq)).toEqual(Array.from({ length: 40 }, (_, i) => 961 + i));
+    expect(rings.since('s', 990).events.map((event) => event.seq)).toEqual([
+      991, 992, 993, 994, 995, 996, 997, 998, 999, 1000,
+    ]);
+    // Bigger events: the byte cap, not the count, now decides what stays.
+    for (let index = 0; index < 50; index += 1) record(rings, 's', 100);
+    const kept = rings.since('s', 0);
+    expect(kept.events.length).toBeLessThan(40);
+    expect(kept.events.map((event) => event.seq)).toEqual(
+      Array.from({ length: kept.events.length }, (_, i) => 1051 - kept.events.length + i),
+    );
+    expect(kept.truncated).toBe(true);
+  });
+
+  it('drops the oldest event across sessions once the total byte cap is reached', () => {
+    const rings = new ReplayRings({ totalBytes: 2000 });
+    for (let index = 0; index < 10; index += 1) {
+      record(rings, 'a', 100);
+      record(rings, 'b', 100);
+    }
+    const a = rings.since('a', 0).events.map((event) => event.seq);
+    const b = rings.since('b', 0).events.map((event) => event.seq);
+    expect(a.length + b.length).toBeLessThan(20);
+    expect(a.at(-1)).toBe(10);
+    expect(b.at(-1)).toBe(10);
+    expect(Math.abs(a.length - b.length)).toBeLessThanOrEqual(1);
+  });
 });

@@ -1,8 +1,83 @@
 import type { EventEnvelope } from './wire/index.js';
 
+/**
+ * The recorded events of one session, oldest first, in a circular buffer that grows when full: the ring drops its
+ * oldest event for every new one once at its cap, and shifting an array for that moved the whole array's slots on
+ * every streamed delta (ADR 0024). Each event's size and process-wide emission order (to find the oldest event
+ * across rings) sit in parallel slots, so recording one allocates nothing.
+ */
+class EventQueue {
+  private params: (EventEnvelope | undefined)[] = new Array(16);
+  private bytes = new Float64Array(16);
+  private order = new Float64Array(16);
+  private head = 0;
+  length = 0;
+
+  push(params: EventEnvelope, bytes: number, order: number): void {
+    if (this.length === this.params.length) this.grow();
+    const slot = (this.head + this.length) % this.params.length;
+    this.params[slot] = params;
+    this.bytes[slot] = bytes;
+    this.order[slot] = order;
+    this.length += 1;
+  }
+
+  /** Size of the oldest event (0 when empty). */
+  firstBytes(): number {
+    return this.length === 0 ? 0 : (this.bytes[this.head] as number);
+  }
+
+  /** Removes the oldest event and returns it (undefined when empty). */
+  dropFirst(): EventEnvelope | undefined {
+    if (this.length === 0) return undefined;
+    const slot = this.head;
+    const params = this.params[slot];
+    this.params[slot] = undefined;
+    this.head = (slot + 1) % this.params.length;
+    this.length -= 1;
+    return params;
+  }
+
+  /** Emission order of the oldest event, or null when empty. */
+  firstOrder(): number | null {
+    return this.length === 0 ? null : (this.order[this.head] as number);
+  }
+
+  /** The newest event and its emission order, or null when empty. */
+  last(): { params: EventEnvelope; order: number } | null {
+    if (this.length === 0) return null;
+    const slot = (this.head + this.length - 1) % this.params.length;
+    return { params: this.params[slot] as EventEnvelope, order: this.order[slot] as number };
+  }
+
+  /** The events, oldest first. */
+  toArray(): EventEnvelope[] {
+    const events: EventEnvelope[] = [];
+    for (let index = 0; index < this.length; index += 1)
+      events.push(this.params[(this.head + index) % this.params.length] as EventEnvelope);
+    return events;
+  }
+
+  private grow(): void {
+    const capacity = this.params.length * 2;
+    const params: (EventEnvelope | undefined)[] = new Array(capacity);
+    const bytes = new Float64Array(capacity);
+    const order = new Float64Array(capacity);
+    for (let index = 0; index < this.length; index += 1) {
+      const slot = (this.head + index) % this.params.length;
+      params[index] = this.params[slot];
+      bytes[index] = this.bytes[slot] as number;
+      order[index] = this.order[slot] as number;
+    }
+    this.params = params;
+    this.bytes = bytes;
+    this.order = order;
+    this.head = 0;
+  }
+}
+
 interface Ring {
-  /** `order`: the process-wide emission order, to find the oldest event across rings. */
-  events: { params: EventEnvelope; bytes: number; order: number }[];
+  events: EventQueue;
   bytes: number;
   evictedThrough: number;
 }
@@ -58,10 +133,10 @@ export class ReplayRings {
     let ring = this.rings.get(sessionId);
     if (!ring) {
       if (this.rings.size >= this.limits.sessions) this.evictOldestRing();
-      ring = { events: [], bytes: 0, evictedThrough: this.evictedMarks.get(sessionId) ?? 0 };
+      ring = { events: new EventQueue(), bytes: 0, evictedThrough: this.evictedMarks.get(sessionId) ?? 0 };
       this.rings.set(sessionId, ring);
     }
-    ring.events.push({ params, bytes, order: globalOrder++ });
+    ring.events.push(params, bytes, globalOrder++);
     ring.bytes += bytes;
     this.totalBytes += bytes;
     while (ring.events.length > this.limits.perSessionEvents || ring.bytes > this.limits.perSessionBytes) {
@@ -70,10 +145,10 @@ export class ReplayRings {
     while (this.totalBytes > this.limits.totalBytes) {
       let oldest: { id: string; ring: Ring; seqTime: number } | null = null;
       for (const [id, candidate] of this.rings) {
-        const first = candidate.events[0];
-        if (!first) continue;
+        const first = candidate.events.firstOrder();
+        if (first === null) continue;
         // Oldest event across the process: rings are independent, so compare by insertion via a global order.
-        if (!oldest || first.order < oldest.seqTime) oldest = { id, ring: candidate, seqTime: first.order };
+        if (!oldest || first < oldest.seqTime) oldest = { id, ring: candidate, seqTime: first };
       }
       if (!oldest) break;
       this.dropOldest(oldest.ring);
@@ -85,18 +160,17 @@ export class ReplayRings {
     const latestSeq = this.counters.get(sessionId) ?? 0;
     const ring = this.rings.get(sessionId);
     const evictedThrough = ring?.evictedThrough ?? this.evictedMarks.get(sessionId) ?? 0;
-    const events = (ring?.events ?? [])
-      .filter((entry) => (entry.params.seq ?? 0) > lastSeen)
-      .map((entry) => entry.params);
+    const events = (ring?.events.toArray() ?? []).filter((params) => (params.seq ?? 0) > lastSeen);
     return { events, latestSeq, truncated: lastSeen < evictedThrough || lastSeen > latestSeq };
   }
 
   private dropOldest(ring: Ring): void {
-    const removed = ring.events.shift();
+    const bytes = ring.events.firstBytes();
+    const removed = ring.events.dropFirst();
     if (!removed) return;
-    ring.bytes -= removed.bytes;
-    this.totalBytes -= removed.bytes;
-    ring.evictedThrough = Math.max(ring.evictedThrough, removed.params.seq ?? 0);
+    ring.bytes -= bytes;
+    this.totalBytes -= bytes;
+    ring.evictedThrough = Math.max(ring.evictedThrough, removed.seq ?? 0);
     // evictedMarks is read only when the ring is gone; evictOldestRing writes it when it drops one.
   }
 
@@ -109,7 +183,7 @@ export class ReplayRings {
   private evictOldestRing(): void {
     let victim: { id: string; order: number } | null = null;
     for (const [id, ring] of this.rings) {
-      const last = ring.events[ring.events.length - 1];
+      const last = ring.events.last();
       const order = last ? last.order : -1;
       if (!victim || order < victim.order) victim = { id, order };
     }
@@ -117,7 +191,7 @@ export class ReplayRings {
     const ring = this.rings.get(victim.id);
     if (!ring) return;
     this.totalBytes -= ring.bytes;
-    const newest = ring.events[ring.events.length - 1]?.params.seq ?? ring.evictedThrough;
+    const newest = ring.events.last()?.params.seq ?? ring.evictedThrough;
     this.evictedMarks.set(victim.id, Math.max(ring.evictedThrough, newest));
     this.rings.delete(victim.id);
   }
