@@ -97,7 +97,7 @@ export function attachGatewayWebSocket(server: Server, options: GatewayWebSocket
         return;
       }
       (request.socket as { setNoDelay?: (value: boolean) => void }).setNoDelay?.(true);
-      options.gateway.connect(createWebSocketTransport(webSocket));
+      options.gateway.connect(createWebSocketTransport(webSocket, { underlying: socket }));
     });
   };
   server.on('upgrade', onUpgrade);
