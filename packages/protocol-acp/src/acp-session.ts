@@ -150,10 +150,7 @@ export class AcpSession {
       .then(() => {
         if (this.#batch === batch) this.#batch = null;
         if (batch.length === 1 || !this.#environment.batches()) return this.#notifyEach(client, batch);
-        return client.notify(
-          'session/update',
-          new NotificationBatch(batch.map((entry) => ({ sessionId: this.sessionId, update: entry }))) as never,
-        );
+        return client.notify('session/update', NotificationBatch.sessionUpdates(this.sessionId, batch) as never);
       })
       .catch((error: unknown) =>
         this.#environment.logger.debug('session/update not written', { error: String(error) }),
@@ -793,8 +790,19 @@ function mergedChunk(previous: SessionUpdate, next: SessionUpdate): SessionUpdat
   const after = next as typeof before;
   if (before.content.type !== 'text' || after.content.type !== 'text') return null;
   if (before.messageId !== after.messageId) return null;
-  const keys = (update: object) => Object.keys(update).sort().join();
-  if (keys(before) !== keys(after) || keys(before.content) !== 'text,type' || keys(after.content) !== 'text,type')
-    return null;
+  if (!sameKeys(before, after) || !textContent(before.content) || !textContent(after.content)) return null;
   return { ...before, content: { type: 'text', text: `${before.content.text}${after.content.text}` } } as SessionUpdate;
+}
+
+/** Whether two updates have the same own keys (a merge would drop a field only one of them has). */
+function sameKeys(a: object, b: object): boolean {
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  for (const key of keys) if (!Object.hasOwn(b, key)) return false;
+  return true;
+}
+
+/** Whether a content block is exactly `{ type, text }`. */
+function textContent(content: object): boolean {
+  return Object.keys(content).length === 2 && Object.hasOwn(content, 'type') && Object.hasOwn(content, 'text');
 }

@@ -55,6 +55,20 @@ describe('NdjsonSink', () => {
     await batchedSink.close();
     expect(batched.writes.join('')).toBe(one.writes.join(''));
     expect(batched.writes.join('').split('\n')).toHaveLength(3);
+    // The session-update form encodes `{ sessionId, update }` without building it: the same lines.
+    const wrapped = recordingOutput();
+    const wrappedSink = new NdjsonSink(wrapped.output);
+    void wrappedSink.messages.getWriter().write({
+      jsonrpc: '2.0',
+      method: 'session/update',
+      params: NotificationBatch.sessionUpdates(
+        's',
+        entries.map((entry) => entry.update),
+      ),
+    });
+    await turn();
+    await wrappedSink.close();
+    expect(wrapped.writes.join('')).toBe(one.writes.join(''));
     expect(() => JSON.stringify(new NotificationBatch(entries))).toThrow(/only be written by NdjsonSink/);
   });
 

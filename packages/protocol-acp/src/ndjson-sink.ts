@@ -7,8 +7,23 @@
  */
 export class NotificationBatch {
   readonly entries: readonly unknown[];
-  constructor(entries: readonly unknown[]) {
+  /** Text around each entry's JSON inside the notification's params: empty when the entries are the params. */
+  readonly before: string;
+  readonly after: string;
+  constructor(entries: readonly unknown[], wrap?: { before: string; after: string }) {
     this.entries = entries;
+    this.before = wrap?.before ?? '';
+    this.after = wrap?.after ?? '';
+  }
+  /**
+   * `session/update` params `{ sessionId, update }` for each of `updates`, encoded without building that object
+   * per update: the same text as `JSON.stringify({ sessionId, update })`.
+   */
+  static sessionUpdates(sessionId: string, updates: readonly unknown[]): NotificationBatch {
+    return new NotificationBatch(updates, {
+      before: `{"sessionId":${JSON.stringify(sessionId)},"update":`,
+      after: '}',
+    });
   }
   /** A batch reaching a plain JSON encoder is a bug: say so rather than send a wrong frame. */
   toJSON(): never {
@@ -20,9 +35,10 @@ export class NotificationBatch {
 function encodeMessage(message: unknown): string {
   const { method, params } = message as { method?: unknown; params?: unknown };
   if (!(params instanceof NotificationBatch)) return `${JSON.stringify(message)}\n`;
-  const head = `{"jsonrpc":"2.0","method":${JSON.stringify(method)},"params":`;
+  const head = `{"jsonrpc":"2.0","method":${JSON.stringify(method)},"params":${params.before}`;
+  const tail = `${params.after}}\n`;
   let text = '';
-  for (const entry of params.entries) text += `${head}${JSON.stringify(entry)}}\n`;
+  for (const entry of params.entries) text += `${head}${JSON.stringify(entry)}${tail}`;
   return text;
 }
 
