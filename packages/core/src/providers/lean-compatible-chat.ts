@@ -389,9 +389,15 @@ function leanStream(
     if (!isObject(delta)) return;
     const reasoningContent = (delta.reasoning_content ?? delta.reasoning) as string | null | undefined;
     if (reasoningContent) reasoningDelta(reasoningContent);
-    for (const piece of contentPieces(delta.content)) {
-      if (piece.reasoning) reasoningDelta(piece.text);
-      else textDelta(piece.text);
+    const content = delta.content;
+    // The usual content is a string: no pieces array for it (one per delta).
+    if (typeof content === 'string') {
+      if (content !== '') textDelta(content);
+    } else {
+      for (const piece of contentPieces(content)) {
+        if (piece.reasoning) reasoningDelta(piece.text);
+        else textDelta(piece.text);
+      }
     }
     if (typeof delta.refusal === 'string' && delta.refusal !== '') {
       refused = true;
