@@ -81,6 +81,30 @@ describe('end to end through the custom provider over HTTP', () => {
     expect(usage).toHaveLength(3);
   });
 
+  it('a long answer arrives in batches of parts (ADR 0024): every delta in order, and none after an interrupt raised by one', async () => {
+    const { host } = await serverHost(
+      [step(text('abcdefghij'.repeat(100), 1)), step(text('0123456789'.repeat(50), 1))],
+      '',
+    );
+    const agent = await host.newSession({ ephemeral: true });
+    const whole = await collectTurn(agent.runTurn({ text: 'go' }));
+    const deltas = whole.events.filter((event) => event.type === 'message.delta');
+    expect(deltas).toHaveLength(1000);
+    expect(deltas.map((event) => (event as { text: string }).text).join('')).toBe('abcdefghij'.repeat(100));
+    // An event listener interrupts while a body chunk's parts are being delivered: the deltas stop right there.
+    let seen = 0;
+    const unsubscribe = agent.subscribe((event) => {
+      if (event.type !== 'message.delta') return;
+      seen += 1;
+      if (seen === 5) agent.interrupt();
+    });
+    const cut = await collectTurn(agent.runTurn({ text: 'again' }));
+    unsubscribe();
+    expect(cut.result.outcome).toBe('cancelled');
+    expect(cut.events.filter((event) => event.type === 'message.delta')).toHaveLength(5);
+    expect(cut.result.finalText).toBe('01234');
+  });
+
   it('48. the same script through the fake model and the scripted server gives the same transcript and event types', async () => {
     const cwdA = workspace();
     const fake: TestHost = await createTestHost({ script: tourScript() });
