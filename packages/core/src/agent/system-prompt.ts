@@ -3,6 +3,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { skillsPromptLayer } from '../skills/skill-tools.js';
+import { BoundedMemo } from '../util/bounded-memo.js';
 
 const CONTEXT_FILES = ['.hermes.md', 'HERMES.md', 'AGENTS.md', 'CLAUDE.md', '.cursorrules'];
 const LAYER_LIMIT = 20_000;
@@ -39,17 +40,12 @@ export interface SystemPromptInput {
 
 /** Fingerprint of what forces a rebuild: model spec, enabled tool names and cwd (spec/core.md §7.3). */
 export function promptFingerprint(modelSpec: string | null, toolNames: string[], cwd: string): string {
-  const key = JSON.stringify([modelSpec, [...toolNames].sort(), cwd]);
-  let fingerprint = fingerprints.get(key);
-  if (fingerprint === undefined) {
-    fingerprint = createHash('sha256').update(key).digest('hex').slice(0, 16);
-    // Every new session asks, with the same few inputs; bounded anyway.
-    if (fingerprints.size >= 1_000) fingerprints.clear();
-    fingerprints.set(key, fingerprint);
-  }
-  return fingerprint;
+  // Every new session asks, with the same few inputs.
+  return fingerprints.get(JSON.stringify([modelSpec, [...toolNames].sort(), cwd]), (key) =>
+    createHash('sha256').update(key).digest('hex').slice(0, 16),
+  );
 }
-const fingerprints = new Map<string, string>();
+const fingerprints = new BoundedMemo<string, string>();
 
 function capLayer(text: string): string {
   if (text.length <= LAYER_LIMIT) return text;
@@ -138,12 +134,12 @@ interface Probe {
  * calls; an edit to one of those files reaches the sessions started a second later.
  */
 const PROBE_TTL_MS = 1_000;
-const probes = new Map<string, Probe>();
+const probes = new BoundedMemo<string, Probe>();
 
 function probe(homeDir: string, cwd: string, withContext: boolean): Probe {
   const key = `${withContext ? 1 : 0}\0${homeDir}\0${cwd}`;
   const now = performance.now();
-  const cached = probes.get(key);
+  const cached = probes.peek(key);
   if (cached !== undefined && now - cached.at < PROBE_TTL_MS) return cached;
   const gitRoot = findGitRoot(cwd);
   const fresh: Probe = {
@@ -153,9 +149,7 @@ function probe(homeDir: string, cwd: string, withContext: boolean): Probe {
     branch: gitRoot ? gitBranch(gitRoot) : null,
     context: withContext ? projectContextFile(cwd, gitRoot) : null,
   };
-  if (probes.size >= 1_000) probes.clear();
-  probes.set(key, fresh);
-  return fresh;
+  return probes.set(key, fresh);
 }
 
 /** The host's OS line: `os.type()` and `os.release()` each ask the kernel (uname) on every call. */

@@ -1,3 +1,5 @@
+import { BoundedMemo } from '../util/bounded-memo.js';
+
 /** Context window used when nothing else is known (spec/core.md §10.4). */
 export const DEFAULT_CONTEXT_WINDOW = 128_000;
 
@@ -52,24 +54,19 @@ export function normalizeModelName(model: string): string {
 export function findKnownModel<T extends { model: string }>(model: string, table: readonly T[]): T | undefined {
   let memo = lookups.get(table) as TableMemo<T> | undefined;
   if (memo === undefined) {
-    memo = { names: table.map((entry) => normalizeModelName(entry.model)), found: new Map() };
+    memo = { names: table.map((entry) => normalizeModelName(entry.model)), found: new BoundedMemo() };
     lookups.set(table, memo as TableMemo<{ model: string }>);
   }
-  if (memo.found.has(model)) return memo.found.get(model);
-  const entry = searchTable(model, table, memo.names);
-  // Model ids come from configuration and requests: a handful in practice, bounded anyway.
-  if (memo.found.size >= MEMO_LIMIT) memo.found.clear();
-  memo.found.set(model, entry);
-  return entry;
+  const names = memo.names;
+  return memo.found.get(model, () => searchTable(model, table, names));
 }
 
 /** A table's normalized names, and the entries found for the model ids asked so far (every turn asks). */
 interface TableMemo<T> {
   names: string[];
-  found: Map<string, T | undefined>;
+  found: BoundedMemo<string, T | undefined>;
 }
 const lookups = new WeakMap<readonly { model: string }[], TableMemo<{ model: string }>>();
-const MEMO_LIMIT = 1_000;
 
 function searchTable<T extends { model: string }>(model: string, table: readonly T[], names: string[]): T | undefined {
   const wanted = normalizeModelName(model);

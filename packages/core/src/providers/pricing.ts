@@ -1,5 +1,6 @@
 import type { PricingConfig } from '../config/schema.js';
 import type { CostStatus, Usage } from '../types.js';
+import { BoundedMemo } from '../util/bounded-memo.js';
 import { normalizeModelName } from './metadata.js';
 
 /** Date of the shipped price table: prices change, and a displayed estimate should say how old its source is. */
@@ -57,15 +58,10 @@ export const PRICE_TABLE: readonly TablePrice[] = [
  * (`claude-sonnet-4-5-20250929`), because variants such as openrouter's `:free` cost something else.
  */
 function tablePrice(provider: string, model: string): TablePrice | undefined {
-  const key = `${provider}\0${model}`;
-  if (priced.has(key)) return priced.get(key);
-  const found = searchPrices(provider, model);
-  // Asked on every turn for the few models in use; bounded anyway.
-  if (priced.size >= 1_000) priced.clear();
-  priced.set(key, found);
-  return found;
+  // Asked on every turn for the few models in use.
+  return priced.get(`${provider}\0${model}`, () => searchPrices(provider, model));
 }
-const priced = new Map<string, TablePrice | undefined>();
+const priced = new BoundedMemo<string, TablePrice | undefined>();
 
 function searchPrices(provider: string, model: string): TablePrice | undefined {
   const wanted = normalizeModelName(model);
