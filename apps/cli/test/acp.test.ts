@@ -1,15 +1,8 @@
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { runCleanups, spawnHermes } from './support/hermes-process.js';
 
-const bin = fileURLToPath(new URL('../dist/bin.js', import.meta.url));
-const cleanups: (() => Promise<void> | void)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+afterEach(runCleanups);
 
 interface Reply {
   id?: number;
@@ -31,44 +24,28 @@ const REFUSE_LOGGER = `export async function resolve(specifier, context, next) {
 
 /** `hermes acp` on pipes, with the given module hooks registered before the CLI loads. */
 function spawnAcp(hooks: string) {
-  const home = mkdtempSync(join(tmpdir(), 'hermes-acp-'));
   const register = `import { register } from 'node:module'; register(${JSON.stringify(
     `data:text/javascript,${encodeURIComponent(hooks)}`,
   )});`;
   const preload = `data:text/javascript,${encodeURIComponent(register)}`;
-  const child = spawn(process.execPath, ['--import', preload, bin, 'acp'], {
-    env: { PATH: process.env.PATH ?? '', HOME: home, HERMES_HOME: home, HERMES_MODEL: 'custom:scripted' },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  const exited = new Promise<void>((resolve) => child.on('close', () => resolve()));
-  cleanups.push(async () => {
-    child.kill('SIGKILL');
-    await exited;
-    rmSync(home, { recursive: true, force: true });
-  });
   const replies = new Map<number, (reply: Reply) => void>();
   const lines: Reply[] = [];
-  let buffer = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    buffer += chunk.toString('utf8');
-    for (let index = buffer.indexOf('\n'); index >= 0; index = buffer.indexOf('\n')) {
-      const reply = JSON.parse(buffer.slice(0, index)) as Reply;
+  const { child, exited, stderr } = spawnHermes(
+    ['acp'],
+    { prefix: 'hermes-acp-', nodeArgs: ['--import', preload], env: { HERMES_MODEL: 'custom:scripted' } },
+    (line) => {
+      const reply = JSON.parse(line) as Reply;
       lines.push(reply);
-      buffer = buffer.slice(index + 1);
       if (reply.id !== undefined) replies.get(reply.id)?.(reply);
-    }
-  });
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString('utf8');
-  });
+    },
+  );
   const request = (id: number, method: string, params: Record<string, unknown>) =>
     new Promise<Reply>((resolve, reject) => {
       replies.set(id, resolve);
-      void exited.then(() => reject(new Error(`hermes acp exited: ${stderr}`)));
+      void exited.then(() => reject(new Error(`hermes acp exited: ${stderr()}`)));
       child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
     });
-  return { request, stderr: () => stderr, lines: () => lines, exited };
+  return { request, stderr, lines: () => lines, exited };
 }
 
 describe('hermes acp', () => {

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../../packages/core/test/support/postgres.js';
 // The global setup's `ProvidedContext` declaration types `inject('hermesTestDatabaseUrl')`.
 import type {} from '../../../packages/core/test/support/postgres-global-setup.js';
-import { cleanups, runCleanups, spawnGateway } from './support/gateway-process.js';
+import { cleanups, runCleanups, spawnGateway } from './support/hermes-process.js';
 
 afterEach(runCleanups);
 

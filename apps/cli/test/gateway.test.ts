@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startScriptedOpenAIServer, step, text, toolCall } from '@hermes/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { cleanups, runCleanups, spawnGateway } from './support/gateway-process.js';
+import { cleanups, runCleanups, spawnGateway } from './support/hermes-process.js';
 
 afterEach(runCleanups);
 

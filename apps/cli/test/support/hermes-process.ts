@@ -21,19 +21,19 @@ export interface Frame {
   params?: { type?: string; session_id?: string; payload?: Record<string, unknown> } & Record<string, unknown>;
 }
 
-/** A `hermes gateway` child on stdio pipes, with every stdout frame collected in order. */
-export function spawnGateway(scripted: ScriptedServer, options: { path?: string; env?: Record<string, string> } = {}) {
-  const home = mkdtempSync(join(tmpdir(), 'hermes-gateway-'));
-  writeFileSync(join(home, 'config.yaml'), 'session:\n  auto_title: false\n');
-  const child = spawn(process.execPath, [bin, 'gateway'], {
-    env: {
-      PATH: options.path ?? process.env.PATH ?? '',
-      HOME: home,
-      HERMES_HOME: home,
-      HERMES_MODEL: 'custom:scripted',
-      HERMES_BASE_URL: scripted.baseURL,
-      ...options.env,
-    },
+/**
+ * A `hermes` child on stdio pipes with a fresh home, killed and its home removed by `runCleanups`. Each stdout line
+ * goes to `onLine`; stderr is kept for error messages.
+ */
+export function spawnHermes(
+  args: string[],
+  options: { prefix: string; nodeArgs?: string[]; env: Record<string, string>; config?: string },
+  onLine: (line: string) => void,
+) {
+  const home = mkdtempSync(join(tmpdir(), options.prefix));
+  if (options.config !== undefined) writeFileSync(join(home, 'config.yaml'), options.config);
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), bin, ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: home, HERMES_HOME: home, ...options.env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   const exited = new Promise<void>((resolve) => child.on('close', () => resolve()));
@@ -42,21 +42,43 @@ export function spawnGateway(scripted: ScriptedServer, options: { path?: string;
     await exited;
     rmSync(home, { recursive: true, force: true });
   });
-  const frames: Frame[] = [];
-  const waiters = new Set<() => void>();
   let buffer = '';
   child.stdout.on('data', (chunk: Buffer) => {
     buffer += chunk.toString('utf8');
     for (let index = buffer.indexOf('\n'); index >= 0; index = buffer.indexOf('\n')) {
-      frames.push(JSON.parse(buffer.slice(0, index)) as Frame);
+      const line = buffer.slice(0, index);
       buffer = buffer.slice(index + 1);
+      onLine(line);
     }
-    for (const wake of waiters) wake();
   });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => {
     stderr += chunk.toString('utf8');
   });
+  return { child, home, exited, stderr: () => stderr };
+}
+
+/** A `hermes gateway` child on stdio pipes, with every stdout frame collected in order. */
+export function spawnGateway(scripted: ScriptedServer, options: { path?: string; env?: Record<string, string> } = {}) {
+  const frames: Frame[] = [];
+  const waiters = new Set<() => void>();
+  const { child, home, exited, stderr } = spawnHermes(
+    ['gateway'],
+    {
+      prefix: 'hermes-gateway-',
+      config: 'session:\n  auto_title: false\n',
+      env: {
+        ...(options.path !== undefined ? { PATH: options.path } : {}),
+        HERMES_MODEL: 'custom:scripted',
+        HERMES_BASE_URL: scripted.baseURL,
+        ...options.env,
+      },
+    },
+    (line) => {
+      frames.push(JSON.parse(line) as Frame);
+      for (const wake of waiters) wake();
+    },
+  );
   const waitFor = (match: (frame: Frame) => boolean): Promise<Frame> =>
     new Promise((resolve, reject) => {
       const check = () => {
@@ -67,7 +89,7 @@ export function spawnGateway(scripted: ScriptedServer, options: { path?: string;
         }
       };
       waiters.add(check);
-      void exited.then(() => reject(new Error(`the gateway exited: ${stderr}`)));
+      void exited.then(() => reject(new Error(`the gateway exited: ${stderr()}`)));
       check();
     });
   const call = async (id: string, method: string, params: Record<string, unknown>) => {
