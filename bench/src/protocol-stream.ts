@@ -21,7 +21,7 @@ import { GatewayClient, RunsClient } from '@hermes/client-sdk';
 import { step, text } from '@hermes/core/testing';
 import OpenAI from 'openai';
 import { type RemoteModel, startRemoteModel } from './remote-model.js';
-import { median } from './stats.js';
+import { fieldMedians } from './stats.js';
 
 /** One protocol path's figures (each the median of its runs). */
 export interface ProtocolStreamMeasurement {
@@ -333,14 +333,10 @@ export async function runProtocolStreams(
           samples.push(await measureTurn(name, path));
         }
         // Each figure is its own median, as on the floors (src/stream.ts).
-        const of = (pick: (sample: TurnSample) => number) => median(samples.map(pick));
         const middle: TurnSample = {
           name,
           deltasSeen: Math.min(...samples.map((sample) => sample.deltasSeen)),
-          wallMs: of((sample) => sample.wallMs),
-          firstDeltaMs: of((sample) => sample.firstDeltaMs),
-          agentCpuMs: of((sample) => sample.agentCpuMs),
-          clientCpuMs: of((sample) => sample.clientCpuMs),
+          ...fieldMedians(samples, ['wallMs', 'firstDeltaMs', 'agentCpuMs', 'clientCpuMs']),
         };
         const peakAfterRuns = peakRssMb(path.pid);
         let peakRssLongMb: number | undefined;

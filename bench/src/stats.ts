@@ -10,3 +10,16 @@ export function median(samples: number[]): number {
     0.5,
   );
 }
+
+/**
+ * Each of `fields` as its own median over the samples: on a shared machine one sample's wall, CPU and first delta
+ * are each disturbed at different times, so no single sample is the typical one.
+ */
+export function fieldMedians<T extends Record<K, number>, K extends keyof T>(
+  samples: T[],
+  fields: readonly K[],
+): Pick<T, K> {
+  const result = {} as Pick<T, K>;
+  for (const field of fields) result[field] = median(samples.map((sample) => sample[field])) as T[K];
+  return result;
+}

@@ -15,7 +15,7 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { createAgentHost, silentLogger } from '@hermes/core';
 import { step, text } from '@hermes/core/testing';
 import { startRemoteModel } from './remote-model.js';
-import { median } from './stats.js';
+import { fieldMedians } from './stats.js';
 
 /** One measured path. */
 export interface StreamMeasurement {
@@ -49,12 +49,7 @@ async function measure(name: string, run: (onDelta: () => void) => Promise<void>
  * work of this process happened to land in that one run.
  */
 function medians(name: string, samples: StreamMeasurement[]): StreamMeasurement {
-  return {
-    name,
-    wallMs: median(samples.map((sample) => sample.wallMs)),
-    cpuMs: median(samples.map((sample) => sample.cpuMs)),
-    firstDeltaMs: median(samples.map((sample) => sample.firstDeltaMs)),
-  };
+  return { name, ...fieldMedians(samples, ['wallMs', 'cpuMs', 'firstDeltaMs']) };
 }
 
 /** The name of the fresh-process floor, which the stream paths' first-turn rows are read against. */
