@@ -62,7 +62,10 @@ export interface AgentHostOptions {
   providers?: ProviderAdapter[];
   /** Extra tools. */
   tools?: ToolDefinition[];
-  /** Passed to every AI SDK provider and to web_fetch. */
+  /**
+   * Passed to every AI SDK provider and to web_fetch. Without it, web_fetch uses the global fetch and an
+   * OpenAI-compatible model's stream calls go out through node:http (ADR 0026).
+   */
   fetch?: typeof globalThis.fetch;
   /** Default true. */
   connectMcp?: boolean;
@@ -114,7 +117,11 @@ class HostImpl implements HostContext {
     this.fetch = init.options.fetch ?? globalThis.fetch.bind(globalThis);
     this.callbacks = init.options.callbacks ?? {};
     this.holderId = init.options.holderId ?? `${hostname()}:${process.pid}:${newId('', 8)}`;
-    this.catalog = createProviderCatalog(this.loaded, { providers: init.options.providers ?? [], fetch: this.fetch });
+    // Providers get the caller's fetch only: without one, the lean model stream sends with node:http (ADR 0026).
+    this.catalog = createProviderCatalog(this.loaded, {
+      providers: init.options.providers ?? [],
+      fetch: init.options.fetch,
+    });
     this.tools = createToolRegistry();
     for (const tool of builtinTools()) this.tools.register(tool);
     // Offered only to sessions whose host can reach a client (HostCallbacks.clientRequest).
@@ -166,7 +173,7 @@ class HostImpl implements HostContext {
   }
 
   createModel(route: ResolvedRoute) {
-    return this.catalog.createModel(route, this.fetch);
+    return this.catalog.createModel(route, this.options.fetch);
   }
 
   providerAdapter(id: string): ProviderAdapter | undefined {
@@ -367,7 +374,10 @@ class HostImpl implements HostContext {
       overrides: this.options.config,
       logger: this.logger,
     });
-    this.catalog = createProviderCatalog(this.loaded, { providers: this.options.providers ?? [], fetch: this.fetch });
+    this.catalog = createProviderCatalog(this.loaded, {
+      providers: this.options.providers ?? [],
+      fetch: this.options.fetch,
+    });
   }
 
   /** Starts background duties: orphaned runs and the runs heartbeat (spec/core.md §9.4.12). */

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3StreamPart } from '@ai-sdk/provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,7 +26,7 @@ let scripted: ScriptedServer;
 let raw: Server;
 let rawURL: string;
 /** Bodies the raw server streams, in order, for chunks the scripted server never sends. */
-const rawBodies: string[] = [];
+const rawBodies: (string | { status: number; headers: Record<string, string>; body: string | Buffer })[] = [];
 
 const sdkModel = (
   baseURL: string,
@@ -98,8 +99,14 @@ beforeAll(async () => {
   raw = createServer((request, response) => {
     request.resume();
     request.on('end', () => {
-      response.writeHead(200, { 'content-type': 'text/event-stream' });
-      response.end(rawBodies.shift() ?? '');
+      const next = rawBodies.shift() ?? '';
+      if (typeof next === 'string') {
+        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        response.end(next);
+      } else {
+        response.writeHead(next.status, next.headers);
+        response.end(next.body);
+      }
     });
   });
   await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
@@ -115,9 +122,16 @@ describe('lean OpenAI-compatible stream parse', () => {
   it('text deltas, reasoning, usage and a stop finish match the SDK model', async () => {
     const { sdk, lean } = await both(step(reasoning('thinking it over', 4), text('Hello there, world!', 3)));
     expect(lean).toEqual(sdk);
-    // The same request reaches the model: the lean model's call marker is taken off before sending.
+    // The same request reaches the model: the lean model's call marker is taken off before sending. It is sent with
+    // node:http (ADR 0026), without the headers only fetch adds: no compression is asked for.
     const [sdkRequest, leanRequest] = scripted.requests.slice(-2);
-    expect(leanRequest?.headers).toEqual(sdkRequest?.headers);
+    const {
+      'accept-encoding': _encoding,
+      'accept-language': _language,
+      'sec-fetch-mode': _mode,
+      ...fetchHeaders
+    } = sdkRequest?.headers ?? {};
+    expect(leanRequest?.headers).toEqual(fetchHeaders);
     expect(leanRequest?.body).toEqual(sdkRequest?.body);
     expect(lean.filter((part) => (part as { type: string }).type === 'text-delta')).toHaveLength(7);
     scripted.push(step(reasoning('thinking it over', 4), text('Hello there, world!', 3)));
@@ -241,6 +255,61 @@ describe('lean OpenAI-compatible stream parse', () => {
           .map((part) => (part as { name?: string }).name);
       expect(errors(lean)).toEqual(errors(sdk));
     }
+  });
+
+  it('a caller’s fetch carries every call, and its streams parse the same (ADR 0026)', async () => {
+    const script = step(text('Hello there, world!', 3));
+    scripted.push(script);
+    const expected = await parts(leanModel(scripted.baseURL));
+    const fetched: string[] = [];
+    const counting: typeof globalThis.fetch = (input, init) => {
+      fetched.push(String(input));
+      return globalThis.fetch(input, init);
+    };
+    scripted.push(script);
+    const viaFetch = createLeanCompatibleChatModel(
+      (fetch, transformRequestBody) => sdkModel(scripted.baseURL, fetch, transformRequestBody),
+      counting,
+    );
+    expect(await parts(viaFetch)).toEqual(expected);
+    expect(fetched).toEqual([`${scripted.baseURL}/chat/completions`]);
+    // With fetch the request carries fetch's own headers, compression included.
+    expect(scripted.requests.at(-1)?.headers['accept-encoding']).toBe('gzip, deflate');
+  });
+
+  it('a compressed event stream is decoded, and a redirect is followed through fetch (ADR 0026)', async () => {
+    const chunk = (payload: object) => `data: ${JSON.stringify({ id: 'c1', created: 1, model: 'm', ...payload })}\n\n`;
+    const body = `${chunk({ choices: [{ index: 0, delta: { content: 'squeezed' } }] })}${chunk({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}data: [DONE]\n\n`;
+    rawBodies.push(body);
+    const plain = await parts(leanModel(rawURL));
+    for (const encoding of ['gzip', 'br'] as const) {
+      rawBodies.push({
+        status: 200,
+        headers: { 'content-type': 'text/event-stream', 'content-encoding': encoding },
+        body: encoding === 'gzip' ? gzipSync(body) : brotliCompressSync(body),
+      });
+      expect(await parts(leanModel(rawURL))).toEqual(plain);
+    }
+    rawBodies.push({ status: 307, headers: { location: `${rawURL}/chat/completions` }, body: '' }, body);
+    expect(await parts(leanModel(rawURL))).toEqual(plain);
+    expect(plain.filter((part) => (part as { type: string }).type === 'text-delta')).toEqual([
+      { type: 'text-delta', id: 'txt-0', delta: 'squeezed' },
+    ]);
+  });
+
+  it('an error status with a JSON body is the SDK’s APICallError with the body’s message (ADR 0026)', async () => {
+    rawBodies.push({
+      status: 400,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ error: { message: 'bad tools', type: 'invalid_request_error' } }),
+    });
+    const error = await leanModel(rawURL)
+      .doStream(call)
+      .then(
+        () => null,
+        (thrown: unknown) => thrown,
+      );
+    expect(error).toMatchObject({ name: 'AI_APICallError', statusCode: 400, message: 'bad tools' });
   });
 
   it('the batch reader (ADR 0024) hands out the stream’s parts a body chunk at a time, and is its only reader', async () => {

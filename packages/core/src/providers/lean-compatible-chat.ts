@@ -21,6 +21,15 @@ import {
 } from '@ai-sdk/provider';
 import { StreamingToolCallTracker } from '@ai-sdk/provider-utils';
 import { createParser } from 'eventsource-parser';
+import {
+  type BodyText,
+  bodyText,
+  bufferedResponse,
+  headerRecord,
+  plainRequest,
+  send,
+  webBodyText,
+} from './node-http-call.js';
 import { PART_BATCHES, type PartBatches } from './part-batches.js';
 
 type Json = Record<string, unknown>;
@@ -68,10 +77,13 @@ function metadataKeyOf(provider: string, options: LanguageModelV3CallOptions): s
  * request body come from the hook, which the SDK calls synchronously just before it fetches; when it
  * did not (another SDK version), the fetch hands the SDK an empty stream instead and reads them from
  * its parts (ADR 0014). Errors, non-stream responses and `doGenerate` reach the SDK untouched.
+ *
+ * Without a `fetch` of the caller's, a stream call is sent with `node:http` (ADR 0026); its other
+ * responses reach the SDK as a `Response` read in full. With one, every call goes through it.
  */
 export function createLeanCompatibleChatModel(
   createSdkModel: (fetch: typeof globalThis.fetch, transformRequestBody: TransformRequestBody) => LanguageModelV3,
-  fetch: typeof globalThis.fetch = globalThis.fetch,
+  fetch?: typeof globalThis.fetch,
 ): LanguageModelV3 {
   // One SDK model for every call (creating one builds its zod schemas). A stream call's request
   // carries a marker header, taken off before it is sent, naming the call its response goes to (an
@@ -83,6 +95,21 @@ export function createLeanCompatibleChatModel(
     built = Array.isArray(warnings) ? { body: args, warnings } : null;
     return args;
   };
+  /** Keeps the event stream of a successful stream call: ends the SDK's call, or hands it an empty stream. */
+  const keepStream = (
+    call: LeanCall,
+    kept: KeptBody,
+    status: number,
+    headers: Headers | Record<string, string>,
+    request: typeof built,
+  ) => {
+    call.kept = kept;
+    if (request !== null && request.body.stream === true) {
+      call.request = request;
+      throw KEPT;
+    }
+    return new Response('', { status, headers });
+  };
   const keep: typeof globalThis.fetch = async (input, init) => {
     const request = built;
     built = null;
@@ -93,16 +120,26 @@ export function createLeanCompatibleChatModel(
       const { [CALL_HEADER]: _marker, ...rest } = headers;
       sent = { ...init, headers: rest };
     }
-    const response = await fetch(input, sent);
     const call = id === undefined ? undefined : calls.get(id);
+    const plain = call && fetch === undefined ? plainRequest(input, sent) : null;
+    if (call && plain !== null) {
+      const message = await send(plain);
+      const status = message.statusCode ?? 0;
+      const type = String(message.headers['content-type'] ?? '');
+      if (status >= 200 && status < 300 && type.includes('text/event-stream')) {
+        const record = headerRecord(message);
+        return keepStream(call, { body: bodyText(message, plain.signal), headers: record }, status, record, request);
+      }
+      if (status < 300 || status >= 400 || message.headers.location === undefined) return bufferedResponse(message);
+      // A redirect is fetch's to follow; the stream it leads to is kept all the same.
+      message.resume();
+    }
+    // The global fetch as it is at the call, as the SDK itself would look it up.
+    const response = await (fetch ?? globalThis.fetch)(input, sent);
     const type = response.headers.get('content-type') ?? '';
     if (!call || !response.ok || response.body === null || !type.includes('text/event-stream')) return response;
-    call.kept = response;
-    if (request !== null && request.body.stream === true) {
-      call.request = request;
-      throw KEPT;
-    }
-    return new Response('', { status: response.status, headers: response.headers });
+    const kept = { body: webBodyText(response.body), headers: Object.fromEntries(response.headers) };
+    return keepStream(call, kept, response.status, response.headers, request);
   };
   const sdk = createSdkModel(keep, transformRequestBody);
   return {
@@ -125,7 +162,7 @@ export function createLeanCompatibleChatModel(
         calls.delete(id);
       }
       const kept = call.kept;
-      if (kept?.body == null) {
+      if (kept === undefined) {
         if (result === null) throw new Error('the lean stream call lost its response');
         return result;
       }
@@ -135,7 +172,7 @@ export function createLeanCompatibleChatModel(
         return {
           stream: leanStream(kept.body, options, preamble),
           request: { body: request?.body },
-          response: { headers: Object.fromEntries(kept.headers) },
+          response: { headers: kept.headers },
         };
       }
       const preamble = await readPreamble(result.stream);
@@ -144,9 +181,15 @@ export function createLeanCompatibleChatModel(
   };
 }
 
+/** A kept event stream: its body and response headers. */
+interface KeptBody {
+  body: BodyText;
+  headers: Record<string, string>;
+}
+
 /** A stream call in flight: its kept response and, when the hook ran, its request body and warnings. */
 interface LeanCall {
-  kept?: Response;
+  kept?: KeptBody;
   request?: { body: Record<string, unknown>; warnings: SharedV3Warning[] };
 }
 
@@ -270,12 +313,10 @@ export function unifiedFinishReason(raw: string, refused: boolean): LanguageMode
 
 /** The stream parts of one successful chat completion stream. */
 function leanStream(
-  body: ReadableStream<Uint8Array>,
+  body: BodyText,
   options: LanguageModelV3CallOptions,
   preamble: SdkPreamble,
 ): ReadableStream<LanguageModelV3StreamPart> {
-  const reader = body.getReader();
-  const decoder = new TextDecoder();
   let out: LanguageModelV3StreamPart[] = [];
   const emit = (part: LanguageModelV3StreamPart): void => {
     out.push(part);
@@ -455,13 +496,12 @@ function leanStream(
   /** The parts of the next body chunk that yields any (one chunk, or more when a chunk ends mid-event); null once all were handed out. */
   const nextParts = async (): Promise<LanguageModelV3StreamPart[] | null> => {
     while (out.length === 0 && !ended) {
-      const next = await reader.read();
-      if (next.done) {
-        parser.feed(decoder.decode());
+      const text = await body.read();
+      if (text === null) {
         ended = true;
         onEnd();
       } else {
-        parser.feed(decoder.decode(next.value, { stream: true }));
+        parser.feed(text);
       }
     }
     if (out.length === 0) return null;
@@ -478,7 +518,7 @@ function leanStream(
         if (ended && out.length === 0) controller.close();
       },
       cancel(reason) {
-        return reader.cancel(reason);
+        return body.cancel(reason);
       },
     },
     { highWaterMark: 0 },
@@ -492,7 +532,7 @@ function leanStream(
     },
     cancel(reason) {
       cancelled = true;
-      return reader.cancel(reason);
+      return body.cancel(reason);
     },
   };
   Object.defineProperty(stream, PART_BATCHES, {

@@ -81,6 +81,43 @@ describe('end to end through the custom provider over HTTP', () => {
     expect(usage).toHaveLength(3);
   });
 
+  it('model stream calls go out through node:http unless the host was given a fetch, which then carries them all (ADR 0026)', async () => {
+    const cwd = workspace();
+    // The stream calls a fetch carried (a title request, which does not stream, may go through fetch either way).
+    const seen: string[] = [];
+    const original = globalThis.fetch;
+    const counting: typeof globalThis.fetch = (input, init) => {
+      const url = String(input instanceof Request ? input.url : input);
+      if (typeof init?.body === 'string' && init.body.includes('"stream":true')) seen.push(url);
+      return original(input, init);
+    };
+    globalThis.fetch = counting;
+    try {
+      const { host } = await serverHost(tourScript(), cwd);
+      const agent = await host.newSession({ cwd });
+      const { result } = await collectTurn(agent.runTurn({ text: 'combine the files' }));
+      expect(result.outcome).toBe('completed');
+      expect(seen).toEqual([]);
+    } finally {
+      globalThis.fetch = original;
+    }
+
+    const server = await startScriptedOpenAIServer({ script: tourScript(), apiKey: 'test-key' });
+    cleanups.push(() => server.close());
+    const host = await createAgentHost({
+      homeDir: temp('hermes-home-'),
+      env: { HERMES_MODEL: 'custom:scripted', HERMES_BASE_URL: server.baseURL, HERMES_API_KEY: 'test-key' },
+      connectMcp: false,
+      logger: silentLogger,
+      fetch: counting,
+    });
+    cleanups.push(() => host.close());
+    const agent = await host.newSession({ cwd: workspace() });
+    const { result } = await collectTurn(agent.runTurn({ text: 'combine the files' }));
+    expect(result.finalText).toBe('Wrote c.txt from a.txt and b.txt.');
+    expect(seen).toEqual(Array.from({ length: 3 }, () => `${server.baseURL}/chat/completions`));
+  });
+
   it('a long answer arrives in batches of parts (ADR 0024): every delta in order, and none after an interrupt raised by one', async () => {
     const { host } = await serverHost(
       [step(text('abcdefghij'.repeat(100), 1)), step(text('0123456789'.repeat(50), 1))],
