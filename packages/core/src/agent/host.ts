@@ -117,11 +117,7 @@ class HostImpl implements HostContext {
     this.fetch = init.options.fetch ?? globalThis.fetch.bind(globalThis);
     this.callbacks = init.options.callbacks ?? {};
     this.holderId = init.options.holderId ?? `${hostname()}:${process.pid}:${newId('', 8)}`;
-    // Providers get the caller's fetch only: without one, the lean model stream sends with node:http (ADR 0026).
-    this.catalog = createProviderCatalog(this.loaded, {
-      providers: init.options.providers ?? [],
-      fetch: init.options.fetch,
-    });
+    this.catalog = this.providerCatalog();
     this.tools = createToolRegistry();
     for (const tool of builtinTools()) this.tools.register(tool);
     // Offered only to sessions whose host can reach a client (HostCallbacks.clientRequest).
@@ -173,7 +169,12 @@ class HostImpl implements HostContext {
   }
 
   createModel(route: ResolvedRoute) {
-    return this.catalog.createModel(route, this.options.fetch);
+    return this.catalog.createModel(route);
+  }
+
+  /** The providers of the loaded configuration. They get the caller's fetch only: without one, the lean model stream sends with node:http (ADR 0026). */
+  private providerCatalog() {
+    return createProviderCatalog(this.loaded, { providers: this.options.providers ?? [], fetch: this.options.fetch });
   }
 
   providerAdapter(id: string): ProviderAdapter | undefined {
@@ -374,10 +375,7 @@ class HostImpl implements HostContext {
       overrides: this.options.config,
       logger: this.logger,
     });
-    this.catalog = createProviderCatalog(this.loaded, {
-      providers: this.options.providers ?? [],
-      fetch: this.options.fetch,
-    });
+    this.catalog = this.providerCatalog();
   }
 
   /** Starts background duties: orphaned runs and the runs heartbeat (spec/core.md §9.4.12). */

@@ -96,19 +96,14 @@ export function createLeanCompatibleChatModel(
     return args;
   };
   /** Keeps the event stream of a successful stream call: ends the SDK's call, or hands it an empty stream. */
-  const keepStream = (
-    call: LeanCall,
-    kept: KeptBody,
-    status: number,
-    headers: Headers | Record<string, string>,
-    request: typeof built,
-  ) => {
+  const keepStream = (call: LeanCall, kept: KeptBody, status: number, request: typeof built) => {
     call.kept = kept;
     if (request !== null && request.body.stream === true) {
       call.request = request;
       throw KEPT;
     }
-    return new Response('', { status, headers });
+    // The SDK reads these headers as a record too (its extractResponseHeaders), so the record loses nothing.
+    return new Response('', { status, headers: kept.headers });
   };
   const keep: typeof globalThis.fetch = async (input, init) => {
     const request = built;
@@ -127,8 +122,12 @@ export function createLeanCompatibleChatModel(
       const status = message.statusCode ?? 0;
       const type = String(message.headers['content-type'] ?? '');
       if (status >= 200 && status < 300 && type.includes('text/event-stream')) {
-        const record = headerRecord(message);
-        return keepStream(call, { body: bodyText(message, plain.signal), headers: record }, status, record, request);
+        return keepStream(
+          call,
+          { body: bodyText(message, plain.signal), headers: headerRecord(message) },
+          status,
+          request,
+        );
       }
       if (status < 300 || status >= 400 || message.headers.location === undefined) return bufferedResponse(message);
       // A redirect is fetch's to follow; the stream it leads to is kept all the same.
@@ -139,7 +138,7 @@ export function createLeanCompatibleChatModel(
     const type = response.headers.get('content-type') ?? '';
     if (!call || !response.ok || response.body === null || !type.includes('text/event-stream')) return response;
     const kept = { body: webBodyText(response.body), headers: Object.fromEntries(response.headers) };
-    return keepStream(call, kept, response.status, response.headers, request);
+    return keepStream(call, kept, response.status, request);
   };
   const sdk = createSdkModel(keep, transformRequestBody);
   return {

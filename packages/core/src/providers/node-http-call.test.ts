@@ -16,6 +16,13 @@ afterEach(async () => {
   }
 });
 
+/** Starts `server` on a free local port, closed after the test, and returns its URL for `path`. */
+async function listening(server: Server, path: string): Promise<string> {
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`;
+}
+
 /** A server that answers each request with an event stream's head and one event, then leaves it to `then`. */
 async function streaming(then: (response: ServerResponse) => void): Promise<string> {
   const server = createServer((request, response) => {
@@ -24,9 +31,7 @@ async function streaming(then: (response: ServerResponse) => void): Promise<stri
     response.write('data: one\n\n');
     then(response);
   });
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/chat/completions`;
+  return listening(server, '/v1/chat/completions');
 }
 
 const post = (url: string, signal?: AbortSignal) => {
@@ -51,10 +56,9 @@ describe('node:http model calls (ADR 0026)', () => {
 
   it('a refused connection is fetch’s TypeError with the socket error as its cause', async () => {
     const server = createServer();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const port = (server.address() as AddressInfo).port;
+    const url = await listening(server, '/v1');
     await new Promise((resolve) => server.close(resolve));
-    const error = await send(post(`http://127.0.0.1:${port}/v1`)).catch((thrown: unknown) => thrown);
+    const error = await send(post(url)).catch((thrown: unknown) => thrown);
     expect(error).toBeInstanceOf(TypeError);
     expect(error).toMatchObject({ message: 'fetch failed', cause: { code: 'ECONNREFUSED' } });
   });
@@ -76,10 +80,10 @@ describe('node:http model calls (ADR 0026)', () => {
   });
 
   it('a model silent past the idle limit fails the call: before its head as fetch failed, mid-body as terminated', async () => {
-    const mute = createServer((request) => request.resume());
-    servers.push(mute);
-    await new Promise<void>((resolve) => mute.listen(0, '127.0.0.1', resolve));
-    const muteUrl = `http://127.0.0.1:${(mute.address() as AddressInfo).port}/v1`;
+    const muteUrl = await listening(
+      createServer((request) => request.resume()),
+      '/v1',
+    );
     const headless = await send(post(muteUrl), 50).catch((thrown: unknown) => thrown);
     expect(headless).toMatchObject({
       name: 'TypeError',
