@@ -260,7 +260,8 @@ export async function handleChatCompletions(server: ServerContext, context: Cont
       for await (const event of run as AsyncIterable<AgentEvent>) {
         if (event.type === 'message.delta' && event.text) {
           contentSent = true;
-          await sse.frame(contentChunk(event.text));
+          // Deltas that arrive in one burst share a chunk (spec §13.6: deltas may be coalesced).
+          await sse.mergeable(event.text, contentChunk);
         } else if (event.type === 'reasoning.delta' && settings.showReasoning) {
           reasoningSent.add(event.messageId);
           await sse.frame(chunk({ reasoning_content: event.text }));

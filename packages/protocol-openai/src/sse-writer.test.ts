@@ -47,4 +47,54 @@ describe('SseWriter', () => {
     await writer.finish();
     expect(writes).toHaveLength(1);
   });
+
+  it('joins mergeable text queued in one turn into one frame, closed by any other frame', async () => {
+    const { writes, stream } = fakeStream();
+    const writer = new SseWriter(stream, 60_000);
+    const encode = (text: string) => JSON.stringify({ content: text });
+    const other = (text: string) => JSON.stringify({ reasoning: text });
+    void writer.mergeable('a', encode);
+    void writer.mergeable('b', encode);
+    void writer.frame({ tool: 1 });
+    void writer.mergeable('c', encode);
+    void writer.mergeable('d', other);
+    void writer.mergeable('e', encode);
+    void writer.mergeable('f', encode);
+    await new Promise((resolve) => setImmediate(resolve));
+    void writer.mergeable('g', encode);
+    await writer.finish();
+    expect(writes).toEqual([
+      'data: {"content":"ab"}\n\ndata: {"tool":1}\n\ndata: {"content":"c"}\n\ndata: {"reasoning":"d"}\n\n' +
+        'data: {"content":"ef"}\n\n',
+      'data: {"content":"g"}\n\n',
+    ]);
+  });
+
+  it('closes a merged frame and makes the caller wait once it reaches 64 KiB', async () => {
+    let release: () => void = () => {};
+    const { writes, stream } = fakeStream(
+      new Promise<void>((resolve) => {
+        release = resolve;
+      }),
+    );
+    const writer = new SseWriter(stream, 60_000);
+    const encode = (text: string) => JSON.stringify(text);
+    let waited = 0;
+    for (let index = 0; index < 70; index += 1) {
+      const queued = writer.mergeable('x'.repeat(1024), encode);
+      let settled = false;
+      void queued.then(() => {
+        settled = true;
+      });
+      await Promise.resolve();
+      if (!settled) {
+        waited += 1;
+        release();
+        await queued;
+      }
+    }
+    await writer.finish();
+    expect(waited).toBe(1);
+    expect(writes).toEqual([`data: "${'x'.repeat(64 * 1024)}"\n\n`, `data: "${'x'.repeat(6 * 1024)}"\n\n`]);
+  });
 });

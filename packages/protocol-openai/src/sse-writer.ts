@@ -123,6 +123,9 @@ export class SseWriter {
   private timer: NodeJS.Timeout | undefined;
   private finished = false;
   private buffer = '';
+  /** Text queued by {@link SseWriter.mergeable} that a later call in the same turn may still join. */
+  private mergingText = '';
+  private mergingEncode: ((text: string) => string) | null = null;
   private flushScheduled = false;
   /** When the last frame was queued; the keepalive timer re-arms itself from it instead of per frame. */
   private lastFrameAt = 0;
@@ -159,9 +162,38 @@ export class SseWriter {
   /** Queues one raw frame; resolves at once, or once written when the buffer is over its high-water mark. */
   raw(frame: string): Promise<void> {
     if (this.closed) return Promise.resolve();
-    this.lastFrameAt = performance.now();
+    this.endMerge();
     this.buffer += frame;
-    if (this.buffer.length >= HIGH_WATER_CHARS) return this.flush();
+    return this.queued();
+  }
+
+  /**
+   * Queues text for a `data:` frame that the text of the next calls in the same turn of the event loop may join, when
+   * they pass the same `encode` (which turns the joined text into the frame's JSON). A frame of any other kind, a
+   * different `encode` or the end of the turn closes the frame. Text that arrives in one burst (a model's network
+   * chunk of many deltas) becomes one frame instead of hundreds the client must parse; text that arrives at its own
+   * pace still goes out a frame each, as soon as before.
+   */
+  mergeable(text: string, encode: (text: string) => string): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    if (this.mergingEncode !== encode) this.endMerge();
+    this.mergingEncode = encode;
+    this.mergingText += text;
+    return this.queued(this.mergingText.length);
+  }
+
+  /** Encodes the text being merged, if any, into the buffer. */
+  private endMerge(): void {
+    if (this.mergingEncode === null) return;
+    this.buffer += `data: ${this.mergingEncode(this.mergingText)}\n\n`;
+    this.mergingText = '';
+    this.mergingEncode = null;
+  }
+
+  /** After a frame was queued: a flush at the end of this turn, or now when the buffer is over its high-water mark. */
+  private queued(merging = 0): Promise<void> {
+    this.lastFrameAt = performance.now();
+    if (this.buffer.length + merging >= HIGH_WATER_CHARS) return this.flush();
     if (!this.flushScheduled) {
       this.flushScheduled = true;
       setImmediate(this.flushLater);
@@ -172,6 +204,7 @@ export class SseWriter {
   /** Writes the buffered frames as one chunk; resolves once everything queued so far is written. */
   private flush(): Promise<void> {
     this.flushScheduled = false;
+    this.endMerge();
     if (this.buffer !== '') {
       const text = this.buffer;
       this.buffer = '';

@@ -1,5 +1,5 @@
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import { hang, step, text } from '@hermes/core/testing';
+import { delay, hang, step, text } from '@hermes/core/testing';
 import { streamText } from 'ai';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -23,6 +23,36 @@ describe('other clients', () => {
     for await (const delta of result.textStream) streamed += delta;
     expect(streamed).toBe('Hello from Hermes.');
     expect(await result.finishReason).toBe('stop');
+  });
+});
+
+describe('coalesced content chunks (spec §13.6)', () => {
+  /** The content of each chunk the official client yields, in order. */
+  async function contents(client: OpenAI): Promise<string[]> {
+    const stream = await client.chat.completions.create({
+      model: 'hermes-agent',
+      stream: true,
+      messages: [user('go')],
+    });
+    const seen: string[] = [];
+    for await (const chunk of stream) {
+      const content = chunk.choices[0]?.delta.content;
+      if (content) seen.push(content);
+    }
+    return seen;
+  }
+
+  it('a burst of deltas shares chunks, and the text arrives whole and in order', async () => {
+    const answer = Array.from({ length: 2000 }, (_, index) => String(index % 10)).join('');
+    rig = await startRig({ script: [step(text(answer, 1))] });
+    const seen = await contents(rig.client);
+    expect(seen.join('')).toBe(answer);
+    expect(seen.length).toBeLessThan(2000);
+  });
+
+  it('deltas that arrive at their own pace get a chunk each', async () => {
+    rig = await startRig({ script: [step(text('one '), delay(30), text('two '), delay(30), text('three'))] });
+    expect(await contents(rig.client)).toEqual(['one ', 'two ', 'three']);
   });
 });
 
