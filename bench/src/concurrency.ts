@@ -4,12 +4,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { delay, step, text } from '@hermes/core/testing';
+import { ContentDeltaCounter } from './content-deltas.js';
 import { startRemoteModel } from './remote-model.js';
 import { BENCH_KEY as KEY, startBenchServer } from './server-process.js';
 import { percentile } from './stats.js';
 
 /** Pause between two deltas of one answer, as a model streaming about 10 chunks a second. */
 export const DELTA_PACE_MS = 100;
+
+/** The text of each delta. */
+const DELTA_TEXT = 'ab';
 
 /** Length of a clock tick in /proc/<pid>/stat (USER_HZ is 100 on Linux). */
 const CLOCK_TICK_MS = 10;
@@ -70,7 +74,7 @@ export async function runConcurrency(
   const target = options.target ?? 'server';
   const model = await startRemoteModel();
   const answer = Array.from({ length: deltas }, (_, index) =>
-    index === 0 ? [text('ab', 2)] : [delay(DELTA_PACE_MS), text('ab', 2)],
+    index === 0 ? [text(DELTA_TEXT, 2)] : [delay(DELTA_PACE_MS), text(DELTA_TEXT, 2)],
   ).flat();
   await model.push(...Array.from({ length: streams }, () => step(...answer)));
   const home = mkdtempSync(join(tmpdir(), 'hermes-concurrency-'));
@@ -118,9 +122,10 @@ export async function runConcurrency(
           let last = -1;
           let seen = 0;
           const decoder = new TextDecoder();
+          const counter = new ContentDeltaCounter(DELTA_TEXT.length);
           for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
-            // Deltas with text; the role chunk's empty content does not count.
-            const count = decoder.decode(chunk, { stream: true }).match(/"content":"[^"]/g)?.length ?? 0;
+            // Deltas with text; the role chunk's empty content does not count. Coalesced deltas count 0 ms apart.
+            const count = counter.push(decoder.decode(chunk, { stream: true }));
             if (count === 0) continue;
             const now = performance.now();
             if (last < 0) firsts.push(now - sent);

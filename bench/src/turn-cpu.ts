@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { step, text } from '@hermes/core/testing';
+import { ContentDeltaCounter } from './content-deltas.js';
 import { startRemoteModel } from './remote-model.js';
 import { BENCH_KEY as KEY, startBenchServer } from './server-process.js';
 import { percentile } from './stats.js';
@@ -76,11 +77,12 @@ async function measure(name: string, url: string, pid: number, turns: number, wa
         continue;
       }
       const decoder = new TextDecoder();
+      const counter = new ContentDeltaCounter(ANSWER.length / DELTAS);
       let first = -1;
       let last = -1;
       let seen = 0;
       for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
-        const count = decoder.decode(chunk, { stream: true }).match(/"content":"[^"]/g)?.length ?? 0;
+        const count = counter.push(decoder.decode(chunk, { stream: true }));
         if (count === 0) continue;
         last = performance.now();
         if (first < 0) first = last;
