@@ -92,11 +92,16 @@ describe('apps/server', () => {
     const complete = await waitFor((frame) => frame.params?.type === 'message.complete');
     expect(complete.params?.payload.text, JSON.stringify(frames)).toBe('gateway answer');
 
-    const logs = server
-      .stdout()
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const readLogs = () =>
+      server
+        .stdout()
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+    // Info lines are written in batches at most 250 ms apart (ADR 0025): wait for the run's lines to be flushed.
+    for (let attempt = 0; attempt < 200 && readLogs().filter((entry) => entry.runId === runId).length < 2; attempt += 1)
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    const logs = readLogs();
     expect(logs.filter((entry) => entry.msg === 'request').every((entry) => typeof entry.requestId === 'string')).toBe(
       true,
     );
