@@ -190,6 +190,8 @@ export function createAcpAgent(options: AcpAgentOptions): AcpAgent {
   const ensureRuntime = (): Promise<CoreRuntime> => {
     runtimePromise ??= importCore().then(async (core) => {
       const host = await options.createHost();
+      // The editor is typing its first prompt meanwhile; its reply need not wait for the model's package to load.
+      setImmediate(() => void host.warmModel());
       unsubscribes.push(host.skills.onReload(announceCommands));
       if (Object.keys(host.config.mcp_servers ?? {}).length > 0) {
         void host.mcp

@@ -95,6 +95,8 @@ export function createOpenAIApp(options: OpenAIAppOptions): OpenAIApp {
       .catch((error) => host.logger.warn('response pruning failed', { error: String(error) }));
   };
   prune();
+  // The first request's reply need not wait for the default model's package to load.
+  setImmediate(() => void host.warmModel());
   const pruneTimer = setInterval(prune, 3_600_000);
   pruneTimer.unref();
   // Shared run events (PostgreSQL) go 3,600 s after their run turned terminal, as the in-memory backlog does

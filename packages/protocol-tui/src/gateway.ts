@@ -21,6 +21,8 @@ export interface Gateway {
 /** Creates a gateway on an agent host (spec tui-gateway.md). */
 export function createGateway(options: GatewayOptions): Gateway {
   const core = new GatewayCore(options);
+  // A client opens a session and types its first prompt meanwhile; its reply need not wait for the model's package.
+  setImmediate(() => void options.host.warmModel());
   return {
     get replayEpoch() {
       return core.replayEpoch;

@@ -38,6 +38,7 @@ import {
 } from '../tools/index.js';
 import type { ProcessRegistry, ToolDefinition, ToolRegistry, ToolSettings } from '../tools/types.js';
 import type { Clock, CostStatus, DeepPartial, HostCallbacks, Logger, ModelOption, Usage } from '../types.js';
+import { BoundedMemo } from '../util/bounded-memo.js';
 import { AgentCore } from './agent.js';
 import type { HostContext } from './internals.js';
 import type { HermesSettings } from './settings.js';
@@ -97,6 +98,8 @@ class HostImpl implements HostContext {
   private readonly listeners = new Set<(event: HostEvent) => void>();
   private readonly options: AgentHostOptions;
   private closed = false;
+  /** Warm-ups started, by model spec: sessions open often, and each model is warmed once. */
+  private readonly warmUps = new BoundedMemo<string, Promise<void>>();
   private stopRunHeartbeat: (() => void) | null = null;
   mcpManager!: McpManagerInternal;
 
@@ -170,6 +173,37 @@ class HostImpl implements HostContext {
 
   createModel(route: ResolvedRoute) {
     return this.catalog.createModel(route);
+  }
+
+  warmModel(spec?: string): Promise<void> {
+    let route: ResolvedRoute;
+    try {
+      const wanted = spec ?? this.defaultModelSpec();
+      if (wanted === null || this.closed) return Promise.resolve();
+      route = this.resolveRoute(wanted);
+    } catch {
+      // The turn resolves the spec again and reports what is wrong with it.
+      return Promise.resolve();
+    }
+    return this.warmUps.get(route.spec, () => this.loadModel(route));
+  }
+
+  private async loadModel(route: ResolvedRoute): Promise<void> {
+    try {
+      // A built-in provider's model imports its AI SDK package when it is first asked for anything, this included.
+      await this.createModel(route).supportedUrls;
+      // The AI SDK builds each request's headers with the fetch API's `Headers`; node loads undici on its first use.
+      void globalThis.Headers;
+    } catch {
+      // Reported by the first turn, which loads the model again.
+    }
+  }
+
+  /** Warms a session's model once the caller's reply to opening it is on its way (a macrotask later). */
+  private warmSoon(agent: AgentCore): void {
+    const spec = agent.model?.spec;
+    if (spec === undefined) return;
+    setImmediate(() => void this.warmModel(spec));
   }
 
   /** The providers of the loaded configuration. They get the caller's fetch only: without one, the lean model stream sends with node:http (ADR 0026). */
@@ -268,6 +302,7 @@ class HostImpl implements HostContext {
     const sessionId = newSessionId(this.clock.now());
     const agent = new AgentCore({ host: this, sessionId, options, ...extra });
     this.agents.set(sessionId, agent);
+    this.warmSoon(agent);
     if (options.mcpServers && options.mcpServers.length > 0)
       void this.mcpManager.attachSessionServers(sessionId, options.mcpServers);
     return agent;
@@ -296,6 +331,7 @@ class HostImpl implements HostContext {
     if (options.cwd !== undefined && options.cwd !== row.cwd)
       await this.store.updateSession(row.id, { cwd: options.cwd });
     this.agents.set(row.id, agent);
+    this.warmSoon(agent);
     const usage = await this.store.usageByModel(row.id);
     agent.restoreUsageByModel(usage);
     return agent;

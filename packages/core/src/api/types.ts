@@ -216,6 +216,13 @@ export interface AgentHost {
   resolveModel(spec: string): ModelRoute & { contextWindow: number };
   listModels(): ModelOption[];
   /**
+   * Loads what the first call to a model needs (its AI SDK provider package, the fetch API classes the SDK builds
+   * requests with) in the background, so that a session's first reply does not wait for it. `spec` defaults to the
+   * default model. New and resumed sessions warm their own model by themselves; a server calls this once it is up.
+   * Never rejects: a model that cannot be resolved or loaded reports that on its first turn instead.
+   */
+  warmModel(spec?: string): Promise<void>;
+  /**
    * Saves an API key for a provider as its key variable in HERMES_HOME/.env, usable at once.
    * Throws `unknown_provider`, or `invalid_input` when the provider reads no key variable.
    */
