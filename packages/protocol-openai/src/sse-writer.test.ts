@@ -2,9 +2,15 @@ import type { StreamingApi } from 'hono/utils/stream';
 import { describe, expect, it } from 'vitest';
 import { SseWriter } from './sse-writer.js';
 
-/** The part of hono's StreamingApi the writer uses, recording each write. */
-function fakeStream(hold?: Promise<void>) {
+/** The part of hono's StreamingApi the writer uses, recording each write; `held` writes wait for `release()`. */
+function fakeStream(held = false) {
   const writes: string[] = [];
+  let release: () => void = () => {};
+  const hold = held
+    ? new Promise<void>((resolve) => {
+        release = resolve;
+      })
+    : undefined;
   const stream = {
     aborted: false,
     async write(text: string) {
@@ -13,7 +19,7 @@ function fakeStream(hold?: Promise<void>) {
       return stream;
     },
   };
-  return { writes, stream: stream as unknown as StreamingApi };
+  return { writes, stream: stream as unknown as StreamingApi, release: () => release() };
 }
 
 describe('SseWriter', () => {
@@ -29,12 +35,7 @@ describe('SseWriter', () => {
   });
 
   it('makes the caller wait for the write once 64 KiB are buffered', async () => {
-    let release: () => void = () => {};
-    const { writes, stream } = fakeStream(
-      new Promise<void>((resolve) => {
-        release = resolve;
-      }),
-    );
+    const { writes, stream, release } = fakeStream(true);
     const writer = new SseWriter(stream, 60_000);
     let settled = false;
     const big = writer.frame('x'.repeat(70_000)).then(() => {
@@ -71,12 +72,7 @@ describe('SseWriter', () => {
   });
 
   it('closes a merged frame and makes the caller wait once it reaches 64 KiB', async () => {
-    let release: () => void = () => {};
-    const { writes, stream } = fakeStream(
-      new Promise<void>((resolve) => {
-        release = resolve;
-      }),
-    );
+    const { writes, stream, release } = fakeStream(true);
     const writer = new SseWriter(stream, 60_000);
     const encode = (text: string) => JSON.stringify(text);
     let waited = 0;
