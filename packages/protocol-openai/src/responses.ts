@@ -237,6 +237,16 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
 
     // Item bookkeeping shared by both modes (spec §14.7).
     let emit: (event: Record<string, unknown>) => Promise<void> = async () => undefined;
+    /** A message item's text delta; on a stream, deltas that arrive in one burst share an event (spec §14.7). */
+    let emitTextDelta = (item: Item, delta: string): Promise<void> =>
+      emit({
+        type: 'response.output_text.delta',
+        item_id: item.id,
+        output_index: indexOf(item),
+        content_index: 0,
+        delta,
+        logprobs: [],
+      });
     let openMessage: Item | null = null;
     let openText = '';
     const calls = new Map<string, Item>();
@@ -327,14 +337,7 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
         if (openReasoning) await closeReasoning();
         const item = openMessage ?? (await openMessageItem());
         openText += event.text;
-        await emit({
-          type: 'response.output_text.delta',
-          item_id: item.id,
-          output_index: indexOf(item),
-          content_index: 0,
-          delta: event.text,
-          logprobs: [],
-        });
+        await emitTextDelta(item, event.text);
       } else if (event.type === 'message.end') {
         await closeMessage(
           event.hasToolCalls ? 'commentary' : 'final_answer',
@@ -426,9 +429,31 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
         const sse = writer;
         let sequence = 0;
         emit = async (event) => {
+          // A merged text delta takes its number when it closes, before this event's.
+          sse.closeMerge();
           const framed = { ...event, sequence_number: sequence };
           sequence += 1;
           await sse.frame(framed, { event: String(event.type) });
+        };
+        // One encoder per message item, so that only deltas of the same item are merged.
+        const deltaEncoders = new WeakMap<Item, (text: string) => string>();
+        emitTextDelta = (item, delta) => {
+          let encode = deltaEncoders.get(item);
+          if (!encode) {
+            const head = JSON.stringify({
+              type: 'response.output_text.delta',
+              item_id: item.id,
+              output_index: indexOf(item),
+              content_index: 0,
+            }).slice(0, -1);
+            encode = (text) => {
+              const json = `${head},"delta":${JSON.stringify(text)},"logprobs":[],"sequence_number":${sequence}}`;
+              sequence += 1;
+              return json;
+            };
+            deltaEncoders.set(item, encode);
+          }
+          return sse.mergeable(delta, encode, 'response.output_text.delta');
         };
         streamApi.onAbort(() => controller.abort(interruptReason('client_disconnect', 'the client disconnected')));
         const initial = build('in_progress');

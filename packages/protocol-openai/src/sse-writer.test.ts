@@ -93,4 +93,17 @@ describe('SseWriter', () => {
     expect(waited).toBe(1);
     expect(writes).toEqual([`data: "${'x'.repeat(64 * 1024)}"\n\n`, `data: "${'x'.repeat(6 * 1024)}"\n\n`]);
   });
+
+  it('gives a merged frame its event line, and closeMerge closes it before the next number is taken', async () => {
+    const { writes, stream } = fakeStream();
+    const writer = new SseWriter(stream, 60_000);
+    let sequence = 0;
+    const encode = (text: string) => JSON.stringify({ delta: text, n: sequence++ });
+    void writer.mergeable('a', encode, 'text');
+    void writer.mergeable('b', encode, 'text');
+    writer.closeMerge();
+    void writer.frame({ n: sequence++ }, { event: 'other' });
+    await writer.finish();
+    expect(writes).toEqual(['event: text\ndata: {"delta":"ab","n":0}\n\nevent: other\ndata: {"n":1}\n\n']);
+  });
 });

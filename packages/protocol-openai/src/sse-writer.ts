@@ -126,6 +126,7 @@ export class SseWriter {
   /** Text queued by {@link SseWriter.mergeable} that a later call in the same turn may still join. */
   private mergingText = '';
   private mergingEncode: ((text: string) => string) | null = null;
+  private mergingEvent: string | undefined;
   private flushScheduled = false;
   /** When the last frame was queued; the keepalive timer re-arms itself from it instead of per frame. */
   private lastFrameAt = 0;
@@ -162,32 +163,39 @@ export class SseWriter {
   /** Queues one raw frame; resolves at once, or once written when the buffer is over its high-water mark. */
   raw(frame: string): Promise<void> {
     if (this.closed) return Promise.resolve();
-    this.endMerge();
+    this.closeMerge();
     this.buffer += frame;
     return this.queued();
   }
 
   /**
-   * Queues text for a `data:` frame that the text of the next calls in the same turn of the event loop may join, when
-   * they pass the same `encode` (which turns the joined text into the frame's JSON). A frame of any other kind, a
-   * different `encode` or the end of the turn closes the frame. Text that arrives in one burst (a model's network
-   * chunk of many deltas) becomes one frame instead of hundreds the client must parse; text that arrives at its own
-   * pace still goes out a frame each, as soon as before.
+   * Queues text for a frame (with an `event:` line when `event` is given) that the text of the next calls in the same
+   * turn of the event loop may join, when they pass the same `encode`, which turns the joined text into the frame's
+   * JSON when the frame closes. A frame of any other kind, a different `encode`, {@link SseWriter.closeMerge} or the
+   * end of the turn closes the frame. Text that arrives in one burst (a model's network chunk of many deltas) becomes
+   * one frame instead of hundreds the client must parse; text that arrives at its own pace still goes out a frame
+   * each, as soon as before.
    */
-  mergeable(text: string, encode: (text: string) => string): Promise<void> {
+  mergeable(text: string, encode: (text: string) => string, event?: string): Promise<void> {
     if (this.closed) return Promise.resolve();
-    if (this.mergingEncode !== encode) this.endMerge();
+    if (this.mergingEncode !== encode) this.closeMerge();
     this.mergingEncode = encode;
+    this.mergingEvent = event;
     this.mergingText += text;
     return this.queued(this.mergingText.length);
   }
 
-  /** Encodes the text being merged, if any, into the buffer. */
-  private endMerge(): void {
+  /**
+   * Closes the frame being merged, if any: its text is encoded into the buffer now. A caller whose frames carry a
+   * counter (a sequence number) closes it before numbering the next frame.
+   */
+  closeMerge(): void {
     if (this.mergingEncode === null) return;
-    this.buffer += `data: ${this.mergingEncode(this.mergingText)}\n\n`;
+    const event = this.mergingEvent === undefined ? '' : `event: ${this.mergingEvent}\n`;
+    this.buffer += `${event}data: ${this.mergingEncode(this.mergingText)}\n\n`;
     this.mergingText = '';
     this.mergingEncode = null;
+    this.mergingEvent = undefined;
   }
 
   /** After a frame was queued: a flush at the end of this turn, or now when the buffer is over its high-water mark. */
@@ -204,7 +212,7 @@ export class SseWriter {
   /** Writes the buffered frames as one chunk; resolves once everything queued so far is written. */
   private flush(): Promise<void> {
     this.flushScheduled = false;
-    this.endMerge();
+    this.closeMerge();
     if (this.buffer !== '') {
       const text = this.buffer;
       this.buffer = '';

@@ -2,7 +2,7 @@
 // and never run themselves (an `mcp_call` item, ADR 0010). Each client below runs against the real server over
 // HTTP with a scripted model that calls a tool, streaming and not.
 import { createOpenAI } from '@ai-sdk/openai';
-import { step, text, toolCall } from '@hermes/core/testing';
+import { delay, step, text, toolCall } from '@hermes/core/testing';
 import { Agent, tool as agentTool, OpenAIProvider, Runner, setTracingDisabled } from '@openai/agents';
 import { generateText, jsonSchema, streamText, tool } from 'ai';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -34,6 +34,45 @@ function clientSideEcho(calls: unknown[]) {
     },
   });
 }
+
+describe('coalesced text deltas on a Responses stream (spec §14.7)', () => {
+  /** Every event of a streamed response, through the official client. */
+  async function events(rig: Rig) {
+    const stream = await rig.client.responses.create({ model: 'hermes-agent', input: 'go', stream: true });
+    const seen: { type: string; sequence_number: number; delta?: string; text?: string }[] = [];
+    for await (const event of stream) seen.push(event as (typeof seen)[number]);
+    return seen;
+  }
+
+  it('a burst shares events; the numbers stay consecutive and the text whole, also across a tool call', async () => {
+    const answer = Array.from({ length: 2000 }, (_, index) => String(index % 10)).join('');
+    rig = await startRig({
+      script: [step(text(answer, 1), toolCall('test_echo', { text: 'x' })), step(text(answer, 1))],
+    });
+    const seen = await events(rig);
+    expect(seen.map((event) => event.sequence_number)).toEqual(seen.map((_, index) => index));
+    const deltas = seen.filter((event) => event.type === 'response.output_text.delta');
+    expect(deltas.length).toBeLessThan(4000);
+    expect(deltas.map((event) => event.delta).join('')).toBe(answer + answer);
+    const done = seen.filter((event) => event.type === 'response.output_text.done').map((event) => event.text);
+    expect(done).toEqual([answer, answer]);
+    const types = seen.map((event) => event.type).filter((type, index, all) => type !== all[index - 1]);
+    expect(types.slice(0, 5)).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.content_part.added',
+      'response.output_text.delta',
+    ]);
+    expect(types.at(-1)).toBe('response.completed');
+  });
+
+  it('deltas that arrive at their own pace get an event each', async () => {
+    rig = await startRig({ script: [step(text('one '), delay(30), text('two '), delay(30), text('three'))] });
+    const deltas = (await events(rig)).filter((event) => event.type === 'response.output_text.delta');
+    expect(deltas.map((event) => event.delta)).toEqual(['one ', 'two ', 'three']);
+  });
+});
 
 describe('openai 6.x client', () => {
   it('create: the server-run tool is an mcp_call item with its output', async () => {
