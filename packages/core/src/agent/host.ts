@@ -176,33 +176,27 @@ class HostImpl implements HostContext {
   }
 
   warmModel(spec?: string): Promise<void> {
-    let route: ResolvedRoute;
-    try {
-      const wanted = spec ?? this.defaultModelSpec();
-      if (wanted === null || this.closed) return Promise.resolve();
-      route = this.resolveRoute(wanted);
-    } catch {
-      // The turn resolves the spec again and reports what is wrong with it.
-      return Promise.resolve();
-    }
-    return this.warmUps.get(route.spec, () => this.loadModel(route));
+    const wanted = spec ?? this.defaultModelSpec();
+    if (wanted === null || this.closed) return Promise.resolve();
+    // By the spec as asked for: a server opens a session per request, and a warmed model costs one lookup.
+    return this.warmUps.get(wanted, () => this.loadModel(wanted));
   }
 
-  private async loadModel(route: ResolvedRoute): Promise<void> {
+  private async loadModel(spec: string): Promise<void> {
     try {
       // A built-in provider's model imports its AI SDK package when it is first asked for anything, this included.
-      await this.createModel(route).supportedUrls;
+      await this.createModel(this.resolveRoute(spec)).supportedUrls;
       // The AI SDK builds each request's headers with the fetch API's `Headers`; node loads undici on its first use.
       void globalThis.Headers;
     } catch {
-      // Reported by the first turn, which loads the model again.
+      // The first turn resolves and loads the model again, and reports what is wrong with it.
     }
   }
 
   /** Warms a session's model once the caller's reply to opening it is on its way (a macrotask later). */
   private warmSoon(agent: AgentCore): void {
     const spec = agent.model?.spec;
-    if (spec === undefined) return;
+    if (spec === undefined || this.warmUps.has(spec)) return;
     setImmediate(() => void this.warmModel(spec));
   }
 
