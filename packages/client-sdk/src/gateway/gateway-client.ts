@@ -693,9 +693,8 @@ export class GatewayClient {
     const frame = message as Record<string, unknown>;
     // Frame kinds (spec §2.1): an event; a string id with a method is a server request; an id alone a response.
     if (frame.method === 'event') {
-      const parsed = EventEnvelopeSchema.safeParse(frame.params);
-      if (!parsed.success) {
-        this.#protocolError('an event with an invalid envelope', parsed.error);
+      if (!isEventEnvelope(frame.params)) {
+        this.#protocolError('an event with an invalid envelope', EventEnvelopeSchema.safeParse(frame.params).error);
         return;
       }
       this.#onEvent(connection, frame.params as AnyGatewayEvent);
@@ -1155,4 +1154,25 @@ export class GatewayClient {
     if (this.#heartbeatTimer) clearInterval(this.#heartbeatTimer);
     this.#heartbeatTimer = undefined;
   }
+}
+
+/**
+ * Whether `params` is a valid event envelope: what `EventEnvelopeSchema` accepts, checked by hand. A streamed reply is
+ * thousands of event frames, and the schema's parse copies every payload; the schema still describes what failed.
+ */
+export function isEventEnvelope(params: unknown): boolean {
+  if (!isPlainObject(params)) return false;
+  const { type, session_id: sessionId, payload, seq } = params as Record<string, unknown>;
+  return (
+    typeof type === 'string' &&
+    typeof sessionId === 'string' &&
+    isPlainObject(payload) &&
+    (seq === undefined || Number.isInteger(seq))
+  );
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null) return false;
+  const prototype = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
 }
