@@ -31,8 +31,10 @@ export class GatewayConnection {
   private readonly writer: WritableStreamDefaultWriter<unknown>;
   private readonly pending: { frame: unknown; delta: boolean }[] = [];
   private flushTimer: ReturnType<typeof setTimeout> | null = null;
-  /** When the first delta of the pending batch was queued. */
-  private batchStartedAt = 0;
+  /** When the pending delta batch is due: one interval after the last batch with a delta in it. */
+  private batchDueAt = 0;
+  /** When delta frames were last written (`-Infinity` before the first). */
+  private lastDeltaWriteAt = Number.NEGATIVE_INFINITY;
   private congestionTimer: ReturnType<typeof setTimeout> | null = null;
   private congestedSince: number | null = null;
   private readonly options: BackPressureOptions;
@@ -58,10 +60,15 @@ export class GatewayConnection {
     this.pending.push({ frame, delta });
     if (delta) {
       if (this.isCongested()) this.dropExcessDeltas();
+      const now = Date.now();
       if (!this.flushTimer) {
-        this.batchStartedAt = Date.now();
-        this.flushTimer = setTimeout(() => this.flush(), this.options.coalesceMs);
-      } else if (Date.now() - this.batchStartedAt >= this.options.coalesceMs) {
+        // Delta batches go out at most one interval apart: a delta after a quiet interval (the first
+        // of a turn, or of a model streaming slower than the interval) goes out at once, and the
+        // ones after it wait for the interval to end.
+        this.batchDueAt = this.lastDeltaWriteAt + this.options.coalesceMs;
+        if (now >= this.batchDueAt) this.flush();
+        else this.flushTimer = setTimeout(() => this.flush(), this.batchDueAt - now);
+      } else if (now >= this.batchDueAt) {
         // A busy event loop (a burst of deltas parsed in one go) can hold the timer back well past
         // the interval; the deltas then go out at the interval anyway.
         this.flush();
@@ -103,10 +110,15 @@ export class GatewayConnection {
     }
     if (!this.open) return;
     const writeMany = this.transport.writeMany;
+    let stamped = false;
     while (this.pending.length > 0) {
       if (this.isCongested()) {
         this.waitForDrain();
         return;
+      }
+      if (!stamped) {
+        stamped = true;
+        if (this.pending.some((entry) => entry.delta)) this.lastDeltaWriteAt = Date.now();
       }
       if (writeMany) {
         // Everything pending goes out in one call.
