@@ -41,6 +41,39 @@ describe('NDJSON codec', () => {
     expect(frames[1]).toEqual({ kind: 'message', message: { ok: true } });
   });
 
+  it('reads a chunk of many frames, with an over-long line between good ones, and a frame split after it', async () => {
+    const good = (index: number) => `{"i":${index}}`;
+    const first = `${good(1)}\n${good(2)}\n{"a":"${'x'.repeat(80)}"}\n${good(3)}\n{"i":`;
+    const frames = await decode([first, '4}\n', `${good(5)}\n`], 50);
+    expect(frames).toEqual([
+      { kind: 'message', message: { i: 1 } },
+      { kind: 'message', message: { i: 2 } },
+      { kind: 'parse_error', reason: 'line exceeds 50 bytes' },
+      { kind: 'message', message: { i: 3 } },
+      { kind: 'message', message: { i: 4 } },
+      { kind: 'message', message: { i: 5 } },
+    ]);
+  });
+
+  it('drops a line that grows over the cap across chunks, up to its LF', async () => {
+    const frames = await decode(['{"a":"', 'x'.repeat(40), 'x'.repeat(40), '"}\n{"ok":1}\n'], 50);
+    expect(frames).toEqual([
+      { kind: 'parse_error', reason: 'line exceeds 50 bytes' },
+      { kind: 'message', message: { ok: 1 } },
+    ]);
+  });
+
+  it('decodes a broken UTF-8 sequence before an LF as that line alone would, and reads a last line without LF', async () => {
+    const encoder = new TextEncoder();
+    const broken = Uint8Array.of(...encoder.encode('{"t":"a'), 0xc3, ...encoder.encode('"}\n{"t":"é"}\n{"end":true}'));
+    const frames = await decode([broken]);
+    expect(frames).toEqual([
+      { kind: 'message', message: { t: 'a\ufffd' } },
+      { kind: 'message', message: { t: 'é' } },
+      { kind: 'message', message: { end: true } },
+    ]);
+  });
+
   it('encodes without raw line breaks and keeps non-ASCII raw', () => {
     const line = encodeFrame({ text: 'a\nb\u2028é' });
     expect(line.includes('\n')).toBe(false);

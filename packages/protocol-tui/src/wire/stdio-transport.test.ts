@@ -39,4 +39,21 @@ describe('stdio transport', () => {
     createStdioTransport({ input: new PassThrough(), output: many.output }).writeMany?.(frames);
     expect(many.writes.join('')).toBe(one.writes.join(''));
   });
+
+  it('reads frames split anywhere across chunks, a bad line as a parse error, and a last line without LF at the end', async () => {
+    const input = new PassThrough();
+    const transport = createStdioTransport({ input, output: sink().output });
+    const text = `${Array.from({ length: 200 }, (_, index) => JSON.stringify({ index, text: 'é'.repeat(index % 7) })).join('\n')}\n{bad\n{"last":true}`;
+    const bytes = Buffer.from(text);
+    for (let offset = 0; offset < bytes.length; offset += 97) input.write(bytes.subarray(offset, offset + 97));
+    input.end();
+    const frames = [];
+    for await (const frame of transport.readable as unknown as AsyncIterable<unknown>) frames.push(frame);
+    expect(frames).toHaveLength(202);
+    expect(frames.slice(0, 200)).toEqual(
+      Array.from({ length: 200 }, (_, index) => ({ kind: 'message', message: { index, text: 'é'.repeat(index % 7) } })),
+    );
+    expect(frames[200]).toMatchObject({ kind: 'parse_error' });
+    expect(frames[201]).toEqual({ kind: 'message', message: { last: true } });
+  });
 });
