@@ -2,6 +2,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { delay, step, text } from '@hermes/core/testing';
 import { ContentDeltaCounter } from './content-deltas.js';
@@ -61,6 +62,49 @@ async function startProxy(modelUrl: string): Promise<{ child: ChildProcess; url:
 }
 
 /**
+ * POSTs `body` with the bench key and reads the response as text with node:http: one connection per stream, as a
+ * thousand separate clients would open, and a lean reader, so that the load generator sharing the machine takes
+ * as little of it as it can. Resolves true for a 2xx answer read to its end, false for any other status.
+ */
+function postStream(
+  url: string,
+  body: string,
+  onHead: () => void,
+  onText: (text: string) => void,
+): Promise<boolean> {
+  return new Promise<boolean>((resolve, reject) => {
+    const request = httpRequest(url, {
+      method: 'POST',
+      agent: false,
+      headers: {
+        authorization: `Bearer ${KEY}`,
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+      },
+    });
+    request.once('error', reject);
+    request.once('response', (response: IncomingMessage) => {
+      onHead();
+      const ok = (response.statusCode ?? 0) >= 200 && (response.statusCode ?? 0) < 300;
+      response.setEncoding('utf8');
+      response.on('data', (text: string) => {
+        if (ok) onText(text);
+      });
+      let ended = false;
+      response.once('error', reject);
+      response.once('end', () => {
+        ended = true;
+        resolve(ok);
+      });
+      response.once('close', () => {
+        if (!ended) reject(new Error('the response closed before its end'));
+      });
+    });
+    request.end(body);
+  });
+}
+
+/**
  * One run of `streams` concurrent completions of `deltas` deltas each, sent by the model
  * `DELTA_PACE_MS` apart: an ideal server shows every gap at the pace, and what it adds on top is
  * its latency. `target: 'proxy'` sends the same load through the pass-through proxy, the floor
@@ -105,34 +149,33 @@ export async function runConcurrency(
       Array.from({ length: streams }, async (_unused, index) => {
         try {
           const sent = performance.now();
-          const response = await fetch(`${url}/v1/chat/completions`, {
-            method: 'POST',
-            headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-            body: JSON.stringify({
-              model: 'hermes-agent',
-              stream: true,
-              messages: [{ role: 'user', content: `stream ${index}` }],
-            }),
-          });
-          heads.push(performance.now() - sent);
-          if (!response.ok || !response.body) {
-            errors += 1;
-            return;
-          }
           let last = -1;
           let seen = 0;
-          const decoder = new TextDecoder();
           const counter = new ContentDeltaCounter(DELTA_TEXT.length);
-          for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+          const onText = (piece: string) => {
             // Deltas with text; the role chunk's empty content does not count. Coalesced deltas count 0 ms apart.
-            const count = counter.push(decoder.decode(chunk, { stream: true }));
-            if (count === 0) continue;
+            const count = counter.push(piece);
+            if (count === 0) return;
             const now = performance.now();
             if (last < 0) firsts.push(now - sent);
             else gaps.push(now - last);
             for (let extra = 1; extra < count; extra += 1) gaps.push(0);
             last = now;
             seen += count;
+          };
+          const ok = await postStream(
+            `${url}/v1/chat/completions`,
+            JSON.stringify({
+              model: 'hermes-agent',
+              stream: true,
+              messages: [{ role: 'user', content: `stream ${index}` }],
+            }),
+            () => heads.push(performance.now() - sent),
+            onText,
+          );
+          if (!ok) {
+            errors += 1;
+            return;
           }
           received += seen;
           if (seen !== deltas) errors += 1;

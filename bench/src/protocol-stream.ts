@@ -294,6 +294,9 @@ export async function runProtocolStreams(
 ): Promise<ProtocolStreamMeasurement[]> {
   const count = options.count ?? 10_000;
   const server = await startRemoteModel();
+  // Warm like the floors' model (src/stream.ts): a fresh process's first turn is about the agent's process, and the
+  // model process's own first answers of this size take about three times as long as its later ones.
+  await server.warm(count);
   const root = mkdtempSync(join(tmpdir(), 'hermes-bench-streams-'));
   const results: ProtocolStreamMeasurement[] = [];
   try {

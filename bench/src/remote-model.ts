@@ -1,7 +1,7 @@
 /** The parent side of model-process.ts: a scripted model served from its own process. */
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { ScriptStep } from '@hermes/core/testing';
+import { type ScriptStep, step, text } from '@hermes/core/testing';
 
 /** A scripted model server running in a child process. */
 export interface RemoteModel {
@@ -9,6 +9,11 @@ export interface RemoteModel {
   baseURL: string;
   /** Appends steps; resolves once the server has them. */
   push(...steps: ScriptStep[]): Promise<void>;
+  /**
+   * Serves `runs` uncounted answers of `deltas` one-character deltas, read straight from its SSE: the model process
+   * compiles the code that streams them, as it has for the floors that are read against warm runs.
+   */
+  warm(deltas: number, runs?: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -24,13 +29,25 @@ export async function startRemoteModel(): Promise<RemoteModel> {
     });
     child.once('exit', (code) => reject(new Error(`the model process exited with ${code}`)));
   });
+  const push = (...steps: ScriptStep[]) =>
+    new Promise<void>((resolve) => {
+      child.once('message', () => resolve());
+      child.send({ push: steps });
+    });
   return {
     baseURL,
-    push: (...steps) =>
-      new Promise<void>((resolve) => {
-        child.once('message', () => resolve());
-        child.send({ push: steps });
-      }),
+    push,
+    async warm(deltas, runs = 2) {
+      for (let run = 0; run < runs; run += 1) {
+        await push(step(text('x'.repeat(deltas), 1)));
+        const response = await fetch(`${baseURL}/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'bench', stream: true, messages: [{ role: 'user', content: 'warm' }] }),
+        });
+        await response.arrayBuffer();
+      }
+    },
     close: async () => {
       if (child.exitCode !== null) return;
       const exited = new Promise((resolve) => child.once('exit', resolve));
