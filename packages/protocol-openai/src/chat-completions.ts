@@ -124,6 +124,7 @@ export async function handleChatCompletions(server: ServerContext, context: Cont
   let agent: Agent;
   let seedCount = 0;
   try {
+    await admission.paceStart();
     if (headerSession !== undefined) {
       agent = await agentForSession(host, headerSession);
     } else {

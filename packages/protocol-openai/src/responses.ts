@@ -165,6 +165,7 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
     let agent: Agent;
     let firstRowId: number | null = null;
     try {
+      await admission.paceStart();
       if (!(await host.store.getSession(targetSession)))
         await host.store.createSession({ id: targetSession, source: 'api_server' });
       const history = [

@@ -259,6 +259,7 @@ export class RunRegistry {
     const { host } = this.server;
     const store = host.store.runs;
     const execute = async () => {
+      await this.server.admission.paceStart();
       const { agent, input, model, memoryScope } = await prepare();
       run.agent = agent;
       const approve = this.server.approvals.callback(run.approvals, (request) => {

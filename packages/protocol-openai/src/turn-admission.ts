@@ -64,6 +64,40 @@ export class TurnAdmission {
     if (this.busy.get(sessionId) === marker) this.busy.delete(sessionId);
   }
 
+  /**
+   * Paces the setup of admitted turns: one begins per turn of the event loop, so a burst of new requests is set up
+   * between rounds of I/O instead of in one long run that stalls the streams already flowing. Null when this turn
+   * may begin at once (nothing else began in this turn of the loop), else a promise that resolves when it may.
+   */
+  paceStart(): Promise<void> | null {
+    if (this.startWaiters.length === 0 && !this.startedThisTick) {
+      this.startedThisTick = true;
+      this.scheduleStarts();
+      return null;
+    }
+    const waiting = new Promise<void>((resolve) => this.startWaiters.push(resolve));
+    this.scheduleStarts();
+    return waiting;
+  }
+
+  private readonly startWaiters: (() => void)[] = [];
+  private startedThisTick = false;
+  private startsScheduled = false;
+
+  private scheduleStarts(): void {
+    if (this.startsScheduled) return;
+    this.startsScheduled = true;
+    setImmediate(() => {
+      this.startsScheduled = false;
+      this.startedThisTick = false;
+      const next = this.startWaiters.shift();
+      if (next === undefined) return;
+      this.startedThisTick = true;
+      next();
+      this.scheduleStarts();
+    });
+  }
+
   /** Resolves once no turn is in flight. */
   whenIdle(): Promise<void> {
     if (this.active === 0) return Promise.resolve();
