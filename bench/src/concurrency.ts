@@ -1,8 +1,8 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { delay, step, text } from '@hermes/core/testing';
 import { ContentDeltaCounter } from './content-deltas.js';
@@ -66,12 +66,7 @@ async function startProxy(modelUrl: string): Promise<{ child: ChildProcess; url:
  * thousand separate clients would open, and a lean reader, so that the load generator sharing the machine takes
  * as little of it as it can. Resolves true for a 2xx answer read to its end, false for any other status.
  */
-function postStream(
-  url: string,
-  body: string,
-  onHead: () => void,
-  onText: (text: string) => void,
-): Promise<boolean> {
+function postStream(url: string, body: string, onHead: () => void, onText: (text: string) => void): Promise<boolean> {
   return new Promise<boolean>((resolve, reject) => {
     const request = httpRequest(url, {
       method: 'POST',
