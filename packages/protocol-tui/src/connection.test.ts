@@ -3,7 +3,10 @@ import { DEFAULT_BACK_PRESSURE, GatewayConnection } from './connection.js';
 import type { Transport } from './wire/index.js';
 
 /** A transport that records each batch written and when (fake time), and is never congested. */
-function recordingTransport(): { transport: Transport; writes: { at: number; frames: unknown[] }[] } {
+function recordingTransport(buffered = () => 0): {
+  transport: Transport;
+  writes: { at: number; frames: unknown[] }[];
+} {
   const writes: { at: number; frames: unknown[] }[] = [];
   const transport: Transport = {
     readable: new ReadableStream(),
@@ -15,7 +18,7 @@ function recordingTransport(): { transport: Transport; writes: { at: number; fra
     writeMany(messages) {
       writes.push({ at: Date.now(), frames: [...messages] });
     },
-    bufferedAmount: () => 0,
+    bufferedAmount: buffered,
     close: async () => {},
     closed: new Promise(() => {}),
     kind: 'stdio',
@@ -89,5 +92,25 @@ describe('GatewayConnection delta batches (spec tui-gateway §1.4)', () => {
     expect(writes).toHaveLength(3);
     vi.advanceTimersByTime(DEFAULT_BACK_PRESSURE.coalesceMs);
     expect(writes[3]).toEqual({ at: start + 2 + DEFAULT_BACK_PRESSURE.coalesceMs, frames: ['d3'] });
+  });
+
+  it('holds deltas while the peer is congested, keeps the newest 512, and writes them once it drains', () => {
+    let buffered = DEFAULT_BACK_PRESSURE.congestionBytes + 1;
+    const { transport, writes } = recordingTransport(() => buffered);
+    const connection = new GatewayConnection(transport, DEFAULT_BACK_PRESSURE, () => {});
+    for (let index = 0; index < 600; index += 1) {
+      connection.send(`d${index}`, true);
+      vi.advanceTimersByTime(1);
+    }
+    expect(writes).toHaveLength(0);
+    buffered = 0;
+    vi.advanceTimersByTime(10);
+    expect(writes).toHaveLength(1);
+    expect(writes[0]?.frames).toEqual(Array.from({ length: 512 }, (_, index) => `d${index + 88}`));
+    // Written just now: the next delta waits for the interval.
+    connection.send('after', true);
+    expect(writes).toHaveLength(1);
+    vi.advanceTimersByTime(DEFAULT_BACK_PRESSURE.coalesceMs);
+    expect(writes[1]?.frames).toEqual(['after']);
   });
 });

@@ -60,6 +60,8 @@ export class GatewayConnection {
     this.pending.push({ frame, delta });
     if (delta) {
       if (this.isCongested()) this.dropExcessDeltas();
+      // While the peer is congested, the drain retry writes what is held.
+      if (this.congestionTimer) return;
       const now = Date.now();
       if (!this.flushTimer) {
         // Delta batches go out at most one interval apart: a delta after a quiet interval (the first
