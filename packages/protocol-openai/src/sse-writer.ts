@@ -1,6 +1,8 @@
 import { ServerResponse } from 'node:http';
 import type { Context } from 'hono';
 import { stream } from 'hono/streaming';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { ApiError } from './http-error.js';
 import { SECURITY_HEADERS } from './pipeline.js';
 
 /** Idle time after which a `: keepalive` comment is written (spec §10). */
@@ -42,6 +44,8 @@ class NodeSseSink implements SseSink {
   private readonly listeners: (() => void | Promise<void>)[] = [];
 
   constructor(private readonly response: ServerResponse) {
+    // A client that left before the stream began (a turn that waited its turn, ADR 0028) has no `close` to come.
+    if (response.destroyed) this.aborted = true;
     response.once('close', () => {
       if (response.writableFinished || this.aborted) return;
       this.aborted = true;
@@ -72,6 +76,24 @@ class NodeSseSink implements SseSink {
   end(): void {
     if (!this.response.writableEnded && !this.response.destroyed) this.response.end();
   }
+}
+
+/**
+ * True when the client of a request served by `@hono/node-server` already closed its connection: a turn that waited
+ * for its start (ADR 0028) is not set up for nobody.
+ */
+export function clientGone(context: Context): boolean {
+  const outgoing = (context.env as { outgoing?: unknown } | undefined)?.outgoing;
+  return outgoing instanceof ServerResponse && outgoing.destroyed;
+}
+
+/** The error a turn ends with when its client left before it began (nginx's 499, which nobody receives). */
+export function clientGoneError(): ApiError {
+  return new ApiError(
+    499 as ContentfulStatusCode,
+    'client_closed_request',
+    'The client closed the connection before its turn began.',
+  );
 }
 
 /**

@@ -4,7 +4,7 @@ import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SECURITY_HEADERS } from '../src/pipeline.js';
-import { type SseSink, SseWriter, streamSse } from '../src/sse-writer.js';
+import { clientGone, type SseSink, SseWriter, streamSse } from '../src/sse-writer.js';
 
 let server: Server | null = null;
 afterEach(async () => {
@@ -125,5 +125,45 @@ describe('SSE written directly on the node response', () => {
     await until(() => finished);
     expect(aborted).toBe(true);
     expect((sink as SseSink | null)?.aborted).toBe(true);
+  });
+
+  it('reads a client that left before the stream began as gone, and its stream as aborted at once', async () => {
+    let release: () => void = () => {};
+    const waited = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const seen: { goneBefore?: boolean; goneAfter?: boolean; aborted?: boolean; abortCalls: number } = {
+      abortCalls: 0,
+    };
+    let outgoing: { destroyed: boolean } | null = null;
+    const app = new Hono();
+    app.get('/sse', async (context) => {
+      outgoing = (context.env as { outgoing: { destroyed: boolean } }).outgoing;
+      seen.goneBefore = clientGone(context);
+      // As a turn that waits for its start: the client leaves meanwhile.
+      await waited;
+      seen.goneAfter = clientGone(context);
+      return streamSse(context, async (sink) => {
+        sink.onAbort(() => {
+          seen.abortCalls += 1;
+        });
+        seen.aborted = sink.aborted;
+      });
+    });
+    const port = await new Promise<number>((resolve) => {
+      server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, (info: AddressInfo) =>
+        resolve(info.port),
+      ) as Server;
+    });
+    const request = httpRequest({ host: '127.0.0.1', port, path: '/sse' });
+    request.on('error', () => {});
+    request.end();
+    await until(() => seen.goneBefore !== undefined);
+    request.destroy();
+    // The server has seen the connection close before the handler goes on.
+    await until(() => outgoing?.destroyed === true);
+    release();
+    await until(() => seen.aborted !== undefined);
+    expect(seen).toEqual({ goneBefore: false, goneAfter: true, aborted: true, abortCalls: 1 });
   });
 });
