@@ -21,7 +21,7 @@ import {
   type ServerContext,
   sessionKeyHeader,
 } from './server-context.js';
-import { clientGone, clientGoneError, SSE_HEADERS, SseWriter, streamSse } from './sse-writer.js';
+import { paceClientTurn, SSE_HEADERS, SseWriter, streamSse } from './sse-writer.js';
 import { chatFinishReason, chatUsage, hermesOutcome, outcomeErrorCode, outcomeErrorText } from './turn-outcome.js';
 
 const TOOL_EMOJI: Record<string, string> = {
@@ -124,8 +124,7 @@ export async function handleChatCompletions(server: ServerContext, context: Cont
   let agent: Agent;
   let seedCount = 0;
   try {
-    await admission.paceStart();
-    if (clientGone(context)) throw clientGoneError();
+    await paceClientTurn(admission, context);
     if (headerSession !== undefined) {
       agent = await agentForSession(host, headerSession);
     } else {

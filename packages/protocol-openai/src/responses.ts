@@ -14,7 +14,7 @@ import {
   type ServerContext,
   sessionKeyHeader,
 } from './server-context.js';
-import { clientGone, clientGoneError, SSE_HEADERS, SseWriter, streamSse } from './sse-writer.js';
+import { paceClientTurn, SSE_HEADERS, SseWriter, streamSse } from './sse-writer.js';
 import { outcomeErrorCode, outcomeErrorText, responsesUsage } from './turn-outcome.js';
 
 const CUT = 16_384;
@@ -165,8 +165,7 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
     let agent: Agent;
     let firstRowId: number | null = null;
     try {
-      await admission.paceStart();
-      if (clientGone(context)) throw clientGoneError();
+      await paceClientTurn(admission, context);
       if (!(await host.store.getSession(targetSession)))
         await host.store.createSession({ id: targetSession, source: 'api_server' });
       const history = [

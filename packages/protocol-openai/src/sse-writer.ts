@@ -4,6 +4,7 @@ import { stream } from 'hono/streaming';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { ApiError } from './http-error.js';
 import { SECURITY_HEADERS } from './pipeline.js';
+import type { TurnAdmission } from './turn-admission.js';
 
 /** Idle time after which a `: keepalive` comment is written (spec §10). */
 export const KEEPALIVE_MS = 10_000;
@@ -78,22 +79,24 @@ class NodeSseSink implements SseSink {
   }
 }
 
-/**
- * True when the client of a request served by `@hono/node-server` already closed its connection: a turn that waited
- * for its start (ADR 0028) is not set up for nobody.
- */
-export function clientGone(context: Context): boolean {
+/** The node response of a request served by `@hono/node-server` (`context.env.outgoing`), or null under another adapter. */
+function nodeResponse(context: Context): ServerResponse | null {
   const outgoing = (context.env as { outgoing?: unknown } | undefined)?.outgoing;
-  return outgoing instanceof ServerResponse && outgoing.destroyed;
+  return outgoing instanceof ServerResponse ? outgoing : null;
 }
 
-/** The error a turn ends with when its client left before it began (nginx's 499, which nobody receives). */
-export function clientGoneError(): ApiError {
-  return new ApiError(
-    499 as ContentfulStatusCode,
-    'client_closed_request',
-    'The client closed the connection before its turn began.',
-  );
+/**
+ * Waits for an admitted turn's start (`TurnAdmission.paceStart`, ADR 0028), then throws a 499 (nginx's "client closed
+ * request", which nobody receives) when the client closed its connection meanwhile, so no turn is set up for nobody.
+ */
+export async function paceClientTurn(admission: TurnAdmission, context: Context): Promise<void> {
+  await admission.paceStart();
+  if (nodeResponse(context)?.destroyed)
+    throw new ApiError(
+      499 as ContentfulStatusCode,
+      'client_closed_request',
+      'The client closed the connection before its turn began.',
+    );
 }
 
 /**
@@ -107,8 +110,8 @@ export function streamSse(
   body: (sink: SseSink) => Promise<void>,
   onError?: (error: Error, sink: SseSink) => Promise<void>,
 ): Response {
-  const outgoing = (context.env as { outgoing?: unknown } | undefined)?.outgoing;
-  if (!(outgoing instanceof ServerResponse) || outgoing.headersSent) return stream(context, body, onError);
+  const outgoing = nodeResponse(context);
+  if (outgoing === null || outgoing.headersSent) return stream(context, body, onError);
   const head: Record<string, string> = {};
   context.res.headers.forEach((value, name) => {
     head[name] = value;

@@ -1,10 +1,11 @@
 import { request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SECURITY_HEADERS } from '../src/pipeline.js';
-import { clientGone, type SseSink, SseWriter, streamSse } from '../src/sse-writer.js';
+import { paceClientTurn, type SseSink, SseWriter, streamSse } from '../src/sse-writer.js';
+import { TurnAdmission } from '../src/turn-admission.js';
 
 let server: Server | null = null;
 afterEach(async () => {
@@ -127,7 +128,7 @@ describe('SSE written directly on the node response', () => {
     expect((sink as SseSink | null)?.aborted).toBe(true);
   });
 
-  it('reads a client that left before the stream began as gone, and its stream as aborted at once', async () => {
+  it('ends a paced turn whose client left while it waited with a 499, and its stream as aborted at once', async () => {
     let release: () => void = () => {};
     const waited = new Promise<void>((resolve) => {
       release = resolve;
@@ -136,13 +137,20 @@ describe('SSE written directly on the node response', () => {
       abortCalls: 0,
     };
     let outgoing: { destroyed: boolean } | null = null;
+    const admission = new TurnAdmission(() => 0);
+    /** Whether `paceClientTurn` ended the turn with its 499 (true) or let it begin (false). */
+    const gone = (context: Context) =>
+      paceClientTurn(admission, context).then(
+        () => false,
+        (error: { status?: number; code?: string }) => error.status === 499 && error.code === 'client_closed_request',
+      );
     const app = new Hono();
     app.get('/sse', async (context) => {
       outgoing = (context.env as { outgoing: { destroyed: boolean } }).outgoing;
-      seen.goneBefore = clientGone(context);
+      seen.goneBefore = await gone(context);
       // As a turn that waits for its start: the client leaves meanwhile.
       await waited;
-      seen.goneAfter = clientGone(context);
+      seen.goneAfter = await gone(context);
       return streamSse(context, async (sink) => {
         sink.onAbort(() => {
           seen.abortCalls += 1;
