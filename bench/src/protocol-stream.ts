@@ -41,10 +41,27 @@ export interface ProtocolStreamMeasurement {
   /** Peak RSS after one more turn of `longCount` deltas, when asked for. */
   peakRssLongMb?: number;
   /** The first turn of a fresh process: the same 10,000 deltas with no warm-up turn before them. */
-  first: { wallMs: number; firstDeltaMs: number; agentCpuMs: number; clientCpuMs: number; deltasSeen: number };
+  first: FirstTurn;
+  /**
+   * The first turn of another fresh process, started after the warm runs: the agent is as cold as in `first`, but the
+   * client in this process has already read this path's runs, so what is left is the agent's own first-turn cost.
+   */
+  firstWarmClient: FirstTurn;
 }
 
-type TurnSample = Omit<ProtocolStreamMeasurement, 'peakRssWarmMb' | 'peakRssMb' | 'peakRssLongMb' | 'first'>;
+/** A fresh process's first turn. */
+export interface FirstTurn {
+  wallMs: number;
+  firstDeltaMs: number;
+  agentCpuMs: number;
+  clientCpuMs: number;
+  deltasSeen: number;
+}
+
+type TurnSample = Omit<
+  ProtocolStreamMeasurement,
+  'peakRssWarmMb' | 'peakRssMb' | 'peakRssLongMb' | 'first' | 'firstWarmClient'
+>;
 
 /** Runs one turn of the deltas already queued on the model server and measures it (not its session's opening). */
 async function measureTurn(name: string, path: PathSession): Promise<TurnSample> {
@@ -316,15 +333,19 @@ export async function runProtocolStreams(
       };
       const entry = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`, bin] : [bin];
       // First turn of a fresh process: start it (ready to take a turn), then 10,000 deltas at once.
-      const fresh = await factory(entry, env, cwd);
-      let first: TurnSample;
-      try {
-        await deltas(server, count);
-        first = await measureTurn(name, fresh);
-      } finally {
-        await fresh.close();
-      }
+      const freshTurn = async (): Promise<FirstTurn> => {
+        const fresh = await factory(entry, env, cwd);
+        try {
+          await deltas(server, count);
+          const { wallMs, firstDeltaMs, agentCpuMs, clientCpuMs, deltasSeen } = await measureTurn(name, fresh);
+          return { wallMs, firstDeltaMs, agentCpuMs, clientCpuMs, deltasSeen };
+        } finally {
+          await fresh.close();
+        }
+      };
+      const first = await freshTurn();
       const path = await factory(entry, env, cwd);
+      let warm: Omit<ProtocolStreamMeasurement, 'firstWarmClient'>;
       try {
         await deltas(server, 1_000);
         await path.prepare();
@@ -350,22 +371,18 @@ export async function runProtocolStreams(
           await path.turn(() => {});
           peakRssLongMb = peakRssMb(path.pid);
         }
-        results.push({
+        warm = {
           ...middle,
-          first: {
-            wallMs: first.wallMs,
-            firstDeltaMs: first.firstDeltaMs,
-            agentCpuMs: first.agentCpuMs,
-            clientCpuMs: first.clientCpuMs,
-            deltasSeen: first.deltasSeen,
-          },
+          first,
           peakRssWarmMb,
           peakRssMb: peakAfterRuns,
           ...(peakRssLongMb === undefined ? {} : { peakRssLongMb }),
-        });
+        };
       } finally {
         await path.close();
       }
+      // With the warm process gone, one more fresh one: its first turn meets a client that has read this path before.
+      results.push({ ...warm, firstWarmClient: await freshTurn() });
     }
   } finally {
     await server.close();

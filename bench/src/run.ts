@@ -165,28 +165,45 @@ await section('stream paths', async () => {
     const sheds = entry.name.includes('gateway');
     const lost = (seen: number) =>
       seen >= STREAM_DELTAS || sheds ? '' : `only ${seen} of ${STREAM_DELTAS} deltas seen: `;
+    // Issue 18's wall and CPU target, and issue 11's flat peak RSS, are two targets: a row each.
     results.push({
       name: `${entry.name} (warm)`,
       unit: 'ms',
       value: entry.wallMs,
-      target: `${STREAM_TARGET}, peak RSS flat`,
-      met: warm.met && flat && lost(entry.deltasSeen) === '',
+      target: STREAM_TARGET,
+      met: warm.met && lost(entry.deltasSeen) === '',
+      detail: `${lost(entry.deltasSeen)}${warm.text}, client cpu ${entry.clientCpuMs.toFixed(0)} ms, first delta ${entry.firstDeltaMs.toFixed(1)} ms, ${entry.deltasSeen} deltas seen`,
+    });
+    results.push({
+      name: `${entry.name} (peak RSS)`,
+      unit: 'MB',
+      value: entry.peakRssLongMb ?? entry.peakRssMb,
+      target: `flat: ≤ 10 MB more after 10,000 deltas than after 1,000${entry.peakRssLongMb === undefined ? '' : ', and after 50,000 than after 10,000'}`,
+      met: flat,
       detail:
-        `${lost(entry.deltasSeen)}${warm.met && !flat ? 'wall and CPU met, peak RSS not flat: ' : ''}${warm.text}, client cpu ${entry.clientCpuMs.toFixed(0)} ms, first delta ${entry.firstDeltaMs.toFixed(1)} ms, ` +
         `peak RSS ${entry.peakRssWarmMb.toFixed(0)} MB after 1,000 deltas, ${entry.peakRssMb.toFixed(0)} MB after 10,000` +
-        `${entry.peakRssLongMb === undefined ? '' : `, ${entry.peakRssLongMb.toFixed(0)} MB after 50,000`}, ${entry.deltasSeen} deltas seen`,
+        `${entry.peakRssLongMb === undefined ? '' : `, ${entry.peakRssLongMb.toFixed(0)} MB after 50,000`}`,
     });
     // A fresh process's first turn is read against the direct client's first read in a fresh process (both compile
     // the code they run); the ratio to the warm direct client is shown beside it.
     const first = versus(entry.first.wallMs, entry.first.agentCpuMs, freshDirectFloor, 'fresh direct');
     const firstWarm = versus(entry.first.wallMs, entry.first.agentCpuMs);
+    // The same fresh agent read by a client that is no longer cold itself: the part of the first turn that is the agent's.
+    const withWarmClient = versus(
+      entry.firstWarmClient.wallMs,
+      entry.firstWarmClient.agentCpuMs,
+      freshDirectFloor,
+      'fresh direct',
+    );
     results.push({
       name: `${entry.name} (first turn, fresh process)`,
       unit: 'ms',
       value: entry.first.wallMs,
       target: `${STREAM_TARGET}, in a fresh process`,
       met: first.met && lost(entry.first.deltasSeen) === '',
-      detail: `${lost(entry.first.deltasSeen)}${first.text}; against the warm direct client ${firstWarm.text}, client cpu ${entry.first.clientCpuMs.toFixed(0)} ms, first delta ${entry.first.firstDeltaMs.toFixed(1)} ms, ${entry.first.deltasSeen} deltas seen`,
+      detail:
+        `${lost(entry.first.deltasSeen)}${first.text}; against the warm direct client ${firstWarm.text}, client cpu ${entry.first.clientCpuMs.toFixed(0)} ms, first delta ${entry.first.firstDeltaMs.toFixed(1)} ms, ${entry.first.deltasSeen} deltas seen; ` +
+        `a second fresh process, with this client warm: ${withWarmClient.text}, client cpu ${entry.firstWarmClient.clientCpuMs.toFixed(0)} ms`,
     });
   }
 });
