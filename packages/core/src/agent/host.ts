@@ -43,6 +43,7 @@ import { AgentCore } from './agent.js';
 import type { HostContext } from './internals.js';
 import type { HermesSettings } from './settings.js';
 import { SpawnGate } from './spawn-gate.js';
+import { toFunctionTool } from './turn-model.js';
 
 export type { AgentHost, HostEvent };
 
@@ -183,6 +184,13 @@ class HostImpl implements HostContext {
   }
 
   private async loadModel(spec: string): Promise<void> {
+    try {
+      // The first request also declares the tools, each converted to a JSON schema once per definition (about 7 ms for
+      // the built-in set). Done first, while the model's package loads below, it is not in the first turn's way.
+      for (const tool of this.tools.list()) toFunctionTool(tool);
+    } catch {
+      // A schema that cannot be converted fails the turn that declares it, as before.
+    }
     try {
       // A built-in provider's model imports its AI SDK package when it is first asked for anything, this included.
       await this.createModel(this.resolveRoute(spec)).supportedUrls;

@@ -1,6 +1,8 @@
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ProviderAdapter } from '../../src/index.js';
+import { z } from 'zod';
+import { toFunctionTool } from '../../src/agent/turn-model.js';
+import type { ProviderAdapter, ToolDefinition } from '../../src/index.js';
 import { createTestHost, type TestHost } from '../../src/testing/index.js';
 
 let host: TestHost | null = null;
@@ -87,5 +89,35 @@ describe('warming a model before its first turn', () => {
     expect(host.resolveModel('custom:some-model').baseUrl).toBe('http://127.0.0.1:9/v1');
     await expect(host.warmModel('custom:some-model')).resolves.toBeUndefined();
     expect(calls).toBe(0);
+  });
+});
+
+describe('warming declares the tools too', () => {
+  it('converts every registered tool for the model request once, so the first turn finds them converted', async () => {
+    const probe = probeProvider();
+    let reads = 0;
+    const tool: ToolDefinition = {
+      name: 'counted_tool',
+      get description() {
+        reads += 1;
+        return 'A tool that counts how often it is declared.';
+      },
+      inputSchema: z.object({ path: z.string() }),
+      toolset: 'test',
+      kind: 'read',
+      readOnly: true,
+      execute: async () => ({ content: 'done' }),
+    };
+    host = await createTestHost({
+      providers: [probe.adapter],
+      config: { model: { default: 'probe:main' } },
+      tools: [tool],
+    });
+    expect(reads).toBe(0);
+    await host.warmModel();
+    expect(reads).toBe(1);
+    const declared = toFunctionTool(tool);
+    expect(reads).toBe(1);
+    expect(declared).toMatchObject({ type: 'function', name: 'counted_tool', inputSchema: { type: 'object' } });
   });
 });
