@@ -40,7 +40,8 @@ export function estimateTokens(text: string): number {
  */
 export function normalizeUsage(
   usage: LanguageModelV3Usage | undefined,
-  fallback: { promptChars: number; outputChars: number },
+  /** For a model that reports no token counts: the prompt's size is counted only then (it grows with the session). */
+  fallback: { promptChars: () => number; outputChars: number },
 ): Usage {
   let estimated = false;
   let inputTokens = usage?.inputTokens.total;
@@ -49,7 +50,7 @@ export function normalizeUsage(
     if (noCache !== undefined) {
       inputTokens = noCache + (usage?.inputTokens.cacheRead ?? 0) + (usage?.inputTokens.cacheWrite ?? 0);
     } else {
-      inputTokens = Math.ceil(fallback.promptChars / 4);
+      inputTokens = Math.ceil(fallback.promptChars() / 4);
       estimated = true;
     }
   }

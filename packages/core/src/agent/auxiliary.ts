@@ -52,7 +52,7 @@ export async function auxiliaryText(
         .map((part) => (part as { text: string }).text)
         .join('');
       const usage = normalizeUsage(result.usage, {
-        promptChars: JSON.stringify(prompt).length,
+        promptChars: () => JSON.stringify(prompt).length,
         outputChars: text.length,
       });
       const { costUsd, status } = host.cost(route, usage);

@@ -188,7 +188,8 @@ export abstract class TurnModel extends TurnTools {
       anthropic: route.provider === 'anthropic',
     });
     if (summary) prompt.push({ role: 'user', content: [{ type: 'text', text: SUMMARY_INSTRUCTION }] });
-    const promptChars = prompt.reduce((sum, message) => sum + JSON.stringify(message.content).length, 0);
+    // Serialized only for a model that reports no usage: it is the whole transcript, on every model call.
+    const promptChars = () => prompt.reduce((sum, message) => sum + JSON.stringify(message.content).length, 0);
     const maxTokens = this.settings.model.max_tokens;
     const providerOptions = host.providerOptions(route, agent.reasoningEffort);
     this.apiCalls += 1;
