@@ -3,6 +3,7 @@ import {
   EventEnvelopeSchema,
   type EventPayload,
   GatewayReadyPayloadSchema,
+  type InboundFrame,
   type OpenRequest,
   RpcError,
   ServerRequestParamsSchemas,
@@ -665,23 +666,37 @@ export class GatewayClient {
   }
 
   async #readLoop(connection: Connection): Promise<void> {
-    const reader = connection.opened.transport.readable.getReader();
+    const { transport } = connection.opened;
     try {
+      if (transport.frameBatches) {
+        // A stdio wire hands over each chunk's frames at once: one read per chunk, not one per frame.
+        const reader = transport.frameBatches.getReader();
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) return;
+          for (const frame of value) this.#onInbound(connection, frame);
+        }
+      }
+      const reader = transport.readable.getReader();
       for (;;) {
         const { value, done } = await reader.read();
         if (done) return;
-        if (value.kind === 'parse_error') {
-          this.#protocolError(`unparsable frame: ${value.reason}`);
-          continue;
-        }
-        try {
-          this.#onFrame(connection, value.message);
-        } catch (error) {
-          this.#protocolError('failed to handle a frame', error);
-        }
+        this.#onInbound(connection, value);
       }
     } catch {
       // A transport that errors is a lost connection, reported by the caller's finally.
+    }
+  }
+
+  #onInbound(connection: Connection, inbound: InboundFrame): void {
+    if (inbound.kind === 'parse_error') {
+      this.#protocolError(`unparsable frame: ${inbound.reason}`);
+      return;
+    }
+    try {
+      this.#onFrame(connection, inbound.message);
+    } catch (error) {
+      this.#protocolError('failed to handle a frame', error);
     }
   }
 

@@ -11,10 +11,12 @@ export { CloseCode, ErrorCode } from './error-codes.js';
 export { createLinkedPair, type LinkedPair } from './memory-transport.js';
 export {
   createNdjsonDecoder,
+  createNdjsonLineReader,
   DEFAULT_MAX_LINE_BYTES,
   EncodedFrame,
   encodeFrame,
   type InboundFrame,
+  type NdjsonLineReader,
   PARSE_ERROR_FRAME,
   parseFrameText,
 } from './ndjson.js';

@@ -41,36 +41,42 @@ export function encodeFrame(message: unknown): string {
   return message instanceof EncodedFrame ? message.text : JSON.stringify(message);
 }
 
+/** The synchronous core of the NDJSON decoder: bytes in, the frames they complete out. */
+export interface NdjsonLineReader {
+  /** Takes the next chunk and returns the frames of the lines it completes, in order (often none, or many). */
+  push(chunk: Uint8Array | string): InboundFrame[];
+  /** The input ended: the frame of a last line without its LF, if any. */
+  end(): InboundFrame[];
+}
+
 /**
  * Splits a byte stream on LF only (never on U+2028 or CR, unlike readline), with a cap on line
  * size: an over-long line is discarded up to its LF and reported as a parse error, so one bad
- * frame cannot exhaust memory.
+ * frame cannot exhaust memory. Each line is decoded as UTF-8 on its own.
  */
-export function createNdjsonDecoder(
-  options: { maxLineBytes?: number } = {},
-): TransformStream<Uint8Array | string, InboundFrame> {
+export function createNdjsonLineReader(options: { maxLineBytes?: number } = {}): NdjsonLineReader {
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   const decoder = new TextDecoder('utf-8');
+  const encoder = new TextEncoder();
   let chunks: Uint8Array[] = [];
   let size = 0;
   let overflowing = false;
-  const encoder = new TextEncoder();
 
-  const flushLine = (controller: TransformStreamDefaultController<InboundFrame>) => {
+  const flushLine = (out: InboundFrame[]) => {
     if (overflowing) {
       overflowing = false;
-      controller.enqueue({ kind: 'parse_error', reason: `line exceeds ${maxLineBytes} bytes` });
+      out.push({ kind: 'parse_error', reason: `line exceeds ${maxLineBytes} bytes` });
     } else {
-      const joined = concat(chunks, size);
-      const frame = parseFrameText(decoder.decode(joined));
-      if (frame) controller.enqueue(frame);
+      const frame = parseFrameText(decoder.decode(concat(chunks, size)));
+      if (frame) out.push(frame);
     }
     chunks = [];
     size = 0;
   };
 
-  return new TransformStream<Uint8Array | string, InboundFrame>({
-    transform(chunk, controller) {
+  return {
+    push(chunk) {
+      const out: InboundFrame[] = [];
       const bytes = typeof chunk === 'string' ? encoder.encode(chunk) : chunk;
       let start = 0;
       for (;;) {
@@ -87,12 +93,30 @@ export function createNdjsonDecoder(
           }
         }
         if (newline === -1) break;
-        flushLine(controller);
+        flushLine(out);
         start = newline + 1;
       }
+      return out;
+    },
+    end() {
+      const out: InboundFrame[] = [];
+      if (size > 0 || overflowing) flushLine(out);
+      return out;
+    },
+  };
+}
+
+/** {@link createNdjsonLineReader} as a web stream: one frame per output chunk. */
+export function createNdjsonDecoder(
+  options: { maxLineBytes?: number } = {},
+): TransformStream<Uint8Array | string, InboundFrame> {
+  const lines = createNdjsonLineReader(options);
+  return new TransformStream<Uint8Array | string, InboundFrame>({
+    transform(chunk, controller) {
+      for (const frame of lines.push(chunk)) controller.enqueue(frame);
     },
     flush(controller) {
-      if (size > 0 || overflowing) flushLine(controller);
+      for (const frame of lines.end()) controller.enqueue(frame);
     },
   });
 }

@@ -56,4 +56,42 @@ describe('stdio transport', () => {
     expect(frames[200]).toMatchObject({ kind: 'parse_error' });
     expect(frames[201]).toEqual({ kind: 'message', message: { last: true } });
   });
+
+  it('frameBatches: the frames a chunk completes arrive together, and the same frames as readable gives', async () => {
+    const input = new PassThrough();
+    const transport = createStdioTransport({ input, output: sink().output });
+    const batches: unknown[][] = [];
+    const reading = (async () => {
+      for await (const batch of transport.frameBatches as unknown as AsyncIterable<unknown[]>) batches.push(batch);
+    })();
+    // One chunk ends three lines; the next ends none (no batch); the one after completes the split line.
+    input.write('{"a":1}\n{"b":2}\n{bad\n{"c":');
+    await new Promise((resolve) => setImmediate(resolve));
+    input.write('3');
+    await new Promise((resolve) => setImmediate(resolve));
+    input.write('}\n{"last":true}');
+    input.end();
+    await reading;
+    expect(batches).toHaveLength(3);
+    expect(batches[0]).toEqual([
+      { kind: 'message', message: { a: 1 } },
+      { kind: 'message', message: { b: 2 } },
+      expect.objectContaining({ kind: 'parse_error' }),
+    ]);
+    expect(batches[1]).toEqual([{ kind: 'message', message: { c: 3 } }]);
+    expect(batches[2]).toEqual([{ kind: 'message', message: { last: true } }]);
+
+    const again = new PassThrough();
+    const other = createStdioTransport({ input: again, output: sink().output });
+    again.end('{"a":1}\n{"b":2}\n{bad\n{"c":3}\n{"last":true}');
+    const frames = [];
+    for await (const frame of other.readable as unknown as AsyncIterable<unknown>) frames.push(frame);
+    expect(frames).toEqual(batches.flat());
+  });
+
+  it('one source: once readable is read, frameBatches is locked, so no frame is read twice', () => {
+    const transport = createStdioTransport({ input: new PassThrough(), output: sink().output });
+    transport.readable.getReader();
+    expect(transport.frameBatches?.locked).toBe(true);
+  });
 });

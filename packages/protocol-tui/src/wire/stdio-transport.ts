@@ -1,5 +1,5 @@
-import { createNdjsonDecoder, encodeFrame, type InboundFrame } from './ndjson.js';
-import type { Transport } from './transport.js';
+import { createNdjsonLineReader, encodeFrame, type InboundFrame } from './ndjson.js';
+import { framesOf, type Transport } from './transport.js';
 
 /** The structural subset of a Node readable stream the stdio transport reads. */
 export interface ByteSource {
@@ -42,16 +42,23 @@ export function createStdioTransport(options: StdioTransportOptions): Transport 
     isClosed = true;
     resolveClosed();
   };
-  const decoder = createNdjsonDecoder(options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes });
-  const bytes = new ReadableStream<Uint8Array | string>({
+  const lines = createNdjsonLineReader(
+    options.maxLineBytes === undefined ? {} : { maxLineBytes: options.maxLineBytes },
+  );
+  // Frames are parsed as each chunk arrives, and queued a chunk's worth at a time (none for a chunk that ends no line).
+  const frameBatches = new ReadableStream<InboundFrame[]>({
     start(controller) {
       let ended = false;
       options.input.on('data', (chunk) => {
-        if (!ended) controller.enqueue(chunk);
+        if (ended) return;
+        const frames = lines.push(chunk);
+        if (frames.length > 0) controller.enqueue(frames);
       });
       const end = () => {
         if (ended) return;
         ended = true;
+        const frames = lines.end();
+        if (frames.length > 0) controller.enqueue(frames);
         controller.close();
       };
       options.input.on('end', end);
@@ -59,7 +66,7 @@ export function createStdioTransport(options: StdioTransportOptions): Transport 
       options.input.on('error', end);
     },
   });
-  const readable: ReadableStream<InboundFrame> = bytes.pipeThrough(decoder);
+  const frames = framesOf(frameBatches);
   const failWrite = (error: Error) => {
     if (writeFailed) return;
     writeFailed = true;
@@ -80,7 +87,10 @@ export function createStdioTransport(options: StdioTransportOptions): Transport 
   });
   return {
     kind: options.kind ?? 'stdio',
-    readable,
+    get readable() {
+      return frames();
+    },
+    frameBatches,
     writable,
     writeMany(messages) {
       let text = '';

@@ -9,6 +9,13 @@ import type { InboundFrame } from './ndjson.js';
 export interface Transport {
   /** Inbound frames in arrival order; ends when the peer goes away. */
   readonly readable: ReadableStream<InboundFrame>;
+  /**
+   * Optional fast path: the same inbound frames, an array of them per chunk the peer's bytes
+   * arrived in (a stdio transport). A reader of a fast stream then pays the web stream's cost once
+   * per chunk instead of once per frame. Read either this or `readable`, never both: they share
+   * their source, so whichever is read first takes it and the other is locked.
+   */
+  readonly frameBatches?: ReadableStream<InboundFrame[]>;
   /** Outbound messages; a write never waits for the peer to read. */
   readonly writable: WritableStream<unknown>;
   /**
@@ -25,4 +32,22 @@ export interface Transport {
   readonly closed: Promise<void>;
   /** `stdio`, `websocket` or `memory`: decides the `heartbeat` flag and server-request eligibility. */
   readonly kind: 'stdio' | 'websocket' | 'memory';
+}
+
+/**
+ * `readable` made from `frameBatches`, one frame per read: built when first asked for (then
+ * `frameBatches` is locked), so a reader of the batches pays nothing for it.
+ */
+export function framesOf(batches: ReadableStream<InboundFrame[]>): () => ReadableStream<InboundFrame> {
+  let frames: ReadableStream<InboundFrame> | undefined;
+  return () => {
+    frames ??= batches.pipeThrough(
+      new TransformStream<InboundFrame[], InboundFrame>({
+        transform(batch, controller) {
+          for (const frame of batch) controller.enqueue(frame);
+        },
+      }),
+    );
+    return frames;
+  };
 }

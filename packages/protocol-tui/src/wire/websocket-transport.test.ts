@@ -27,4 +27,37 @@ describe('WebSocket transport', () => {
     transport.writeMany?.([{ a: 1 }, { b: 2 }]);
     expect(log).toEqual(['send {"a":1}', 'send {"b":2}']);
   });
+
+  it('queues the messages that arrive together as one batch of frames, and flushes a batch when the socket closes', async () => {
+    const listeners = new Map<string, (...args: unknown[]) => void>();
+    const socket: WebSocketLike = {
+      send: () => {},
+      close: () => {},
+      bufferedAmount: 0,
+      on: ((event: string, listener: (...args: unknown[]) => void) => {
+        listeners.set(event, listener);
+      }) as WebSocketLike['on'],
+    };
+    const transport = createWebSocketTransport(socket);
+    const batches: unknown[][] = [];
+    const reading = (async () => {
+      for await (const batch of transport.frameBatches as unknown as AsyncIterable<unknown[]>) batches.push(batch);
+    })();
+    const message = (text: string) => listeners.get('message')?.(Buffer.from(text), false);
+    message('{"a":1}');
+    message('not json');
+    message('{"b":2}');
+    await Promise.resolve();
+    message('{"c":3}');
+    listeners.get('close')?.(1000, Buffer.from(''));
+    await reading;
+    expect(batches).toEqual([
+      [
+        { kind: 'message', message: { a: 1 } },
+        expect.objectContaining({ kind: 'parse_error' }),
+        { kind: 'message', message: { b: 2 } },
+      ],
+      [{ kind: 'message', message: { c: 3 } }],
+    ]);
+  });
 });

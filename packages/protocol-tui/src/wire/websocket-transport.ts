@@ -1,5 +1,5 @@
 import { encodeFrame, type InboundFrame, parseFrameText } from './ndjson.js';
-import type { Transport } from './transport.js';
+import { framesOf, type Transport } from './transport.js';
 
 /**
  * The structural subset of a WebSocket (the `ws` package's server-side socket, or a browser-like
@@ -38,28 +38,41 @@ export function createWebSocketTransport(socket: WebSocketLike, options: WebSock
   });
   let isClosed = false;
   const decoder = new TextDecoder('utf-8');
-  const readable = new ReadableStream<InboundFrame>({
+  // The frames of the messages that arrive together (one socket read) are queued as one batch, a microtask later.
+  const frameBatches = new ReadableStream<InboundFrame[]>({
     start(controller) {
+      let pending: InboundFrame[] = [];
+      const flush = () => {
+        if (pending.length === 0) return;
+        controller.enqueue(pending);
+        pending = [];
+      };
+      const add = (frame: InboundFrame) => {
+        if (pending.length === 0) queueMicrotask(flush);
+        pending.push(frame);
+      };
       socket.on('message', (data) => {
         if (isClosed) return;
         const text = toText(data, decoder);
         if (text.length > maxBytes) {
-          controller.enqueue({ kind: 'parse_error', reason: 'message too large' });
+          add({ kind: 'parse_error', reason: 'message too large' });
           return;
         }
         const frame = parseFrameText(text);
-        if (frame) controller.enqueue(frame);
+        if (frame) add(frame);
       });
       const end = () => {
         if (isClosed) return;
         isClosed = true;
         resolveClosed();
+        flush();
         controller.close();
       };
       socket.on('close', end);
       socket.on('error', end);
     },
   });
+  const frames = framesOf(frameBatches);
   const send = (message: unknown) => {
     if (isClosed) return;
     try {
@@ -71,7 +84,10 @@ export function createWebSocketTransport(socket: WebSocketLike, options: WebSock
   const writable = new WritableStream<unknown>({ write: send });
   return {
     kind: 'websocket',
-    readable,
+    get readable() {
+      return frames();
+    },
+    frameBatches,
     writable,
     writeMany(messages) {
       // One message per frame (§1.3), without a web-stream hop for each. `ws` writes each frame at once (a system
