@@ -7,7 +7,7 @@ import {
   type RunWireStatus,
 } from '@hermes/protocol-openai/wire';
 import { ClientError } from '../errors.js';
-import { readServerSentEvents } from './sse.js';
+import { readServerSentEventBatches } from './sse.js';
 
 const RUNS_API_ERROR_BRAND = Symbol.for('@hermes/client-sdk/RunsApiError');
 
@@ -247,18 +247,20 @@ export class RunsClient {
       }
       let ended = false;
       try {
-        for await (const item of readServerSentEvents(response.body as ReadableStream<Uint8Array>)) {
-          if (item.kind === 'comment') {
-            if (item.comment === 'stream closed') ended = true;
-            continue;
+        for await (const items of readServerSentEventBatches(response.body as ReadableStream<Uint8Array>)) {
+          for (const item of items) {
+            if (item.kind === 'comment') {
+              if (item.comment === 'stream closed') ended = true;
+              continue;
+            }
+            const event = JSON.parse(item.message.data) as RunEvent;
+            if (typeof event.seq === 'number') {
+              if (lastSeq !== undefined && event.seq <= lastSeq) continue;
+              lastSeq = event.seq;
+            }
+            yield event;
+            if (TERMINAL_RUN_EVENTS.has(event.event)) ended = true;
           }
-          const event = JSON.parse(item.message.data) as RunEvent;
-          if (typeof event.seq === 'number') {
-            if (lastSeq !== undefined && event.seq <= lastSeq) continue;
-            lastSeq = event.seq;
-          }
-          yield event;
-          if (TERMINAL_RUN_EVENTS.has(event.event)) ended = true;
         }
       } catch (error) {
         if (options.signal?.aborted) throw new ClientError('aborted', 'run events aborted', { cause: error });
