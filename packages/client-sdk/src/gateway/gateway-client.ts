@@ -669,7 +669,7 @@ export class GatewayClient {
     const { transport } = connection.opened;
     try {
       if (transport.frameBatches) {
-        // A stdio wire hands over each chunk's frames at once: one read per chunk, not one per frame.
+        // Stdio and WebSocket wires hand over the frames that arrived together at once: one read per batch, not per frame.
         const reader = transport.frameBatches.getReader();
         for (;;) {
           const { value, done } = await reader.read();
