@@ -23,9 +23,8 @@ import OpenAI from 'openai';
 import { type RemoteModel, startRemoteModel } from './remote-model.js';
 import { fieldMedians } from './stats.js';
 
-/** One protocol path's figures (each the median of its runs). */
-export interface ProtocolStreamMeasurement {
-  name: string;
+/** What one turn measures. */
+export interface TurnFigures {
   /**
    * The model's deltas the client received, counted as characters of streamed text (each delta is one character):
    * a path that hands a lagging client several deltas in one chunk (ACP, ADR 0025) still counts every one.
@@ -36,32 +35,25 @@ export interface ProtocolStreamMeasurement {
   agentCpuMs: number;
   /** CPU time of this process (the protocol's client) during the run. */
   clientCpuMs: number;
+}
+
+/** One protocol path's figures (each the median of its runs). */
+export interface ProtocolStreamMeasurement extends TurnFigures {
+  name: string;
   peakRssWarmMb: number;
   peakRssMb: number;
   /** Peak RSS after one more turn of `longCount` deltas, when asked for. */
   peakRssLongMb?: number;
   /** The first turn of a fresh process: the same 10,000 deltas with no warm-up turn before them. */
-  first: FirstTurn;
+  first: TurnFigures;
   /**
    * The first turn of another fresh process, started after the warm runs: the agent is as cold as in `first`, but the
    * client in this process has already read this path's runs, so what is left is the agent's own first-turn cost.
    */
-  firstWarmClient: FirstTurn;
+  firstWarmClient: TurnFigures;
 }
 
-/** A fresh process's first turn. */
-export interface FirstTurn {
-  wallMs: number;
-  firstDeltaMs: number;
-  agentCpuMs: number;
-  clientCpuMs: number;
-  deltasSeen: number;
-}
-
-type TurnSample = Omit<
-  ProtocolStreamMeasurement,
-  'peakRssWarmMb' | 'peakRssMb' | 'peakRssLongMb' | 'first' | 'firstWarmClient'
->;
+type TurnSample = TurnFigures & { name: string };
 
 /** Runs one turn of the deltas already queued on the model server and measures it (not its session's opening). */
 async function measureTurn(name: string, path: PathSession): Promise<TurnSample> {
@@ -333,12 +325,12 @@ export async function runProtocolStreams(
       };
       const entry = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`, bin] : [bin];
       // First turn of a fresh process: start it (ready to take a turn), then 10,000 deltas at once.
-      const freshTurn = async (): Promise<FirstTurn> => {
+      const freshTurn = async (): Promise<TurnFigures> => {
         const fresh = await factory(entry, env, cwd);
         try {
           await deltas(server, count);
-          const { wallMs, firstDeltaMs, agentCpuMs, clientCpuMs, deltasSeen } = await measureTurn(name, fresh);
-          return { wallMs, firstDeltaMs, agentCpuMs, clientCpuMs, deltasSeen };
+          const { name: _, ...figures } = await measureTurn(name, fresh);
+          return figures;
         } finally {
           await fresh.close();
         }

@@ -10,9 +10,10 @@ export interface Transport {
   /** Inbound frames in arrival order; ends when the peer goes away. */
   readonly readable: ReadableStream<InboundFrame>;
   /**
-   * Optional fast path: the same inbound frames, an array of them per chunk the peer's bytes
-   * arrived in (a stdio transport). A reader of a fast stream then pays the web stream's cost once
-   * per chunk instead of once per frame. Read either this or `readable`, never both: they share
+   * Optional fast path: the same inbound frames, an array of those that arrived together (the
+   * stdio transport: the lines one chunk of bytes completes; the WebSocket transport: the messages
+   * of one socket read). A reader of a fast stream then pays the web stream's cost once per batch
+   * instead of once per frame. Read either this or `readable`, never both: they share
    * their source, so whichever is read first takes it and the other is locked.
    */
   readonly frameBatches?: ReadableStream<InboundFrame[]>;
