@@ -6,16 +6,18 @@
  * time to first delta, the agent process's CPU time (from /proc/<pid>/stat) and its peak RSS
  * (VmHWM), after a 1,000-delta warm-up and after the 10,000-delta runs, to show whether peak memory
  * grows with the number of deltas. Issue 18 also asks for the first turn of a fresh process: each
- * path is started once more in a new process whose very first turn is the 10,000-delta one (cold
- * JIT and whatever the turn loads lazily land in it). A turn is measured from its prompt to its last
- * delta; opening its session (ACP `session/new`, gateway `session.create`) comes before.
+ * path is started again in new processes whose very first turn is the 10,000-delta one (cold JIT and
+ * whatever the turn loads lazily land in it), read by a client in a fresh process of its own
+ * (fresh-turn-process.ts). A turn is measured from its prompt to its last delta; opening its session
+ * (ACP `session/new`, gateway `session.create`) comes before.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import { client as createAcpClient, ndJsonStream } from '@agentclientprotocol/sdk/unstable';
 import { GatewayClient, RunsClient } from '@hermes/client-sdk';
 import { step, text } from '@hermes/core/testing';
@@ -44,8 +46,13 @@ export interface ProtocolStreamMeasurement extends TurnFigures {
   peakRssMb: number;
   /** Peak RSS after one more turn of `longCount` deltas, when asked for. */
   peakRssLongMb?: number;
-  /** The first turn of a fresh process: the same 10,000 deltas with no warm-up turn before them. */
+  /**
+   * The first turn of a fresh process: the same 10,000 deltas with no warm-up turn before them, read by a client in a
+   * fresh process too; each figure the median of `firstWallsMs.length` such pairs of processes.
+   */
   first: TurnFigures;
+  /** The wall time of each of those first turns, in the order they ran. */
+  firstWallsMs: number[];
   /**
    * The first turn of another fresh process, started after the warm runs: the agent is as cold as in `first`, but the
    * client in this process has already read this path's runs, so what is left is the agent's own first-turn cost.
@@ -56,7 +63,7 @@ export interface ProtocolStreamMeasurement extends TurnFigures {
 type TurnSample = TurnFigures & { name: string };
 
 /** Runs one turn of the deltas already queued on the model server and measures it (not its session's opening). */
-async function measureTurn(name: string, path: PathSession): Promise<TurnSample> {
+export async function measureTurn(name: string, path: PathSession): Promise<TurnSample> {
   await path.prepare();
   const cpuBefore = cpuMs(path.pid);
   const clientBefore = process.cpuUsage();
@@ -146,7 +153,7 @@ function spawnHermes(
 }
 
 /** A live agent process driven by one client. */
-interface PathSession {
+export interface PathSession {
   pid: number;
   /**
    * Opens the session the next turn runs in (ACP `session/new`, gateway `session.create`; nothing
@@ -159,7 +166,7 @@ interface PathSession {
 }
 
 /** `entry` is the node arguments that run the CLI: profiler flags, then the bin path. */
-type PathFactory = (entry: string[], env: NodeJS.ProcessEnv, cwd: string) => Promise<PathSession>;
+export type PathFactory = (entry: string[], env: NodeJS.ProcessEnv, cwd: string) => Promise<PathSession>;
 
 const acpStdio: PathFactory = async (entry, env, cwd) => {
   const child = spawn(process.execPath, [...entry, 'acp'], { env, cwd, stdio: ['pipe', 'pipe', 'ignore'] });
@@ -283,7 +290,7 @@ const runsEvents: PathFactory = async (entry, env) => {
   };
 };
 
-const PATHS: [string, PathFactory][] = [
+export const PATHS: [string, PathFactory][] = [
   ['stream: ACP stdio → SDK client', acpStdio],
   ['stream: gateway stdio → client', gatewayStdio],
   ['stream: gateway WebSocket → client', gatewayWebSocket],
@@ -296,12 +303,46 @@ function deltas(server: RemoteModel, count: number): Promise<void> {
   return server.push(step(text('x'.repeat(count), 1)));
 }
 
+/**
+ * One first turn of a fresh agent read by a fresh client: both are started by a child process of their own
+ * (fresh-turn-process.ts, through tsx as the harness itself runs). `queue` puts the turn's deltas on the model.
+ */
+function freshProcessTurn(
+  path: string,
+  start: { entry: string[]; env: NodeJS.ProcessEnv; cwd: string },
+  queue: () => Promise<void>,
+): Promise<TurnFigures> {
+  const child = fork(fileURLToPath(new URL('./fresh-turn-process.ts', import.meta.url)), [], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  let figures: TurnFigures | undefined;
+  let error = '';
+  return new Promise((resolve, reject) => {
+    child.on('message', (message: { ready?: true; figures?: TurnFigures; error?: string }) => {
+      if (message.ready) queue().then(() => child.send({ go: true }), reject);
+      if (message.figures) figures = message.figures;
+      if (message.error) error = message.error;
+    });
+    // Settled once the child is gone, so that the next sample never overlaps this one.
+    child.once('exit', (code) => {
+      if (figures) resolve(figures);
+      else
+        reject(
+          new Error(`${path}, first turn in a fresh process: ${error || `the client process exited with ${code}`}`),
+        );
+    });
+    child.send({ start: { path, ...start } });
+  });
+}
+
 /** Measures every protocol path: `runs` turns of `count` deltas each after one 1,000-delta warm-up turn. */
 export async function runProtocolStreams(
   bin: string,
-  options: { runs: number; count?: number; longCount?: number; only?: string; profileDir?: string },
+  options: { runs: number; freshRuns?: number; count?: number; longCount?: number; only?: string; profileDir?: string },
 ): Promise<ProtocolStreamMeasurement[]> {
   const count = options.count ?? 10_000;
+  const freshRuns = options.freshRuns ?? 3;
   const server = await startRemoteModel();
   // Warm like the floors' model (src/stream.ts): a fresh process's first turn is about the agent's process, and the
   // model process's own first answers of this size take about three times as long as its later ones.
@@ -324,7 +365,15 @@ export async function runProtocolStreams(
         HERMES_BASE_URL: server.baseURL,
       };
       const entry = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`, bin] : [bin];
-      // First turn of a fresh process: start it (ready to take a turn), then 10,000 deltas at once.
+      // First turn of a fresh agent and a fresh client, `freshRuns` times: each figure is its own median.
+      const firstSamples: TurnFigures[] = [];
+      for (let run = 0; run < freshRuns; run += 1)
+        firstSamples.push(await freshProcessTurn(name, { entry, env, cwd }, () => deltas(server, count)));
+      const first: TurnFigures = {
+        deltasSeen: Math.min(...firstSamples.map((sample) => sample.deltasSeen)),
+        ...fieldMedians(firstSamples, ['wallMs', 'firstDeltaMs', 'agentCpuMs', 'clientCpuMs']),
+      };
+      // First turn of a fresh agent read from this process: start it (ready to take a turn), then 10,000 deltas at once.
       const freshTurn = async (): Promise<TurnFigures> => {
         const fresh = await factory(entry, env, cwd);
         try {
@@ -335,7 +384,6 @@ export async function runProtocolStreams(
           await fresh.close();
         }
       };
-      const first = await freshTurn();
       const path = await factory(entry, env, cwd);
       let warm: Omit<ProtocolStreamMeasurement, 'firstWarmClient'>;
       try {
@@ -366,6 +414,7 @@ export async function runProtocolStreams(
         warm = {
           ...middle,
           first,
+          firstWallsMs: firstSamples.map((sample) => sample.wallMs),
           peakRssWarmMb,
           peakRssMb: peakAfterRuns,
           ...(peakRssLongMb === undefined ? {} : { peakRssLongMb }),

@@ -140,6 +140,7 @@ await section('stream floors', async () => {
 await section('stream paths', async () => {
   const paths = await runProtocolStreams(hermesBin, {
     runs: quick ? 3 : 5,
+    freshRuns: quick ? 1 : 3,
     ...(quick ? {} : { longCount: 50_000 }),
     ...(profileDir ? { profileDir } : {}),
   });
@@ -184,11 +185,11 @@ await section('stream paths', async () => {
         `peak RSS ${entry.peakRssWarmMb.toFixed(0)} MB after 1,000 deltas, ${entry.peakRssMb.toFixed(0)} MB after 10,000` +
         `${entry.peakRssLongMb === undefined ? '' : `, ${entry.peakRssLongMb.toFixed(0)} MB after 50,000`}`,
     });
-    // A fresh process's first turn is read against the direct client's first read in a fresh process (both compile
-    // the code they run); the ratio to the warm direct client is shown beside it.
+    // A fresh process's first turn, read by a client in a fresh process, is read against the direct client's first read
+    // in a fresh process (every side compiles the code it runs); the ratio to the warm direct client is shown beside it.
     const first = versus(entry.first.wallMs, entry.first.agentCpuMs, freshDirectFloor, 'fresh direct');
     const firstWarm = versus(entry.first.wallMs, entry.first.agentCpuMs);
-    // The same fresh agent read by a client that is no longer cold itself: the part of the first turn that is the agent's.
+    // One more fresh agent, read by this process's client, warm by then: the part of the first turn that is the agent's.
     const withWarmClient = versus(
       entry.firstWarmClient.wallMs,
       entry.firstWarmClient.agentCpuMs,
@@ -202,8 +203,9 @@ await section('stream paths', async () => {
       target: `${STREAM_TARGET}, in a fresh process`,
       met: first.met && lost(entry.first.deltasSeen) === '',
       detail:
-        `${lost(entry.first.deltasSeen)}${first.text}; against the warm direct client ${firstWarm.text}, client cpu ${entry.first.clientCpuMs.toFixed(0)} ms, first delta ${entry.first.firstDeltaMs.toFixed(1)} ms, ${entry.first.deltasSeen} deltas seen; ` +
-        `a second fresh process, with this client warm: ${withWarmClient.text}, client cpu ${entry.firstWarmClient.clientCpuMs.toFixed(0)} ms`,
+        `${lost(entry.first.deltasSeen)}${entry.firstWallsMs.length === 1 ? 'one fresh agent and client' : `median of ${entry.firstWallsMs.length} fresh agents and clients`} ` +
+        `(${entry.firstWallsMs.map((wall) => wall.toFixed(0)).join(', ')} ms): ${first.text}; against the warm direct client ${firstWarm.text}, client cpu ${entry.first.clientCpuMs.toFixed(0)} ms, first delta ${entry.first.firstDeltaMs.toFixed(1)} ms, ${entry.first.deltasSeen} deltas seen; ` +
+        `another fresh agent, read by the harness's warm client: ${withWarmClient.text}, client cpu ${entry.firstWarmClient.clientCpuMs.toFixed(0)} ms`,
     });
   }
 });
