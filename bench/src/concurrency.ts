@@ -26,6 +26,11 @@ export type ConcurrencyTarget = 'server' | 'proxy';
 export interface ConcurrencyResult {
   target: ConcurrencyTarget;
   streams: number;
+  /** Streams of the uncounted round run before the measured one, on the fresh process; `errors` counts both rounds. */
+  warmup: number;
+  /** That round's p99 gap and first-delta p99: the same load on a process that has served nothing yet. */
+  warmupP99Ms?: number;
+  warmupFirstDeltaP99Ms?: number;
   errors: number;
   deltasPerSecond: number;
   /** Gaps between consecutive deltas of one stream as the client sees them (0 within one chunk). */
@@ -99,6 +104,64 @@ function postStream(url: string, body: string, onHead: () => void, onText: (text
   });
 }
 
+/** What one round of concurrent streams saw. */
+interface RoundFigures {
+  gaps: number[];
+  firsts: number[];
+  heads: number[];
+  errors: number;
+  received: number;
+}
+
+/** `streams` concurrent streaming completions against `url`, each expecting `deltas` deltas. */
+async function round(url: string, streams: number, deltas: number): Promise<RoundFigures> {
+  const gaps: number[] = [];
+  const firsts: number[] = [];
+  const heads: number[] = [];
+  let errors = 0;
+  let received = 0;
+  await Promise.all(
+    Array.from({ length: streams }, async (_unused, index) => {
+      try {
+        const sent = performance.now();
+        let last = -1;
+        let seen = 0;
+        const counter = new ContentDeltaCounter(DELTA_TEXT.length);
+        const onText = (piece: string) => {
+          // Deltas with text; the role chunk's empty content does not count. Coalesced deltas count 0 ms apart.
+          const count = counter.push(piece);
+          if (count === 0) return;
+          const now = performance.now();
+          if (last < 0) firsts.push(now - sent);
+          else gaps.push(now - last);
+          for (let extra = 1; extra < count; extra += 1) gaps.push(0);
+          last = now;
+          seen += count;
+        };
+        const ok = await postStream(
+          `${url}/v1/chat/completions`,
+          JSON.stringify({
+            model: 'hermes-agent',
+            stream: true,
+            messages: [{ role: 'user', content: `stream ${index}` }],
+          }),
+          () => heads.push(performance.now() - sent),
+          onText,
+        );
+        if (!ok) {
+          errors += 1;
+          return;
+        }
+        received += seen;
+        if (seen !== deltas) errors += 1;
+      } catch {
+        errors += 1;
+      }
+    }),
+  );
+  return { gaps, firsts, heads, errors, received };
+}
+
 /**
  * One run of `streams` concurrent completions of `deltas` deltas each, sent by the model
  * `DELTA_PACE_MS` apart: an ideal server shows every gap at the pace, and what it adds on top is
@@ -107,15 +170,16 @@ function postStream(url: string, body: string, onHead: () => void, onText: (text
  */
 export async function runConcurrency(
   streams: number,
-  options: { deltas?: number; profileDir?: string; target?: ConcurrencyTarget } = {},
+  options: { deltas?: number; warmup?: number; profileDir?: string; target?: ConcurrencyTarget } = {},
 ): Promise<ConcurrencyResult> {
   const deltas = options.deltas ?? 10;
+  const warmup = options.warmup ?? 0;
   const target = options.target ?? 'server';
   const model = await startRemoteModel();
   const answer = Array.from({ length: deltas }, (_, index) =>
     index === 0 ? [text(DELTA_TEXT, 2)] : [delay(DELTA_PACE_MS), text(DELTA_TEXT, 2)],
   ).flat();
-  await model.push(...Array.from({ length: streams }, () => step(...answer)));
+  await model.push(...Array.from({ length: warmup + streams }, () => step(...answer)));
   const home = mkdtempSync(join(tmpdir(), 'hermes-concurrency-'));
   writeFileSync(join(home, 'config.yaml'), 'session:\n  auto_title: false\n');
   const started =
@@ -133,61 +197,24 @@ export async function runConcurrency(
     throw error;
   });
   try {
-    const gaps: number[] = [];
-    const firsts: number[] = [];
-    const heads: number[] = [];
-    let errors = 0;
-    let received = 0;
+    // One uncounted round first, as the turn-cost section runs uncounted turns: the figures are a running server's
+    // (and model's), not those of a process compiling its code while the burst arrives.
+    const cold = warmup > 0 ? await round(url, warmup, deltas) : null;
     const cpuBefore = cpuMs(child.pid ?? 0);
     const started = performance.now();
-    await Promise.all(
-      Array.from({ length: streams }, async (_unused, index) => {
-        try {
-          const sent = performance.now();
-          let last = -1;
-          let seen = 0;
-          const counter = new ContentDeltaCounter(DELTA_TEXT.length);
-          const onText = (piece: string) => {
-            // Deltas with text; the role chunk's empty content does not count. Coalesced deltas count 0 ms apart.
-            const count = counter.push(piece);
-            if (count === 0) return;
-            const now = performance.now();
-            if (last < 0) firsts.push(now - sent);
-            else gaps.push(now - last);
-            for (let extra = 1; extra < count; extra += 1) gaps.push(0);
-            last = now;
-            seen += count;
-          };
-          const ok = await postStream(
-            `${url}/v1/chat/completions`,
-            JSON.stringify({
-              model: 'hermes-agent',
-              stream: true,
-              messages: [{ role: 'user', content: `stream ${index}` }],
-            }),
-            () => heads.push(performance.now() - sent),
-            onText,
-          );
-          if (!ok) {
-            errors += 1;
-            return;
-          }
-          received += seen;
-          if (seen !== deltas) errors += 1;
-        } catch {
-          errors += 1;
-        }
-      }),
-    );
+    const { gaps, firsts, heads, errors, received } = await round(url, streams, deltas);
     const seconds = (performance.now() - started) / 1000;
     const cpu = cpuMs(child.pid ?? 0) - cpuBefore;
-    gaps.sort((a, b) => a - b);
-    firsts.sort((a, b) => a - b);
-    heads.sort((a, b) => a - b);
+    for (const values of [gaps, firsts, heads, ...(cold ? [cold.gaps, cold.firsts] : [])]) values.sort((a, b) => a - b);
     return {
       target,
       streams,
-      errors,
+      warmup,
+      ...(cold
+        ? { warmupP99Ms: percentile(cold.gaps, 0.99), warmupFirstDeltaP99Ms: percentile(cold.firsts, 0.99) }
+        : {}),
+      // An error in the uncounted round is still an error.
+      errors: errors + (cold?.errors ?? 0),
       deltasPerSecond: received / seconds,
       p50Ms: percentile(gaps, 0.5),
       p99Ms: percentile(gaps, 0.99),

@@ -250,12 +250,17 @@ await section('turn cost', async () => {
   });
 });
 
+/**
+ * Streams of the uncounted round each concurrency run starts with (ADR 0030): the measured round meets a server (and
+ * a model) that has compiled its code, as the turn-cost section's turns do after their uncounted ones.
+ */
+const CONCURRENCY_WARMUP = 100;
 await section('concurrency', async () => {
   // The same load through the pass-through proxy (proxy-process.ts) first: the floor that node:http + fetch reach on
   // this machine in the same run, read beside the server's row (issue 18's targets apply to the server).
   for (const streams of quick ? [100] : [100, 1000]) {
     for (const target of ['proxy', 'server'] as const) {
-      const load = await runConcurrency(streams, { target });
+      const load = await runConcurrency(streams, { target, warmup: CONCURRENCY_WARMUP });
       // The model sends deltas DELTA_PACE_MS apart; the latency added is the gap beyond that.
       const added = load.p99Ms - DELTA_PACE_MS;
       const floor = target === 'proxy';
@@ -268,7 +273,8 @@ await section('concurrency', async () => {
         detail:
           `errors ${load.errors}, p50 gap ${load.p50Ms.toFixed(0)} ms, p99 gap ${load.p99Ms.toFixed(0)} ms at a ${DELTA_PACE_MS} ms model pace, ` +
           `first delta p50 ${load.firstDeltaP50Ms.toFixed(0)} / p99 ${load.firstDeltaP99Ms.toFixed(0)} ms (response head p50 ${load.headP50Ms.toFixed(0)} / p99 ${load.headP99Ms.toFixed(0)} ms), ${Math.round(load.deltasPerSecond)} deltas/s, ` +
-          `${floor ? 'proxy' : 'server'} cpu ${load.cpuMsPerStream.toFixed(1)} ms per stream`,
+          `${floor ? 'proxy' : 'server'} cpu ${load.cpuMsPerStream.toFixed(1)} ms per stream; ` +
+          `before it, on the fresh process, an uncounted round of ${load.warmup} streams: p99 gap ${load.warmupP99Ms?.toFixed(0)} ms, first delta p99 ${load.warmupFirstDeltaP99Ms?.toFixed(0)} ms`,
       });
     }
   }
