@@ -6,7 +6,8 @@
  *
  * IPC: the parent sends `{ start: { path, entry, env, cwd } }`; this process starts the agent, connects its client and
  * answers `{ ready: true }`; the parent queues the model's deltas and sends `{ go: true }`; this process answers
- * `{ figures }` (or `{ error }`), closes the agent and exits.
+ * `{ figures }` (or `{ error }`), closes the agent and exits. If the parent disconnects first, it closes the agent and
+ * exits too.
  */
 import { measureTurn, PATHS, type PathSession } from './protocol-stream.js';
 
@@ -48,9 +49,15 @@ process.on('message', (message: { start?: Start; go?: true }) => {
     const started = session;
     measureTurn(pathName, started)
       .then(async ({ name: _, ...figures }) => {
+        session = undefined;
         await started.close();
         finish({ figures }, 0);
       })
       .catch(fail);
   }
+});
+
+// A parent that lets go (it failed, or it is gone) leaves no agent behind.
+process.on('disconnect', () => {
+  void (session?.close() ?? Promise.resolve()).finally(() => process.exit(1));
 });

@@ -320,7 +320,15 @@ function freshProcessTurn(
   let error = '';
   return new Promise((resolve, reject) => {
     child.on('message', (message: { ready?: true; figures?: TurnFigures; error?: string }) => {
-      if (message.ready) queue().then(() => child.send({ go: true }), reject);
+      if (message.ready)
+        queue().then(
+          () => child.send({ go: true }),
+          (failed: unknown) => {
+            error = String(failed);
+            // The child closes its agent and exits when its parent lets go of it.
+            child.disconnect();
+          },
+        );
       if (message.figures) figures = message.figures;
       if (message.error) error = message.error;
     });
