@@ -9,7 +9,7 @@
  * `{ figures }` (or `{ error }`), closes the agent and exits. If the parent disconnects first, it closes the agent and
  * exits too.
  */
-import { measureTurn, PATHS, type PathSession } from './protocol-stream.js';
+import { onlyTurn, PATHS, type PathSession } from './protocol-stream.js';
 
 interface Start {
   path: string;
@@ -47,13 +47,9 @@ process.on('message', (message: { start?: Start; go?: true }) => {
     }, fail);
   } else if (message.go && session) {
     const started = session;
-    measureTurn(pathName, started)
-      .then(async ({ name: _, ...figures }) => {
-        session = undefined;
-        await started.close();
-        finish({ figures }, 0);
-      })
-      .catch(fail);
+    // Closed by onlyTurn, whatever the turn did: nothing is left for `fail` or a disconnect to close.
+    session = undefined;
+    onlyTurn(pathName, started).then((figures) => finish({ figures }, 0), fail);
   }
 });
 

@@ -62,8 +62,26 @@ export interface ProtocolStreamMeasurement extends TurnFigures {
 
 type TurnSample = TurnFigures & { name: string };
 
+/** Each figure the median of the samples' (as on the floors, src/stream.ts); deltas seen, the fewest. */
+function medianFigures(samples: TurnFigures[]): TurnFigures {
+  return {
+    deltasSeen: Math.min(...samples.map((sample) => sample.deltasSeen)),
+    ...fieldMedians(samples, ['wallMs', 'firstDeltaMs', 'agentCpuMs', 'clientCpuMs']),
+  };
+}
+
+/** {@link measureTurn} on a session started for this one turn, which is then closed. */
+export async function onlyTurn(name: string, session: PathSession): Promise<TurnFigures> {
+  try {
+    const { name: _, ...figures } = await measureTurn(name, session);
+    return figures;
+  } finally {
+    await session.close();
+  }
+}
+
 /** Runs one turn of the deltas already queued on the model server and measures it (not its session's opening). */
-export async function measureTurn(name: string, path: PathSession): Promise<TurnSample> {
+async function measureTurn(name: string, path: PathSession): Promise<TurnSample> {
   await path.prepare();
   const cpuBefore = cpuMs(path.pid);
   const clientBefore = process.cpuUsage();
@@ -373,24 +391,19 @@ export async function runProtocolStreams(
         HERMES_BASE_URL: server.baseURL,
       };
       const entry = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`, bin] : [bin];
-      // First turn of a fresh agent and a fresh client, `freshRuns` times: each figure is its own median.
+      // First turn of a fresh agent and a fresh client, `freshRuns` times.
       const firstSamples: TurnFigures[] = [];
       for (let run = 0; run < freshRuns; run += 1)
         firstSamples.push(await freshProcessTurn(name, { entry, env, cwd }, () => deltas(server, count)));
-      const first: TurnFigures = {
-        deltasSeen: Math.min(...firstSamples.map((sample) => sample.deltasSeen)),
-        ...fieldMedians(firstSamples, ['wallMs', 'firstDeltaMs', 'agentCpuMs', 'clientCpuMs']),
-      };
+      const first = medianFigures(firstSamples);
       // First turn of a fresh agent read from this process: start it (ready to take a turn), then 10,000 deltas at once.
       const freshTurn = async (): Promise<TurnFigures> => {
         const fresh = await factory(entry, env, cwd);
-        try {
-          await deltas(server, count);
-          const { name: _, ...figures } = await measureTurn(name, fresh);
-          return figures;
-        } finally {
+        await deltas(server, count).catch(async (error: unknown) => {
           await fresh.close();
-        }
+          throw error;
+        });
+        return onlyTurn(name, fresh);
       };
       const path = await factory(entry, env, cwd);
       let warm: Omit<ProtocolStreamMeasurement, 'firstWarmClient'>;
@@ -404,12 +417,7 @@ export async function runProtocolStreams(
           await deltas(server, count);
           samples.push(await measureTurn(name, path));
         }
-        // Each figure is its own median, as on the floors (src/stream.ts).
-        const middle: TurnSample = {
-          name,
-          deltasSeen: Math.min(...samples.map((sample) => sample.deltasSeen)),
-          ...fieldMedians(samples, ['wallMs', 'firstDeltaMs', 'agentCpuMs', 'clientCpuMs']),
-        };
+        const middle = { name, ...medianFigures(samples) };
         const peakAfterRuns = peakRssMb(path.pid);
         let peakRssLongMb: number | undefined;
         if (options.longCount) {

@@ -273,8 +273,10 @@ await section('concurrency', async () => {
         detail:
           `errors ${load.errors}, p50 gap ${load.p50Ms.toFixed(0)} ms, p99 gap ${load.p99Ms.toFixed(0)} ms at a ${DELTA_PACE_MS} ms model pace, ` +
           `first delta p50 ${load.firstDeltaP50Ms.toFixed(0)} / p99 ${load.firstDeltaP99Ms.toFixed(0)} ms (response head p50 ${load.headP50Ms.toFixed(0)} / p99 ${load.headP99Ms.toFixed(0)} ms), ${Math.round(load.deltasPerSecond)} deltas/s, ` +
-          `${floor ? 'proxy' : 'server'} cpu ${load.cpuMsPerStream.toFixed(1)} ms per stream; ` +
-          `before it, on the fresh process, an uncounted round of ${load.warmup} streams: p99 gap ${load.warmupP99Ms?.toFixed(0)} ms, first delta p99 ${load.warmupFirstDeltaP99Ms?.toFixed(0)} ms`,
+          `${floor ? 'proxy' : 'server'} cpu ${load.cpuMsPerStream.toFixed(1)} ms per stream` +
+          (load.warmupP99Ms === undefined || load.warmupFirstDeltaP99Ms === undefined
+            ? ''
+            : `; before it, on the fresh process, an uncounted round of ${load.warmup} streams: p99 gap ${load.warmupP99Ms.toFixed(0)} ms, first delta p99 ${load.warmupFirstDeltaP99Ms.toFixed(0)} ms`),
       });
     }
   }
