@@ -172,6 +172,7 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise
     gateway,
     token: settings.gatewayToken ?? key,
     boundHost: settings.host,
+    allowedHosts: settings.allowedHosts,
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

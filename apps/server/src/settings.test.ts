@@ -22,4 +22,14 @@ describe('server settings', () => {
     expect(isLoopback('127.0.0.1') && isLoopback('::1') && isLoopback('localhost')).toBe(true);
     expect(isLoopback('0.0.0.0')).toBe(false);
   });
+
+  it('API_SERVER_ALLOWED_HOSTS lists the public host names, lower-cased; a URL in it is refused', () => {
+    expect(
+      readServerSettings({ API_SERVER_ALLOWED_HOSTS: 'Hermes.Example.com, api.example.org' }).allowedHosts,
+    ).toEqual(['hermes.example.com', 'api.example.org']);
+    expect(readServerSettings({}).allowedHosts).toEqual([]);
+    expect(() => readServerSettings({ API_SERVER_ALLOWED_HOSTS: 'https://hermes.example.com/' })).toThrow(
+      /API_SERVER_ALLOWED_HOSTS/,
+    );
+  });
 });

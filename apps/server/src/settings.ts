@@ -13,6 +13,11 @@ export interface ServerSettings {
   gatewayToken: string | null;
   /** Seconds to let running turns finish after SIGTERM/SIGINT before interrupting them. */
   drainTimeoutSeconds: number | null;
+  /**
+   * API_SERVER_ALLOWED_HOSTS: further host names (a proxy's public name) the gateway WebSocket's `Host`/`Origin`
+   * check admits besides the bound address.
+   */
+  allowedHosts: string[];
 }
 
 /** True for loopback bind addresses. */
@@ -32,6 +37,13 @@ export function readServerSettings(env: NodeJS.ProcessEnv): ServerSettings {
     .filter(Boolean);
   for (const proxy of proxies)
     if (isIP(proxy) === 0) throw new Error(`HERMES_TRUSTED_PROXIES: "${proxy}" is not an IP address.`);
+  const allowedHosts = (env.API_SERVER_ALLOWED_HOSTS ?? '')
+    .split(',')
+    .map((entry) => entry.trim().toLowerCase())
+    .filter(Boolean);
+  for (const name of allowedHosts)
+    if (/[\s/@?#]/.test(name) || name.includes('://'))
+      throw new Error(`API_SERVER_ALLOWED_HOSTS: "${name}" is not a host name (give names like hermes.example.com).`);
   const drain = env.HERMES_DRAIN_TIMEOUT ? Number(env.HERMES_DRAIN_TIMEOUT) : null;
   return {
     host: env.API_SERVER_HOST ?? '127.0.0.1',
@@ -41,6 +53,7 @@ export function readServerSettings(env: NodeJS.ProcessEnv): ServerSettings {
     logLevel: env.HERMES_LOG_LEVEL ?? env.LOG_LEVEL ?? 'info',
     gatewayToken: env.HERMES_GATEWAY_TOKEN?.trim() || null,
     drainTimeoutSeconds: drain !== null && Number.isFinite(drain) ? drain : null,
+    allowedHosts,
   };
 }
 

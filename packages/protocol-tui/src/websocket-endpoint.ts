@@ -17,6 +17,11 @@ export interface GatewayWebSocketOptions {
    * peer must be loopback. Default: read from `server.address()` at upgrade time.
    */
   boundHost?: string;
+  /**
+   * Further host names the server is reached by (a public name behind a proxy, say): a `Host` or `Origin`
+   * naming one of them is admitted as the bound address is. Default: none.
+   */
+  allowedHosts?: readonly string[];
 }
 
 /** A generated server token: 32 random bytes, base64url (256 bits). */
@@ -46,11 +51,31 @@ function hostName(value: string): string {
   return colon > -1 && trimmed.indexOf(':') === colon ? trimmed.slice(0, colon) : trimmed;
 }
 
-/** Runs the admission checks of §1.3 in order; returns the close code, or null when admitted. */
-export function admit(request: IncomingMessage, boundHost: string, token: string): number | null {
+/**
+ * The token a client presented: the `token` query parameter (§1.3; browsers can set no header on a WebSocket), or
+ * else an `Authorization: Bearer …` header, which keeps the token out of URLs and so out of proxies' access logs.
+ */
+function presentedToken(request: IncomingMessage): string | null {
+  const url = new URL(request.url ?? '/', 'http://placeholder');
+  const fromQuery = url.searchParams.get('token');
+  if (fromQuery !== null) return fromQuery;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
+  return match ? (match[1] as string) : null;
+}
+
+/**
+ * Runs the admission checks of §1.3 in order; returns the close code, or null when admitted. `allowedHosts` adds
+ * host names to the bound address's set (a proxy forwarding its public `Host`).
+ */
+export function admit(
+  request: IncomingMessage,
+  boundHost: string,
+  token: string,
+  allowedHosts: readonly string[] = [],
+): number | null {
   const bound = hostName(boundHost);
   const loopbackBind = isLoopbackHost(bound);
-  const allowed = new Set([bound]);
+  const allowed = new Set([bound, ...allowedHosts.map(hostName)]);
   if (loopbackBind) for (const name of ['localhost', '127.0.0.1', '::1']) allowed.add(name);
   const remote = request.socket.remoteAddress ?? '';
   if (loopbackBind && !isLoopbackHost(remote)) return CloseCode.forbidden;
@@ -71,8 +96,7 @@ export function admit(request: IncomingMessage, boundHost: string, token: string
     )
       return CloseCode.forbidden;
   }
-  const url = new URL(request.url ?? '/', 'http://placeholder');
-  const given = url.searchParams.get('token');
+  const given = presentedToken(request);
   if (given === null || !tokensEqual(given, token)) return CloseCode.unauthorized;
   return null;
 }
@@ -90,7 +114,7 @@ export function attachGatewayWebSocket(server: Server, options: GatewayWebSocket
     if (url.pathname !== path) return;
     const address = server.address();
     const boundHost = options.boundHost ?? (typeof address === 'object' && address ? address.address : '127.0.0.1');
-    const refusal = admit(request, boundHost, options.token);
+    const refusal = admit(request, boundHost, options.token, options.allowedHosts);
     sockets.handleUpgrade(request, socket, head, (webSocket) => {
       if (refusal !== null) {
         webSocket.close(refusal, refusal === CloseCode.unauthorized ? 'unauthorized' : 'forbidden');

@@ -23,8 +23,11 @@ async function child(script: Parameters<typeof startScriptedOpenAIServer>[0]['sc
   return gateway;
 }
 
-async function ws(options: Parameters<typeof createWebSocketFixture>[0] = {}): Promise<WebSocketFixture> {
-  const fixture = await createWebSocketFixture(options);
+async function ws(
+  options: Parameters<typeof createWebSocketFixture>[0] = {},
+  endpoint: Parameters<typeof createWebSocketFixture>[1] = {},
+): Promise<WebSocketFixture> {
+  const fixture = await createWebSocketFixture(options, endpoint);
   cleanups.push(() => fixture.dispose());
   return fixture;
 }
@@ -116,6 +119,25 @@ describe('transport and framing (§12 checks 1–7, real child process and real 
     expect((await goodOrigin.waitFor((frame) => frame.method === 'event')).params.type).toBe('gateway.ready');
     const noOrigin = await fixture.ws();
     expect((await noOrigin.waitFor((frame) => frame.method === 'event')).params.type).toBe('gateway.ready');
+  });
+
+  it("WebSocket boundary: allowedHosts admits a proxy's public name in Host and Origin, and nothing more", async () => {
+    const fixture = await ws({}, { allowedHosts: ['Hermes.Example.com'] });
+    const publicHost = await fixture.ws({ headers: { Host: 'hermes.example.com' } });
+    expect((await publicHost.waitFor((frame) => frame.method === 'event')).params.type).toBe('gateway.ready');
+    const publicOrigin = await fixture.ws({ headers: { Origin: 'https://hermes.example.com' } });
+    expect((await publicOrigin.waitFor((frame) => frame.method === 'event')).params.type).toBe('gateway.ready');
+    const other = await fixture.ws({ headers: { Host: 'evil.example' } });
+    expect(await other.closeCode).toBe(4403);
+  });
+
+  it('WebSocket token: one in an Authorization header is checked as the query parameter is', async () => {
+    const fixture = await ws();
+    const good = await fixture.ws({ headers: { Authorization: `Bearer ${fixture.token}` } }, null);
+    expect((await good.waitFor((frame) => frame.method === 'event')).params.type).toBe('gateway.ready');
+    const wrong = await fixture.ws({ headers: { Authorization: 'Bearer not-the-token' } }, null);
+    expect(await wrong.closeCode).toBe(4401);
+    expect(wrong.frames).toHaveLength(0);
   });
 
   it('6. WebSocket message forms: binary with trailing spaces answered, empty text ignored', async () => {

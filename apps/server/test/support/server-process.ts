@@ -70,7 +70,7 @@ export async function startServer(env: Record<string, string>): Promise<StartedS
  */
 export async function startInstancePair(
   script: ModelScript,
-  options: { key: string; configYaml: string },
+  options: { key: string; configYaml: string; env?: Record<string, string> },
 ): Promise<{ a: StartedServer; b: StartedServer; model: ScriptedServer }> {
   const database = await createTestDatabase();
   cleanups.push(database.drop);
@@ -85,6 +85,7 @@ export async function startInstancePair(
       HERMES_BASE_URL: model.baseURL,
       API_SERVER_KEY: options.key,
       HERMES_DATABASE_URL: database.url,
+      ...options.env,
     };
   };
   const a = await startServer(env());

@@ -328,13 +328,14 @@ export interface WebSocketFixture extends GatewayFixture {
 
 export async function createWebSocketFixture(
   options: Parameters<typeof createFixture>[0] = {},
+  endpoint: { allowedHosts?: string[] } = {},
 ): Promise<WebSocketFixture> {
   const { createServer } = await import('node:http');
   const { attachGatewayWebSocket, generateGatewayToken } = await import('../../src/index.js');
   const base = await createFixture(options);
   const server = createServer();
   const token = generateGatewayToken();
-  const detach = attachGatewayWebSocket(server, { gateway: base.gateway, token });
+  const detach = attachGatewayWebSocket(server, { gateway: base.gateway, token, ...endpoint });
   await new Promise<void>((resolvePromise) => server.listen(0, '127.0.0.1', () => resolvePromise()));
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
