@@ -4,6 +4,7 @@
  * @packageDocumentation
  */
 export { createGateway, type Gateway, type GatewayOptions } from './gateway.js';
+export { GATEWAY_TICKET_LIFETIME_MS, type GatewayTicket, GatewayTicketStore } from './gateway-tickets.js';
 export type { RelayBus } from './instance-relay.js';
 export { type ServeStdioOptions, serveStdio } from './stdio.js';
 export { VERSION } from './version.js';
