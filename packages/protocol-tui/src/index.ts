@@ -16,4 +16,11 @@ export {
   isLoopbackHost,
   tokensEqual,
 } from './websocket-endpoint.js';
-export { ErrorCode, GATEWAY_PROTOCOL_VERSION, RpcError, type Transport } from './wire/index.js';
+export {
+  ErrorCode,
+  GATEWAY_PROTOCOL_VERSION,
+  GATEWAY_SUBPROTOCOL,
+  GATEWAY_TICKET_PROTOCOL_PREFIX,
+  RpcError,
+  type Transport,
+} from './wire/index.js';
