@@ -180,7 +180,7 @@ interface PageState {
 const state = (page: Page) => page.evaluate(() => (window as unknown as { webHost: PageState }).webHost);
 
 describe('the web host example in headless Chromium against apps/server', () => {
-  it('streams a turn with a diff, answers an approval from its button, survives a killed socket with no event lost, and runs a run', async () => {
+  it('streams a turn with a diff, approves and denies from its buttons, survives a killed socket with no event lost, and runs a run', async () => {
     if (!existsSync(SERVER_MAIN)) throw new Error(`${SERVER_MAIN} is missing: build apps/server first`);
     if (!existsSync(join(DIST, 'app.js'))) throw new Error(`${DIST}/app.js is missing: run the example's build first`);
     if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install chromium (.ci/run does)`);
@@ -191,6 +191,7 @@ describe('the web host example in headless Chromium against apps/server', () => 
     const workspace = temp('hermes-web-host-workspace-');
     const target = join(workspace, 'build');
     mkdirSync(target);
+    mkdirSync(join(workspace, 'keep'));
     const notes = join(workspace, 'notes.txt');
     writeFileSync(notes, 'first line\n');
     const finalText = 'Removed the build folder; the notes are up to date and nothing else changed.';
@@ -203,6 +204,9 @@ describe('the web host example in headless Chromium against apps/server', () => 
         // Turn 2: a command that needs approval, then an answer that streams while the page is cut off.
         step(toolCall('terminal', { command: `rm -rf ${target}` }, 'call_rm')),
         step(delay(200), text(finalText, 3)),
+        // Turn 3: a command the page denies.
+        step(toolCall('terminal', { command: `rm -rf ${workspace}/keep` }, 'call_keep')),
+        step(text('Left it alone.')),
         // The run started from the page.
         step(text('Answered through the runs API.', 5)),
       ],
@@ -289,6 +293,16 @@ describe('the web host example in headless Chromium against apps/server', () => 
     expect(after.events.filter((event) => event.type === 'message.complete')).toHaveLength(2);
     expect(gatewayUrls.length).toBeGreaterThan(1);
     for (const url of gatewayUrls) expect(url).toBe(`${proxy.url.replace('http', 'ws')}/api/ws`);
+
+    // Deny from the page's button: the command does not run and the turn goes on.
+    await page.fill('#prompt', 'Tidy the keep folder too.');
+    await page.click('#send');
+    await page.waitForSelector('.approval:not([data-answered]) .deny', { timeout: 60_000 });
+    await page.click('.approval:not([data-answered]) .deny');
+    await page.waitForSelector('.assistant[data-status="complete"] >> nth=2', { timeout: 60_000 });
+    expect(await page.textContent('.assistant[data-status="complete"] >> nth=2')).toBe('Left it alone.');
+    expect(await page.getAttribute('.approval >> nth=1', 'data-answered')).toBe('deny');
+    expect(existsSync(join(workspace, 'keep'))).toBe(true);
 
     // The session list shows the stored session; the runs API answers from the same page.
     await page.waitForSelector(`#sessions li[data-id="${stored}"]`, { timeout: 30_000 });
