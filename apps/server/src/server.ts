@@ -12,7 +12,14 @@ import {
   writeDotenvValue,
 } from '@hermes/core';
 import { ApiError, createOpenAIApp, type OpenAIApp, weakKeyReason } from '@hermes/protocol-openai';
-import { attachGatewayWebSocket, createGateway, type Gateway } from '@hermes/protocol-tui';
+import {
+  attachGatewayWebSocket,
+  createGateway,
+  GATEWAY_SUBPROTOCOL,
+  GATEWAY_TICKET_PROTOCOL_PREFIX,
+  type Gateway,
+  GatewayTicketStore,
+} from '@hermes/protocol-tui';
 import { createAdaptorServer } from '@hono/node-server';
 import { Hono } from 'hono';
 import { requestId } from 'hono/request-id';
@@ -133,6 +140,19 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise
       context.res,
     );
   });
+  // A browser can set no header on a WebSocket: it trades the API key (checked by the API's auth stage, with its CORS)
+  // for a single-use 30 s ticket that it offers as a subprotocol (tui-gateway spec §1.3), keeping the key out of URLs.
+  const gatewayTickets = new GatewayTicketStore();
+  api.app.post('/api/ws/ticket', (context) => {
+    const { ticket, expiresAt } = gatewayTickets.mint();
+    return context.json({
+      object: 'gateway.ticket',
+      ticket,
+      expires_at: Math.floor(expiresAt / 1000),
+      ws_path: '/api/ws',
+      subprotocols: [GATEWAY_SUBPROTOCOL, `${GATEWAY_TICKET_PROTOCOL_PREFIX}${ticket}`],
+    });
+  });
   app.route('/', api.app);
   // Paths neither app knows get the API's JSON error envelope, not hono's plain-text default (spec §5: `not_found`).
   app.notFound((context) =>
@@ -173,6 +193,7 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise
     token: settings.gatewayToken ?? key,
     boundHost: settings.host,
     allowedHosts: settings.allowedHosts,
+    tickets: gatewayTickets,
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

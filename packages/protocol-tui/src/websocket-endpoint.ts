@@ -3,7 +3,13 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { Gateway } from './gateway.js';
-import { CloseCode, createWebSocketTransport } from './wire/index.js';
+import type { GatewayTicketStore } from './gateway-tickets.js';
+import {
+  CloseCode,
+  createWebSocketTransport,
+  GATEWAY_SUBPROTOCOL,
+  GATEWAY_TICKET_PROTOCOL_PREFIX,
+} from './wire/index.js';
 
 /** Options of {@link attachGatewayWebSocket}. */
 export interface GatewayWebSocketOptions {
@@ -22,6 +28,8 @@ export interface GatewayWebSocketOptions {
    * naming one of them is admitted as the bound address is. Default: none.
    */
   allowedHosts?: readonly string[];
+  /** Where tickets presented in `Sec-WebSocket-Protocol` are redeemed; without it only the token admits. */
+  tickets?: GatewayTicketStore;
 }
 
 /** A generated server token: 32 random bytes, base64url (256 bits). */
@@ -72,6 +80,7 @@ export function admit(
   boundHost: string,
   token: string,
   allowedHosts: readonly string[] = [],
+  tickets?: GatewayTicketStore,
 ): number | null {
   const bound = hostName(boundHost);
   const loopbackBind = isLoopbackHost(bound);
@@ -96,9 +105,19 @@ export function admit(
     )
       return CloseCode.forbidden;
   }
+  const ticket = presentedTicket(request);
+  if (ticket !== null) return tickets?.redeem(ticket) ? null : CloseCode.unauthorized;
   const given = presentedToken(request);
   if (given === null || !tokensEqual(given, token)) return CloseCode.unauthorized;
   return null;
+}
+
+/** The ticket a browser offered as `hermes-gateway-ticket.<ticket>` beside `hermes-gateway-v1` (§1.3), if any. */
+function presentedTicket(request: IncomingMessage): string | null {
+  const offered = (request.headers['sec-websocket-protocol'] ?? '').split(',').map((entry) => entry.trim());
+  if (!offered.includes(GATEWAY_SUBPROTOCOL)) return null;
+  const entry = offered.find((value) => value.startsWith(GATEWAY_TICKET_PROTOCOL_PREFIX));
+  return entry === undefined ? null : entry.slice(GATEWAY_TICKET_PROTOCOL_PREFIX.length);
 }
 
 /**
@@ -108,13 +127,19 @@ export function admit(
  */
 export function attachGatewayWebSocket(server: Server, options: GatewayWebSocketOptions): () => void {
   const path = options.path ?? '/api/ws';
-  const sockets = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 * 1024 });
+  const sockets = new WebSocketServer({
+    noServer: true,
+    maxPayload: 64 * 1024 * 1024,
+    // With a ticket, echo the protocol name, never the ticket entry; otherwise `ws`'s default (the first offered).
+    handleProtocols: (protocols) =>
+      protocols.has(GATEWAY_SUBPROTOCOL) ? GATEWAY_SUBPROTOCOL : (protocols.values().next().value ?? false),
+  });
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = new URL(request.url ?? '/', 'http://placeholder');
     if (url.pathname !== path) return;
     const address = server.address();
     const boundHost = options.boundHost ?? (typeof address === 'object' && address ? address.address : '127.0.0.1');
-    const refusal = admit(request, boundHost, options.token, options.allowedHosts);
+    const refusal = admit(request, boundHost, options.token, options.allowedHosts, options.tickets);
     sockets.handleUpgrade(request, socket, head, (webSocket) => {
       if (refusal !== null) {
         webSocket.close(refusal, refusal === CloseCode.unauthorized ? 'unauthorized' : 'forbidden');
