@@ -92,7 +92,8 @@ describe('apps/server transport hardening', () => {
     expect((await fetch(`${server.url}/health`)).status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 200));
     const baseline = fdCount(pid);
-    const paths = ['/', '/api/other', '/v1/chat/completions', '/api/ws/extra', '/v1/browser-control/wsx'];
+    // Browser control is off by default: its path is refused too.
+    const paths = ['/', '/api/other', '/v1/chat/completions', '/api/ws/extra', '/v1/browser-control/ws'];
     let answered = 0;
     for (let batch = 0; batch < 10; batch += 1) {
       const connections = await Promise.all(Array.from({ length: 200 }, () => open(port)));

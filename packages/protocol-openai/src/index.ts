@@ -18,6 +18,7 @@ export {
   handleClientError,
   hardenHttpServer,
   httpServerOptions,
+  pingWebSockets,
   refuseUpgrade,
   resolveHttpTimeouts,
 } from './http-hardening.js';
