@@ -99,13 +99,15 @@ export function createWebFetchTool(options: WebFetchToolOptions = {}): ToolDefin
       const agents: { destroy(): Promise<void> }[] = [];
       try {
         let response: Response | null = null;
+        let redirectedFrom: string | null = null;
         for (let redirects = 0; ; redirects += 1) {
           let target: CheckedTarget;
           try {
             target = await untilAborted(guard.check(url), signal);
           } catch (error) {
             if (!PrivateAddressRefused.isRefusal(error)) throw error;
-            return { content: error.message, isError: true };
+            const hop = redirectedFrom === null ? '' : ` (a redirect from ${redirectedFrom})`;
+            return { content: `${error.message}${hop}`, isError: true };
           }
           const init: RequestInit = {
             method: 'GET',
@@ -140,6 +142,7 @@ export function createWebFetchTool(options: WebFetchToolOptions = {}): ToolDefin
           if (next.protocol !== 'http:' && next.protocol !== 'https:') {
             return { content: `Redirect to an unsupported URL refused: ${next.href}`, isError: true };
           }
+          redirectedFrom = url.href;
           url = next;
         }
         const body = await readCapped(response, ctx.settings.webMaxBytes);

@@ -191,6 +191,7 @@ describe('web_fetch refuses internal addresses (SSRF corpus)', () => {
       const result = await test.run(webFetch, { url: `http://127.0.0.1:${allowedPort}${path}` });
       expect.soft(result.isError, path).toBe(true);
       expect.soft(result.content, path).toMatch(REFUSAL);
+      expect.soft(result.content, path).toContain(`(a redirect from http://127.0.0.1:${allowedPort}${path})`);
     }
     // The allowed server was asked each time; the service behind the redirect never was.
     expect(allowedRequests.map((request) => request.path)).toEqual(paths);
