@@ -275,9 +275,9 @@ describe('apps/server transport hardening', () => {
       });
       socket.send(big);
       expect(await closed).toBe(1009);
-      // 8 × 15 MB and one 50 MB frame went in; none of it is kept (before the cap, a 50 MB prompt left ~1 GB).
-      const grown = residentBytes(pid) - baseline;
-      expect(grown).toBeLessThan(200 * 1024 * 1024);
+      // 8 × 15 MB and one 50 MB frame went in; none of it is kept (before the cap, a 50 MB prompt left ~1 GB):
+      // once the collector has run, the server is back within 64 MB of where it started.
+      await eventually(() => residentBytes(pid) - baseline < 64 * 1024 * 1024, 90_000);
     }, 120_000);
   });
 });
