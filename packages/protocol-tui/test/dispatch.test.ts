@@ -56,7 +56,10 @@ describe('dispatch (§12 checks 8–14)', () => {
       data: { param: 'text', max_chars: 10 },
     });
     const seeded = await client.call('session.create', {
-      messages: [{ role: 'user', content: 'short' }, { role: 'assistant', content: 'far too long here' }],
+      messages: [
+        { role: 'user', content: 'short' },
+        { role: 'assistant', content: 'far too long here' },
+      ],
     });
     expect(seeded.error).toMatchObject({ code: 4002, data: { param: 'messages[1].content' } });
     // Ten code points, twenty UTF-16 units: within the cap.
