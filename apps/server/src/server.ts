@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import {
   type AgentHost,
@@ -11,7 +11,16 @@ import {
   resolveHomeDir,
   writeDotenvValue,
 } from '@hermes/core';
-import { ApiError, createOpenAIApp, type OpenAIApp, weakKeyReason } from '@hermes/protocol-openai';
+import {
+  ApiError,
+  createOpenAIApp,
+  hardenHttpServer,
+  httpServerOptions,
+  type OpenAIApp,
+  refuseUpgrade,
+  resolveHttpTimeouts,
+  weakKeyReason,
+} from '@hermes/protocol-openai';
 import {
   attachGatewayWebSocket,
   createGateway,
@@ -52,6 +61,9 @@ function runIdOf(path: string, location: string | null): { runId?: string } {
   const match = /\/v1\/runs\/(run_[A-Za-z0-9]+)/.exec(path) ?? /\/v1\/runs\/(run_[A-Za-z0-9]+)/.exec(location ?? '');
   return match?.[1] ? { runId: match[1] } : {};
 }
+
+/** Where the gateway's WebSocket is served; an upgrade to any path but this and browser control's is refused. */
+const GATEWAY_PATH = '/api/ws';
 
 /** Thrown when the server must not start; its message is the one line to show. */
 export class StartupRefused extends Error {}
@@ -161,14 +173,25 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise
     }),
   );
 
-  const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+  // Slow or silent connections of every kind are closed after a timeout (api_server.*_timeout_s), and every request
+  // Node's parser rejects gets the JSON error envelope.
+  const timeouts = resolveHttpTimeouts(host);
+  const server = createAdaptorServer({ fetch: app.fetch, serverOptions: httpServerOptions(timeouts) }) as Server;
+  hardenHttpServer(server, timeouts);
   // WebSocket upgrades reach the gateway through this gate, so that while draining a new connection gets the same
   // retryable 503 as a new turn instead of starting a session the shutdown is about to cut (spec §6.4).
   let draining = false;
   const upgrades = Object.assign(new EventEmitter(), { address: () => server.address() });
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    // Node stops watching an upgraded socket: one whose WebSocket handshake never completes is closed here (`ws` clears
+    // the timeout once it owns the socket, and then pings it).
+    (socket as Socket).setTimeout(timeouts.upgradeTimeoutMs, () => socket.destroy());
     if (!draining) {
       if (api.browserControl.handleUpgrade(request, socket, head)) return;
+      if (new URL(request.url ?? '/', 'http://placeholder').pathname !== GATEWAY_PATH) {
+        refuseUpgrade(socket, new ApiError(404, 'not_found', `Not found: ${request.url ?? '/'}`));
+        return;
+      }
       // The gateway checks Host against the bound address (a DNS-rebinding guard). A trusted proxy forwards the
       // public Host it was reached by; it already chose this backend, so the gateway sees the bound address and the
       // public name stays in X-Forwarded-Host.
@@ -181,11 +204,9 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise
       upgrades.emit('upgrade', request, socket, head);
       return;
     }
-    const body = JSON.stringify(
-      new ApiError(503, 'gateway_draining', 'The server is shutting down.', { headers: { 'Retry-After': '1' } }).body(),
-    );
-    socket.end(
-      `HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    refuseUpgrade(
+      socket,
+      new ApiError(503, 'gateway_draining', 'The server is shutting down.', { headers: { 'Retry-After': '1' } }),
     );
   });
   const detachGateway = attachGatewayWebSocket(upgrades as unknown as Server, {
@@ -194,6 +215,8 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise
     boundHost: settings.host,
     allowedHosts: settings.allowedHosts,
     tickets: gatewayTickets,
+    path: GATEWAY_PATH,
+    pingIntervalMs: timeouts.pingIntervalMs,
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -37,6 +37,7 @@ import {
   filterSubprocessEnv,
 } from '../tools/index.js';
 import type { ProcessRegistry, ToolDefinition, ToolRegistry, ToolSettings } from '../tools/types.js';
+import { markBuiltinFetch } from '../tools/web-fetch.js';
 import type { Clock, CostStatus, DeepPartial, HostCallbacks, Logger, ModelOption, Usage } from '../types.js';
 import { BoundedMemo } from '../util/bounded-memo.js';
 import { AgentCore } from './agent.js';
@@ -118,7 +119,7 @@ class HostImpl implements HostContext {
     this.logger = init.logger;
     this.clock = init.clock;
     this.store = init.store;
-    this.fetch = init.options.fetch ?? globalThis.fetch.bind(globalThis);
+    this.fetch = init.options.fetch ?? markBuiltinFetch(globalThis.fetch.bind(globalThis));
     this.callbacks = init.options.callbacks ?? {};
     this.holderId = init.options.holderId ?? `${hostname()}:${process.pid}:${newId('', 8)}`;
     this.catalog = this.providerCatalog();
@@ -157,6 +158,7 @@ class HostImpl implements HostContext {
       writeDenylist: [...config.file.write_denylist],
       webFetchTimeout: config.web.fetch_timeout,
       webMaxBytes: config.web.max_bytes,
+      webAllowPrivateHosts: [...config.web.allow_private_hosts],
       maxResultChars: config.tools.max_result_chars,
       clarifyTimeout: config.agent.clarify_timeout,
       maxConcurrentChildren: config.delegation.max_concurrent_children,

@@ -87,7 +87,7 @@ describe('defaults', () => {
       tools: { max_result_chars: 100000, disabled: [] },
       toolsets: ['file', 'terminal', 'web', 'interaction', 'delegation', 'mcp', 'client', 'browser', 'skills'],
       file: { write_denylist: ['~/.ssh/**', '**/.git/objects/**', '/etc/**'] },
-      web: { fetch_timeout: 30, max_bytes: 5242880 },
+      web: { fetch_timeout: 30, max_bytes: 5242880, allow_private_hosts: [] },
       delegation: { max_iterations: 50, max_concurrent_children: 3, model: 'main' },
       mcp_servers: {},
       pricing: {},

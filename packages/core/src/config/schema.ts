@@ -214,7 +214,15 @@ export const hermesConfigSchema = z.object(
       .object({ write_denylist: textList().default(() => [...DEFAULT_WRITE_DENYLIST]) }, { error: mapping })
       .prefault({}),
     web: z
-      .object({ fetch_timeout: seconds().default(30), max_bytes: integer(1).default(5242880) }, { error: mapping })
+      .object(
+        {
+          fetch_timeout: seconds().default(30),
+          max_bytes: integer(1).default(5242880),
+          // Hosts, addresses and CIDR ranges web_fetch may reach although they are not public (ADR 0035).
+          allow_private_hosts: textList().default(() => []),
+        },
+        { error: mapping },
+      )
       .prefault({}),
     delegation: z
       .object(

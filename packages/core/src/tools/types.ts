@@ -145,6 +145,8 @@ export interface ToolSettings {
   writeDenylist: string[];
   webFetchTimeout: number;
   webMaxBytes: number;
+  /** `web.allow_private_hosts`: hosts, addresses and CIDR ranges web_fetch may reach although they are not public. */
+  webAllowPrivateHosts: string[];
   maxResultChars: number;
   clarifyTimeout: number;
   maxConcurrentChildren: number;
