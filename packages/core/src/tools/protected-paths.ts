@@ -50,6 +50,8 @@ async function protectedIdentities(globs: readonly string[]): Promise<Set<string
     const base = scan.base === '' ? '/' : scan.base;
     if (base === '/') continue;
     const matcher = picomatch(glob, { dot: true });
+    // Only as deep as the glob reaches: `state.db*` needs the base folder, `**/*.key` its whole tree (bounded).
+    const maxDepth = scan.glob.includes('**') ? EXPANSION_DEPTH : scan.glob.split('/').length;
     const visit = async (path: string, depth: number): Promise<void> => {
       if (budget <= 0) return;
       budget -= 1;
@@ -60,7 +62,7 @@ async function protectedIdentities(globs: readonly string[]): Promise<Set<string
         return;
       }
       if (stats.isFile() && matcher(path.split(sep).join('/'))) identities.add(`${stats.dev}:${stats.ino}`);
-      if (!stats.isDirectory() || depth >= EXPANSION_DEPTH || !scan.isGlob) return;
+      if (!stats.isDirectory() || depth >= maxDepth || !scan.isGlob) return;
       let names: string[];
       try {
         names = await readdir(path);
@@ -82,8 +84,11 @@ export interface ProtectedPathChecker {
 
 /**
  * A checker for many paths (search results): globs compiled once, the protected files' identities
- * found once. Each path is matched lexically (`..` already resolved by the caller), with `rootReal`
- * substituted for `root` (a linked search root), and by device and inode.
+ * found once, when a file with several hard links first needs them. Each path is matched lexically
+ * (`..` already resolved by the caller), with `rootReal` substituted for `root` (a linked search
+ * root), and by device and inode. A symbolic link is followed by `stat`, so a linked file is
+ * matched too when it has several links; single links are resolved by the callers' real-path check
+ * (the search engines do not follow links).
  */
 export async function createProtectedPathChecker(
   globs: readonly string[],
@@ -92,7 +97,8 @@ export async function createProtectedPathChecker(
   if (globs.length === 0) return null;
   const picomatch = await loadPicomatch();
   const matchers = globs.map((glob) => ({ glob, matches: picomatch(glob, { dot: true }) }));
-  const identities = await protectedIdentities(globs);
+  // Found on first need: only a file with more than one link can be a protected file under another name.
+  let identities: Promise<Set<string>> | null = null;
   const root = options.root;
   const rootReal = root === undefined ? undefined : await resolveRealPath(root);
   return {
@@ -104,14 +110,16 @@ export async function createProtectedPathChecker(
         const posix = candidate.split(sep).join('/');
         for (const matcher of matchers) if (matcher.matches(posix)) return matcher.glob;
       }
-      if (identities.size === 0) return null;
+      let stats: Awaited<ReturnType<typeof stat>>;
       try {
-        const stats = await stat(absolutePath);
-        if (identities.has(`${stats.dev}:${stats.ino}`)) return 'the same file as a protected one';
+        stats = await stat(absolutePath);
       } catch {
         // A file that does not exist is no other file.
+        return null;
       }
-      return null;
+      if (!stats.isFile() || stats.nlink < 2) return null;
+      identities ??= protectedIdentities(globs);
+      return (await identities).has(`${stats.dev}:${stats.ino}`) ? 'the same file as a protected one' : null;
     },
   };
 }
