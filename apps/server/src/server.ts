@@ -101,6 +101,8 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise
     homeDir,
     logger: coreLogger(logger),
     providers: [createDemoProvider()],
+    // The key may be generated, the gateway token set apart: the core keeps both out of commands and tool output.
+    secrets: { API_SERVER_KEY: key, ...(settings.gatewayToken ? { HERMES_GATEWAY_TOKEN: settings.gatewayToken } : {}) },
     ...(demo ? { config: { model: { default: DEMO_MODEL_SPEC } } } : {}),
   });
 
@@ -142,13 +144,23 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise
       'request',
     );
   });
-  // /health/detailed also says which model answers, so a newcomer sees the demo model is in use.
+  // /health/detailed also says which model answers, so a newcomer sees the demo model is in use, and which sandbox
+  // commands run in (terminal.sandbox, probed at start).
   app.use('/health/detailed', async (context, next) => {
     await next();
     if (context.res.status !== 200) return;
     const body = (await context.res.json()) as Record<string, unknown>;
     context.res = new Response(
-      JSON.stringify({ ...body, model: { default: host.config.model.default ?? null, demo } }),
+      JSON.stringify({
+        ...body,
+        model: { default: host.config.model.default ?? null, demo },
+        sandbox: {
+          setting: host.sandbox.setting,
+          active: host.sandbox.active,
+          network: host.sandbox.network,
+          reason: host.sandbox.reason,
+        },
+      }),
       context.res,
     );
   });
