@@ -19,7 +19,12 @@ export type {
   TurnRun,
   UsageSnapshot,
 } from './agent/types.js';
-export { detectDangerousCommand } from './approvals/detect.js';
+export {
+  type DangerousCommandDetection,
+  detectDangerousCommand,
+  judgeCommand,
+  loadShellParser,
+} from './approvals/detect.js';
 export {
   type CheckpointFileChange,
   type FileCheckpoint,

@@ -1,4 +1,4 @@
-import { detectDangerousCommand } from '../approvals/detect.js';
+import { judgeCommand } from '../approvals/detect.js';
 import { HermesError } from '../errors.js';
 import type { AgentEventPayloads } from '../events.js';
 import { newId } from '../ids.js';
@@ -104,7 +104,8 @@ export abstract class AgentApprovals extends AgentTranscript {
     cwd: string,
     signal: AbortSignal,
   ): Promise<ApprovalOutcome> {
-    const detection = detectDangerousCommand(command);
+    // The terminal tool's synchronous check may have run before the grammar loaded; judge again.
+    const detection = await judgeCommand(command);
     const settings = this.host.settings();
     const requestId = newId('apr_', 16);
     const resolved = (

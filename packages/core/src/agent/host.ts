@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { SharedV3ProviderOptions } from '@ai-sdk/provider';
 import type { Agent, AgentHost, CommandRegistry, HostEvent, ResumeOptions, SessionOptions } from '../api/types.js';
+import { loadShellParser } from '../approvals/shell-parser.js';
 import { FileCheckpointStore } from '../checkpoints/file-checkpoints.js';
 import { systemClock } from '../clock.js';
 import { createCommandRegistry } from '../commands/registry.js';
@@ -455,6 +456,9 @@ class HostImpl implements HostContext {
 /** Creates a host (spec/core.md §5.1). */
 export async function createAgentHost(options: AgentHostOptions = {}): Promise<AgentHost> {
   const env = options.env ?? process.env;
+  // The bash grammar for approval detection compiles in the background; a command that arrives
+  // first is judged after it (judgeCommand waits), so start-up does not.
+  loadShellParser().catch(() => {});
   const homeDir = resolveHomeDir({ homeDir: options.homeDir, env });
   await ensureHomeDir(homeDir);
   const bootstrapLogger = options.logger ?? createStderrLogger();
