@@ -20,6 +20,13 @@ export type {
   UsageSnapshot,
 } from './agent/types.js';
 export {
+  alwaysScopeOf,
+  type CommandAllowlistEntry,
+  type CommandAllowlistListing,
+  describeAlways,
+  listCommandAllowlist,
+} from './approvals/allowlist.js';
+export {
   type DangerousCommandDetection,
   detectDangerousCommand,
   judgeCommand,
@@ -41,6 +48,7 @@ export {
   hermesConfigSchema,
   type LoadedConfig,
   loadConfig,
+  removeCommandAllowlist,
   resolveHomeDir,
   setDefaultModel,
   updateConfigFile,

@@ -1,3 +1,4 @@
+import { allowlistAllows, alwaysScopeOf } from '../approvals/allowlist.js';
 import { judgeCommand } from '../approvals/detect.js';
 import { HermesError } from '../errors.js';
 import type { AgentEventPayloads } from '../events.js';
@@ -124,9 +125,13 @@ export abstract class AgentApprovals extends AgentTranscript {
     const root = this.grantRoot;
     if (root.yolo || this.yolo || settings.approvals.yolo) return resolved('once', 'yolo', true);
     if (settings.approvals.mode === 'off') return resolved('once', 'policy', true);
-    const allowlist = new Set(settings.command_allowlist);
-    if (detection.patternKeys.every((key) => allowlist.has(key))) return resolved('once', 'allowlist', true);
-    if (detection.patternKeys.every((key) => root.sessionGrants.has(key)))
+    // `always` covers exactly the approved command; a whole class only when the user wrote it so (ADR 0034).
+    if (allowlistAllows(settings.command_allowlist, command, detection.patternKeys))
+      return resolved('once', 'allowlist', true);
+    // A session grant covers its pattern classes (spec/core.md §12.4), except `unjudgeable`: what
+    // cannot be judged is granted for the exact command only, or one grant would open every evasion.
+    const classGranted = detection.patternKeys.every((key) => key !== 'unjudgeable' && root.sessionGrants.has(key));
+    if (classGranted || root.sessionCommandGrants.has(alwaysScopeOf(command)))
       return resolved('session', 'session_grant', true);
     if (settings.approvals.mode === 'smart') {
       const { smartVerdict } = await import('./smart-approval.js');
@@ -164,6 +169,7 @@ export abstract class AgentApprovals extends AgentTranscript {
       choices,
       expiresAt: this.host.clock.now() + timeoutMs,
     };
+    if (choices.includes('always')) request.alwaysScope = alwaysScopeOf(command);
     if (this.subagentInfo) request.subagent = { ...this.subagentInfo };
     const answer = await this.waitForAnswer(
       turn,
@@ -194,11 +200,13 @@ export abstract class AgentApprovals extends AgentTranscript {
         ? resolved('deny', 'user', false, 'denied by the user')
         : resolved('deny', 'policy', false, `refused by policy: ${policy}`);
     }
-    if (choice === 'session' || choice === 'always')
-      for (const key of detection.patternKeys) root.sessionGrants.add(key);
+    if (choice === 'session') {
+      for (const key of detection.patternKeys) if (key !== 'unjudgeable') root.sessionGrants.add(key);
+    }
+    if (choice === 'session' || choice === 'always') root.sessionCommandGrants.add(alwaysScopeOf(command));
     if (choice === 'always') {
       try {
-        await this.host.persistAllowlist(detection.patternKeys);
+        await this.host.persistAllowlist({ command: alwaysScopeOf(command) });
       } catch (error) {
         this.host.logger.warn('could not persist the command allowlist', { error: String(error) });
       }

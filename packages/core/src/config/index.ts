@@ -37,6 +37,7 @@ export {
 } from './schema.js';
 export {
   appendCommandAllowlist,
+  removeCommandAllowlist,
   setDefaultModel,
   updateConfigFile,
   writeDotenvValue,
