@@ -17,6 +17,7 @@ import { RUN_RETENTION_MS, RunRegistry, registerRunsRoutes } from './runs.js';
 import { ApprovalRegistry, type ServerContext } from './server-context.js';
 import { registerSessionRoutes } from './sessions.js';
 import { type ApiServerSettings, resolveApiServerSettings } from './settings.js';
+import { registerPermissionRoutes } from './permissions-routes.js';
 import { registerSkillRoutes } from './skills-routes.js';
 import { TurnAdmission } from './turn-admission.js';
 
@@ -133,6 +134,7 @@ export function createOpenAIApp(options: OpenAIAppOptions): OpenAIApp {
   registerRunsRoutes(app, server, runs);
   registerSessionRoutes(app, server, runs);
   registerSkillRoutes(app, server);
+  registerPermissionRoutes(app, server);
   registerBrowserControlRoutes(app, browserControl, settings.key);
 
   app.notFound((context) => errorResponse(context, new ApiError(404, 'not_found', `Not found: ${context.req.path}`)));
