@@ -739,7 +739,19 @@ const INTERPRETER_VALUE_OPTIONS = new Set([
   '--env-file',
 ]);
 const SHELL_VALUE_OPTIONS = new Set(['-o', '+o', '-O', '+O', '--rcfile', '--init-file']);
-const INFO_OPTIONS = new Set(['--version', '-V', '--help', '-h', '-v', '-version', '--check']);
+/** Options after which a shell or interpreter runs no program from stdin (information, a test runner, a package script). */
+const INFO_OPTIONS = new Set([
+  '--version',
+  '-V',
+  '--help',
+  '-h',
+  '-v',
+  '-version',
+  '--check',
+  '--test',
+  '--run',
+  '--v8-options',
+]);
 const STDIN_PATHS = /^(-|\/dev\/stdin|\/dev\/fd\/\d+|\/proc\/self\/fd\/\d+|\/dev\/tty)$/;
 
 /** Index of the inline script argument of a shell (`-c`) or interpreter (`-c`, `-e`), or -1. */

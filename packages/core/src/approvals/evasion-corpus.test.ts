@@ -239,6 +239,14 @@ const EVERYDAY: string[] = [
   './gradlew build',
   './node_modules/.bin/vitest run',
   'cat <<EOF > notes.txt\nhello $USER\nEOF',
+  'node --test',
+  'git commit -m "$(cat <<\'EOF\'\nfeat: parse commands\n\nwith a body\nEOF\n)"',
+  '(( i++ ))',
+  '. ./env.sh',
+  'docker run --rm -v "$PWD":/app -w /app node:20 npm test',
+  'git diff --name-only | xargs -r npx prettier --check',
+  'python3 -m http.server 8000 &',
+  'deno run --allow-read main.ts',
 ];
 
 it('before the grammar is loaded a command cannot be judged, so it asks; judgeCommand waits for it', async () => {
