@@ -136,7 +136,10 @@ export abstract class AgentApprovals extends AgentTranscript {
     if (settings.approvals.mode === 'smart') {
       const { smartVerdict } = await import('./smart-approval.js');
       const verdict = await smartVerdict(this.asSession(), command, detection.descriptions, signal);
-      if (verdict === 'approve') return resolved('once', 'smart', true);
+      // The command text is the model's, so it can talk the auxiliary model round: a command that
+      // cannot be judged is never approved that way, only denied or asked (ADR 0033).
+      if (verdict === 'approve' && !detection.patternKeys.includes('unjudgeable'))
+        return resolved('once', 'smart', true);
       if (verdict === 'deny')
         return resolved('deny', 'smart', false, 'judged too dangerous by the smart approval check');
     }

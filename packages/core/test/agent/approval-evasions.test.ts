@@ -92,6 +92,37 @@ describe('approval evasions through the terminal tool (manual mode, real process
     expect(existsSync(join(cwd, 'd'))).toBe(false);
   }, 120_000);
 
+  it('in smart mode the auxiliary model can approve rm -rf d, but never a command that cannot be judged', async () => {
+    const cwd = workspace();
+    const host = await testHost({
+      config: { approvals: { mode: 'smart' } },
+      script: [
+        step(toolCall('terminal', { command: "echo 'rm -rf d' | bash" }, 'a')),
+        // The auxiliary model's verdict (the session's model answers side tasks here).
+        step(text('LOW')),
+        step(text('asked the user')),
+      ],
+    });
+    const agent = await host.newSession({ cwd });
+    const { events } = await collectTurn(agent.runTurn({ text: 'x' }));
+    expect(host.approvals.requests).toHaveLength(1);
+    expect(events.find((event) => event.type === 'approval.resolved')).toMatchObject({
+      source: 'user',
+      choice: 'deny',
+    });
+    expect(existsSync(join(cwd, 'd', 'file'))).toBe(true);
+
+    const judged = await testHost({
+      config: { approvals: { mode: 'smart' } },
+      script: [step(toolCall('terminal', { command: 'rm -rf d' }, 'b')), step(text('LOW')), step(text('removed'))],
+    });
+    const second = await judged.newSession({ cwd });
+    const turn = await collectTurn(second.runTurn({ text: 'y' }));
+    expect(judged.approvals.requests).toHaveLength(0);
+    expect(turn.events.find((event) => event.type === 'approval.resolved')).toMatchObject({ source: 'smart' });
+    expect(existsSync(join(cwd, 'd'))).toBe(false);
+  }, 120_000);
+
   it('an everyday pipeline runs without asking', async () => {
     const cwd = workspace();
     const host = await testHost({
