@@ -5,6 +5,7 @@ import { BrowserControlBroker, type BrowserControlOptions, registerBrowserContro
 import { handleChatCompletions } from './chat-completions.js';
 import { ApiError, errorResponse } from './http-error.js';
 import { registerInfoRoutes } from './info-routes.js';
+import { registerPermissionRoutes } from './permissions-routes.js';
 import {
   authStage,
   bodySizeStage,
@@ -17,7 +18,6 @@ import { RUN_RETENTION_MS, RunRegistry, registerRunsRoutes } from './runs.js';
 import { ApprovalRegistry, type ServerContext } from './server-context.js';
 import { registerSessionRoutes } from './sessions.js';
 import { type ApiServerSettings, resolveApiServerSettings } from './settings.js';
-import { registerPermissionRoutes } from './permissions-routes.js';
 import { registerSkillRoutes } from './skills-routes.js';
 import { TurnAdmission } from './turn-admission.js';
 

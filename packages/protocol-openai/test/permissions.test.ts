@@ -15,7 +15,7 @@ describe('"always" over the HTTP API (issue 32, ADR 0034)', () => {
     rig = await startRig({ script: [step(toolCall('terminal', { command: COMMAND })), step(text('done'))] });
     const run = (await rig.native.post('/v1/runs', { body: { input: 'clean' } })) as { run_id: string };
     const status = await until(async () => {
-      const current = (await rig!.native.get(`/v1/runs/${run.run_id}`)) as Record<string, any>;
+      const current = (await rig!.native.get(`/v1/runs/${run.run_id}`)) as { status: string; approval?: unknown };
       return current.status === 'waiting_for_approval' ? current : null;
     });
     expect(status.approval).toMatchObject({ always_scope: COMMAND, allow_permanent: true });

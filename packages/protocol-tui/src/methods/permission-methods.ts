@@ -19,7 +19,8 @@ export function permissionsList(context: MethodContext): Record<string, unknown>
 export async function permissionsRevoke(context: MethodContext): Promise<Record<string, unknown>> {
   const command = stringParam(context.params, 'command');
   const pattern = stringParam(context.params, 'pattern');
-  if ((command === undefined) === (pattern === undefined)) fail(ErrorCode.invalidValue, 'give exactly one of command or pattern');
+  if ((command === undefined) === (pattern === undefined))
+    fail(ErrorCode.invalidValue, 'give exactly one of command or pattern');
   const entry: CommandAllowlistEntry = command !== undefined ? { command } : { pattern: pattern as string };
   let removed: number;
   try {
