@@ -1018,13 +1018,20 @@ function checkFindExec(command: EffectiveCommand, state: AnalysisState, depth: n
   }
 }
 
-/** `ln -s /bin/rm x`, `cp /bin/bash ./x`: a copy of a deleter or shell under a name that is not matched. */
+/** `ln -s /bin/rm x`, `cp /bin/bash ./x`, `cat /bin/rm > x`: a deleter or shell under a name that is not matched. */
 function checkCopiesOfPrograms(command: EffectiveCommand, state: AnalysisState): void {
-  if (!['ln', 'cp', 'mv', 'install', 'link'].includes(command.name)) return;
-  const operands = operandsOf(command.args);
-  const sources = operands.length >= 2 ? operands.slice(0, -1) : operands;
-  for (const source of sources) {
-    const base = baseName(source.replace(/\/+$/, ''));
+  const { name } = command;
+  if (!['ln', 'cp', 'mv', 'install', 'link', 'cat', 'dd'].includes(name)) return;
+  const sourceWords =
+    name === 'dd'
+      ? command.words.slice(1).filter((word) => word.text.startsWith('if='))
+      : (() => {
+          const operands = command.words.slice(1).filter((word) => !(word.literal && word.text.startsWith('-')));
+          return name === 'cat' || operands.length < 2 ? operands : operands.slice(0, -1);
+        })();
+  for (const word of sourceWords) {
+    const text = name === 'dd' ? word.text.slice(3) : word.text;
+    const base = baseName(text.replace(/\/+$/, ''));
     if (
       DELETERS.has(base) ||
       SHELLS.has(base) ||
@@ -1034,6 +1041,11 @@ function checkCopiesOfPrograms(command: EffectiveCommand, state: AnalysisState):
       base === 'xargs'
     ) {
       unjudgeable(state, `it makes a copy or link of \`${base}\` under another name`);
+      return;
+    }
+    // `ln -s "$(command -v rm)" x`: what is linked is only known when it runs.
+    if (name !== 'cat' && !word.literal && word.literalPrefix === '' && /^["']?(\$\(|`)/.test(word.source)) {
+      unjudgeable(state, `\`${name}\` copies or links a file named by a command substitution (\`${word.source}\`)`);
       return;
     }
   }
