@@ -315,6 +315,45 @@ describe('hermes next to other terminal agents (issue 19.5, on a pseudo-terminal
     expect(existsSync(join(cwd, 'build'))).toBe(false);
   });
 
+  it('-q: [a]lways says it allows exactly this command; a later run still asks for another folder; /permissions lists and revokes', async () => {
+    const cwd = temp('hermes-ws-');
+    mkdirSync(join(cwd, 'build'));
+    mkdirSync(join(cwd, 'src'));
+    const home = newHome();
+    const first = await server([step(toolCall('terminal', { command: 'rm -rf build' })), step(text('Deleted.'))]);
+    const always = chat(['-q', 'clean the build'], { ...modelEnv(first.baseURL, home), NO_COLOR: '1' }, cwd);
+    await always.waitFor('[a]lways = always allow `rm -rf build` (this exact command');
+    await always.waitFor('Run it?');
+    always.type('a');
+    await always.waitFor('approved (always)');
+    await always.waitFor('Deleted.');
+    expect((await always.exited).code).toBe(0);
+    expect(existsSync(join(cwd, 'build'))).toBe(false);
+    expect(readFileSync(join(home, 'config.yaml'), 'utf8')).toContain('- command: rm -rf build');
+
+    const second = await server([step(toolCall('terminal', { command: 'rm -rf src' })), step(text('Kept it.'))]);
+    const other = chat(['-q', 'clean the sources'], { ...modelEnv(second.baseURL, home), NO_COLOR: '1' }, cwd);
+    await other.waitFor('$ rm -rf src');
+    await other.waitFor('Run it?');
+    other.type('\r');
+    await other.waitFor('denied');
+    await other.waitFor('Kept it.');
+    expect((await other.exited).code).toBe(0);
+    expect(existsSync(join(cwd, 'src'))).toBe(true);
+
+    const third = await server([]);
+    const listing = chat([], { ...modelEnv(third.baseURL, home), NO_COLOR: '1' }, cwd);
+    await listing.waitFor(READY);
+    listing.type('/permissions\r');
+    // The chat renders the Markdown: the backticks become styling.
+    await listing.waitFor('1. always allow rm -rf build');
+    listing.type('/permissions revoke 1\r');
+    await listing.waitFor('Revoked: always allow rm -rf build.');
+    listing.type('/exit\r');
+    expect((await listing.exited).code).toBe(0);
+    expect(readFileSync(join(home, 'config.yaml'), 'utf8')).not.toContain('rm -rf build');
+  });
+
   it('-q at a terminal denies on Enter', async () => {
     const cwd = temp('hermes-ws-');
     mkdirSync(join(cwd, 'build'));

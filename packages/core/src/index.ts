@@ -19,7 +19,19 @@ export type {
   TurnRun,
   UsageSnapshot,
 } from './agent/types.js';
-export { detectDangerousCommand } from './approvals/detect.js';
+export {
+  alwaysScopeOf,
+  type CommandAllowlistEntry,
+  type CommandAllowlistListing,
+  describeAlways,
+  listCommandAllowlist,
+} from './approvals/allowlist.js';
+export {
+  type DangerousCommandDetection,
+  detectDangerousCommand,
+  judgeCommand,
+  loadShellParser,
+} from './approvals/detect.js';
 export {
   type CheckpointFileChange,
   type FileCheckpoint,
@@ -36,6 +48,7 @@ export {
   hermesConfigSchema,
   type LoadedConfig,
   loadConfig,
+  removeCommandAllowlist,
   resolveHomeDir,
   setDefaultModel,
   updateConfigFile,

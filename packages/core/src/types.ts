@@ -124,6 +124,11 @@ export interface ApprovalRequest {
   choices: ApprovalChoice[];
   expiresAt: number;
   subagent?: { childId: string; goal: string };
+  /**
+   * Present when `always` is offered: the exact command an `always` answer allows from then on
+   * (never the whole pattern class, docs/adr/0034). Surfaces show "always allow `<alwaysScope>`".
+   */
+  alwaysScope?: string;
 }
 
 /** One question of a batch clarify (spec/core.md §24.8). */

@@ -184,6 +184,11 @@ export function builtinAcpCommands(): AcpCommand[] {
       immediate: true,
     },
     {
+      name: 'permissions',
+      hint: 'list | revoke <number> | allow-class <pattern_key>',
+      core: 'permissions',
+    },
+    {
       name: 'version',
       description: 'Show the Hermes version.',
       run: async (context) => ({ text: `Hermes Agent ${context.version}` }),

@@ -661,7 +661,10 @@ export class AcpSession {
         });
       }
       if (request.choices.includes('always')) {
-        options.push({ optionId: 'allow_always', kind: 'allow_always', name: 'Always allow this kind of command' });
+        // `always` allows exactly this command from then on, never its class (ADR 0034): say so.
+        const scope = request.alwaysScope ?? request.command.trim();
+        const shown = scope.length > 80 || scope.includes('\n') ? `${scope.split('\n')[0]?.slice(0, 77)}…` : scope;
+        options.push({ optionId: 'allow_always', kind: 'allow_always', name: `Always allow \`${shown}\`` });
       }
       if (request.choices.includes('deny')) {
         options.push({ optionId: 'reject_once', kind: 'reject_once', name: 'Reject' });

@@ -1,3 +1,5 @@
+import { mkdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { RequestPermissionResponse } from '@agentclientprotocol/sdk/unstable';
 import { step, text, toolCall } from '@hermes/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -75,6 +77,17 @@ describe('ACP slash commands typed in the IDE (issue 16.3)', () => {
     expect(await command(run, '/version')).toBe(`Hermes Agent ${version}`);
     expect(await command(run, '/VERSION')).toBe(`Hermes Agent ${version}`);
     expect(fixture.server.requests).toHaveLength(0);
+  });
+
+  it('"Always allow `rm -rf build`" stores that command only; /permissions lists it and revokes it (issue 32)', async () => {
+    const run = await openRun({ script: [step(toolCall('terminal', { command: 'rm -rf build' })), step(text('ok'))] });
+    await mkdir(join(run.fixture.project, 'build'));
+    run.agent.answerPermission = async () => ({ outcome: { outcome: 'selected', optionId: 'allow_always' } });
+    expect((await prompt(run, 'clean')).stopReason).toBe('end_turn');
+    await expect(stat(join(run.fixture.project, 'build'))).rejects.toThrow();
+    expect(await command(run, '/permissions')).toBe('1. always allow `rm -rf build`');
+    expect(await command(run, '/permissions revoke 1')).toBe('Revoked: always allow `rm -rf build`.');
+    expect(await command(run, '/permissions')).toBe('No command is allowed permanently.');
   });
 
   it('/context reports message counts, the model and context use without a model call', async () => {

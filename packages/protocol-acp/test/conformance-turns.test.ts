@@ -273,7 +273,10 @@ describe('ACP conformance: prompt turns (spec/acp.md §19)', () => {
     expect(call?.update.kind).toBe('execute');
     expect(call?.update.status).toBe('in_progress');
     const request = agentRequests(run.agent, 'session/request_permission')[0];
-    const params = request?.message.params as { toolCall: unknown; options: { optionId: string; kind: string }[] };
+    const params = request?.message.params as {
+      toolCall: unknown;
+      options: { optionId: string; kind: string; name: string }[];
+    };
     expect(params.toolCall).toEqual({ toolCallId: call?.update.toolCallId });
     expect(params.options.map((option) => [option.optionId, option.kind])).toEqual([
       ['allow_once', 'allow_once'],
@@ -282,6 +285,10 @@ describe('ACP conformance: prompt turns (spec/acp.md §19)', () => {
       ['reject_once', 'reject_once'],
       ['reject_always', 'reject_always'],
     ]);
+    // `always` allows exactly this command, never the whole class (issue 32, ADR 0034).
+    expect(params.options.find((option) => option.optionId === 'allow_always')?.name).toBe(
+      'Always allow `rm -r build`',
+    );
     expect(request?.seq).toBeGreaterThan(call?.seq ?? 0);
     const completion = updatesOf(run.agent, run.sessionId, 'tool_call_update').find((line) => line.update.status);
     expect(completion?.update.status).toBe('failed');
@@ -561,7 +568,7 @@ describe('ACP conformance: prompt turns (spec/acp.md §19)', () => {
     expect(updatesOf(run.agent, run.sessionId, 'agent_message_chunk').length).toBeGreaterThanOrEqual(3);
   });
 
-  it('43. the advertised commands are exactly the v1 list plus those of issue 16.3, /help answers locally, unknown commands reach the model', async () => {
+  it('43. the advertised commands are exactly the v1 list plus those of issue 16.3 and /permissions (issue 32), /help answers locally, unknown commands reach the model', async () => {
     const run = await openRun({ script: [step(text('model saw it'))] });
     await run.agent.waitFor(
       (line) =>
@@ -582,6 +589,7 @@ describe('ACP conformance: prompt turns (spec/acp.md §19)', () => {
       'context',
       'reset',
       'steer',
+      'permissions',
       'version',
     ]);
     for (const command of list) expect(command.description).not.toBe('');
@@ -597,6 +605,7 @@ describe('ACP conformance: prompt turns (spec/acp.md §19)', () => {
       context: null,
       reset: null,
       steer: 'guidance for the running turn',
+      permissions: 'list | revoke <number> | allow-class <pattern_key>',
       version: null,
     });
     expect((await prompt(run, '/help')).stopReason).toBe('end_turn');

@@ -5,7 +5,14 @@ import { BrowserControlBroker, type BrowserControlOptions, registerBrowserContro
 import { handleChatCompletions } from './chat-completions.js';
 import { ApiError, errorResponse } from './http-error.js';
 import { registerInfoRoutes } from './info-routes.js';
-import { authStage, bodySizeStage, corsStage, securityHeaders } from './pipeline.js';
+import { registerPermissionRoutes } from './permissions-routes.js';
+import {
+  authStage,
+  bodySizeStage,
+  corsStage,
+  SECURITY_HEADERS as SECURITY_HEADER_LINES,
+  securityHeaders,
+} from './pipeline.js';
 import { registerResponsesRoutes } from './responses.js';
 import { RUN_RETENTION_MS, RunRegistry, registerRunsRoutes } from './runs.js';
 import { ApprovalRegistry, type ServerContext } from './server-context.js';
@@ -127,6 +134,7 @@ export function createOpenAIApp(options: OpenAIAppOptions): OpenAIApp {
   registerRunsRoutes(app, server, runs);
   registerSessionRoutes(app, server, runs);
   registerSkillRoutes(app, server);
+  registerPermissionRoutes(app, server);
   registerBrowserControlRoutes(app, browserControl, settings.key);
 
   app.notFound((context) => errorResponse(context, new ApiError(404, 'not_found', `Not found: ${context.req.path}`)));

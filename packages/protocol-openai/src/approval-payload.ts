@@ -12,6 +12,8 @@ export function approvalPayload(runId: string, request: ApprovalRequest, now: nu
     pattern_keys: request.patternKeys,
     allow_session: request.choices.includes('session'),
     allow_permanent: request.choices.includes('always'),
+    // What `always` allows from then on: exactly this command (ADR 0034).
+    ...(request.alwaysScope !== undefined ? { always_scope: redactSecrets(request.alwaysScope) } : {}),
     choices: request.choices,
     timeout_s: Math.max(0, Math.floor((request.expiresAt - now) / 1000)),
     ...(request.subagent

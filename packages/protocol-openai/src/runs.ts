@@ -588,6 +588,7 @@ export class RunRegistry {
         choices: payload.choices,
         allow_session: payload.allow_session,
         allow_permanent: payload.allow_permanent,
+        ...(payload.always_scope !== undefined ? { always_scope: payload.always_scope } : {}),
         requested_at: nativeTime(oldest.requestedAt),
         pending: run.approvals.pending.length,
       };
@@ -628,6 +629,7 @@ export class RunRegistry {
       choices: oldest.choices,
       allow_session: oldest.allow_session,
       allow_permanent: oldest.allow_permanent,
+      ...(oldest.always_scope !== undefined ? { always_scope: oldest.always_scope } : {}),
       requested_at: oldest.timestamp,
       pending: pending.length,
     };

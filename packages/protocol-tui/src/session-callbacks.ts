@@ -36,6 +36,8 @@ export function sessionCallbacks(session: RequestSession, gateway: CallbackGatew
         pattern_keys: request.patternKeys,
       };
       if (request.patternKeys[0]) fields.pattern_key = request.patternKeys[0];
+      // `always` allows exactly this command from then on; a client shows "always allow `<always_scope>`".
+      if (request.alwaysScope !== undefined) fields.always_scope = gateway.redact(request.alwaysScope);
       if (request.subagent) fields.subagent = { child_id: request.subagent.childId, goal: request.subagent.goal };
       const outcome = await registry.raise(session, 'approval', fields, { signal });
       if (outcome.kind === 'declined') throw new Error('no attached client can answer approval requests');

@@ -1,4 +1,4 @@
-import type { ApprovalChoice, ClarifyAnswer } from '@hermes/core';
+import type { ApprovalChoice, ApprovalRequest, ClarifyAnswer } from '@hermes/core';
 
 /** The result of reading one answer: a value, or a hint to show before asking again. */
 export type ParsedAnswer<T> = { ok: true; value: T } | { ok: false; hint: string };
@@ -14,6 +14,16 @@ const APPROVAL_WORDS: Record<ApprovalChoice, string[]> = {
 export function approvalChoicesText(choices: ApprovalChoice[]): string {
   const labels = choices.map((choice) => `[${choice[0]}]${choice.slice(1)}`);
   return `${labels.join(', ')}${choices.includes('deny') ? ' (Enter denies)' : ''}`;
+}
+
+/**
+ * What the `always` choice covers, for the line under the command (issue 32, ADR 0034): exactly
+ * this command, never the whole kind of command. Null when `always` is not offered.
+ */
+export function alwaysScopeText(request: Pick<ApprovalRequest, 'choices' | 'alwaysScope' | 'command'>): string | null {
+  if (!request.choices.includes('always')) return null;
+  const scope = request.alwaysScope ?? request.command.trim();
+  return `[a]lways = always allow \`${scope}\` (this exact command; /permissions lists and revokes)`;
 }
 
 /**

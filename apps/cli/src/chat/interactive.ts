@@ -14,7 +14,13 @@ import type {
 import { createCliHost, describeStartupError } from '../host.js';
 import { openSession } from '../session-choice.js';
 import { VERSION } from '../version.js';
-import { approvalChoicesText, type ParsedAnswer, parseApprovalAnswer, parseClarifyAnswer } from './answers.js';
+import {
+  alwaysScopeText,
+  approvalChoicesText,
+  type ParsedAnswer,
+  parseApprovalAnswer,
+  parseClarifyAnswer,
+} from './answers.js';
 import { renderMarkdown } from './markdown.js';
 import { ChatOutput } from './output.js';
 import { statusLineOf, TurnRenderer } from './render.js';
@@ -442,6 +448,8 @@ class InteractiveChat {
     this.#output.line(palette.yellow(`⚠ Approval needed${who}${why}`));
     this.#output.line(`  ${palette.bold(`$ ${request.command}`)}`);
     this.#output.line(palette.dim(`  in ${request.cwd}`));
+    const always = alwaysScopeText(request);
+    if (always !== null) this.#output.line(palette.dim(`  ${always}`));
     const prompt = `${palette.yellow('Run it?')} ${approvalChoicesText(request.choices)} › `;
     const choice = await this.#ask(
       prompt,

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Agent, AgentHost, ApprovalDecision, ApprovalRequest, HostCallbacks, TurnResult } from '@hermes/core';
-import { approvalChoicesText, parseApprovalAnswer } from '../chat/answers.js';
+import { alwaysScopeText, approvalChoicesText, parseApprovalAnswer } from '../chat/answers.js';
 import { createCliHost, describeStartupError } from '../host.js';
 import { openSession } from '../session-choice.js';
 
@@ -22,7 +22,7 @@ export interface OneShotOptions {
 /** What `-q` prints instead of the core's generic notice when a command was denied for lack of a terminal. */
 export const NO_TERMINAL_APPROVAL_TEXT =
   'hermes: a dangerous command was denied: -q asks for approval only at a terminal, and stdin is not one. ' +
-  'Re-run with --yolo to allow dangerous commands, or allow them in config.yaml (command_allowlist, approvals.mode).';
+  'Re-run with --yolo to allow dangerous commands, or allow them in config.yaml (command_allowlist entries `- command: <exact command>`, approvals.mode).';
 
 /**
  * The approve callback of `-q` at a terminal: shows the command on stderr and reads one key (or a
@@ -36,6 +36,8 @@ function terminalApprover(
     new Promise<ApprovalDecision>((resolve) => {
       const why = request.descriptions.length > 0 ? `: ${request.descriptions.join('; ')}` : '';
       errors.write(`⚠ Approval needed${why}\n  $ ${request.command}\n  in ${request.cwd}\n`);
+      const always = alwaysScopeText(request);
+      if (always !== null) errors.write(`  ${always}\n`);
       const readline = createInterface({ input, output: errors, terminal: true });
       let settled = false;
       const finish = (choice: ApprovalDecision) => {

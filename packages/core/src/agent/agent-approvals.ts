@@ -1,4 +1,5 @@
-import { detectDangerousCommand } from '../approvals/detect.js';
+import { allowlistAllows, alwaysScopeOf } from '../approvals/allowlist.js';
+import { judgeCommand } from '../approvals/detect.js';
 import { HermesError } from '../errors.js';
 import type { AgentEventPayloads } from '../events.js';
 import { newId } from '../ids.js';
@@ -132,9 +133,10 @@ export abstract class AgentApprovals extends AgentTranscript {
     // A change to the agent's own policy (config.yaml, skills) is judged by the user alone: no mode,
     // YOLO, allowlist, grant or smart check may approve it, so a model cannot switch its approvals off.
     const settings = policyChange === undefined ? this.host.settings() : userOnly(this.host.settings());
+    // The terminal tool's synchronous check may have run before the grammar loaded, so a command is judged again.
     const detection =
       policyChange === undefined
-        ? detectDangerousCommand(command)
+        ? await judgeCommand(command)
         : {
             blocked: false,
             blockReason: null,
@@ -159,14 +161,21 @@ export abstract class AgentApprovals extends AgentTranscript {
     if (policyChange === undefined && (root.yolo || this.yolo)) return resolved('once', 'yolo', true);
     if (settings.approvals.yolo) return resolved('once', 'yolo', true);
     if (settings.approvals.mode === 'off') return resolved('once', 'policy', true);
-    const allowlist = new Set(settings.command_allowlist);
-    if (detection.patternKeys.every((key) => allowlist.has(key))) return resolved('once', 'allowlist', true);
-    if (detection.patternKeys.every((key) => root.sessionGrants.has(key)))
+    // `always` covers exactly the approved command; a whole class only when the user wrote it so (ADR 0034).
+    if (allowlistAllows(settings.command_allowlist, command, detection.patternKeys))
+      return resolved('once', 'allowlist', true);
+    // A session grant covers its pattern classes (spec/core.md §12.4), except `unjudgeable`: what
+    // cannot be judged is granted for the exact command only, or one grant would open every evasion.
+    const classGranted = detection.patternKeys.every((key) => key !== 'unjudgeable' && root.sessionGrants.has(key));
+    if (policyChange === undefined && (classGranted || root.sessionCommandGrants.has(alwaysScopeOf(command))))
       return resolved('session', 'session_grant', true);
     if (settings.approvals.mode === 'smart') {
       const { smartVerdict } = await import('./smart-approval.js');
       const verdict = await smartVerdict(this.asSession(), command, detection.descriptions, signal);
-      if (verdict === 'approve') return resolved('once', 'smart', true);
+      // The command text is the model's, so it can talk the auxiliary model round: a command that
+      // cannot be judged is never approved that way, only denied or asked (ADR 0033).
+      if (verdict === 'approve' && !detection.patternKeys.includes('unjudgeable'))
+        return resolved('once', 'smart', true);
       if (verdict === 'deny')
         return resolved('deny', 'smart', false, 'judged too dangerous by the smart approval check');
     }
@@ -202,6 +211,7 @@ export abstract class AgentApprovals extends AgentTranscript {
       choices,
       expiresAt: this.host.clock.now() + timeoutMs,
     };
+    if (choices.includes('always')) request.alwaysScope = alwaysScopeOf(command);
     if (this.subagentInfo) request.subagent = { ...this.subagentInfo };
     const answer = await this.waitForAnswer(
       turn,
@@ -233,11 +243,13 @@ export abstract class AgentApprovals extends AgentTranscript {
         : resolved('deny', 'policy', false, `refused by policy: ${policy}`);
     }
     if (policyChange !== undefined) return resolved('once', 'user', true);
-    if (choice === 'session' || choice === 'always')
-      for (const key of detection.patternKeys) root.sessionGrants.add(key);
+    if (choice === 'session') {
+      for (const key of detection.patternKeys) if (key !== 'unjudgeable') root.sessionGrants.add(key);
+    }
+    if (choice === 'session' || choice === 'always') root.sessionCommandGrants.add(alwaysScopeOf(command));
     if (choice === 'always') {
       try {
-        await this.host.persistAllowlist(detection.patternKeys);
+        await this.host.persistAllowlist({ command: alwaysScopeOf(command) });
       } catch (error) {
         this.host.logger.warn('could not persist the command allowlist', { error: String(error) });
       }

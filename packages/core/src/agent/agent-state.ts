@@ -80,6 +80,8 @@ export abstract class AgentState {
   protected readonly disabled = new Set<string>();
   protected readonly enabledOverride = new Set<string>();
   protected readonly sessionGrants = new Set<string>();
+  /** Exact commands granted for the session (an `always` answer, or `session` for an unjudgeable command). */
+  protected readonly sessionCommandGrants = new Set<string>();
   protected noCallbackNoticeSent = false;
   protected pendingApproval: ApprovalRequest | null = null;
   protected pendingClarify: ClarifyRequest | null = null;

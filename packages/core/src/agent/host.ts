@@ -2,6 +2,15 @@ import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { SharedV3ProviderOptions } from '@ai-sdk/provider';
 import type { Agent, AgentHost, CommandRegistry, HostEvent, ResumeOptions, SessionOptions } from '../api/types.js';
+import {
+  alwaysScopeOf,
+  type CommandAllowlistEntry,
+  type CommandAllowlistListing,
+  listCommandAllowlist,
+  sameAllowlistEntry,
+} from '../approvals/allowlist.js';
+import { PATTERN_KEYS } from '../approvals/detect.js';
+import { loadShellParser } from '../approvals/shell-parser.js';
 import { FileCheckpointStore } from '../checkpoints/file-checkpoints.js';
 import { systemClock } from '../clock.js';
 import { createCommandRegistry } from '../commands/registry.js';
@@ -10,6 +19,7 @@ import {
   ensureHomeDir,
   type LoadedConfig,
   loadConfig,
+  removeCommandAllowlist,
   resolveHomeDir,
   secretValues,
   setDefaultModel,
@@ -293,11 +303,31 @@ class HostImpl implements HostContext {
     };
   }
 
-  async persistAllowlist(keys: string[]): Promise<void> {
-    await appendCommandAllowlist(this.homeDir, keys);
-    const current = new Set(this.loaded.config.command_allowlist);
-    for (const key of keys) current.add(key);
-    this.loaded.config.command_allowlist = [...current];
+  async persistAllowlist(entry: CommandAllowlistEntry): Promise<void> {
+    await this.allowCommands(entry);
+  }
+
+  commandAllowlist(): CommandAllowlistListing[] {
+    return listCommandAllowlist(this.loaded.config.command_allowlist);
+  }
+
+  async allowCommands(entry: CommandAllowlistEntry): Promise<void> {
+    if ('command' in entry && entry.command.trim() === '')
+      throw new HermesError('invalid_input', 'an allowlist command cannot be empty');
+    if ('pattern' in entry && !(PATTERN_KEYS as readonly string[]).includes(entry.pattern))
+      throw new HermesError('invalid_input', `unknown pattern class: ${entry.pattern}`);
+    const stored = 'command' in entry ? { command: alwaysScopeOf(entry.command) } : { pattern: entry.pattern };
+    await appendCommandAllowlist(this.homeDir, [stored]);
+    const current = this.loaded.config.command_allowlist;
+    if (!current.some((item) => sameAllowlistEntry(item, stored) && typeof item !== 'string')) current.push(stored);
+  }
+
+  async revokeCommands(entry: CommandAllowlistEntry): Promise<number> {
+    const removed = await removeCommandAllowlist(this.homeDir, entry);
+    this.loaded.config.command_allowlist = this.loaded.config.command_allowlist.filter(
+      (item) => !sameAllowlistEntry(item, entry),
+    );
+    return removed;
   }
 
   async storeSecret(envVar: string, value: string): Promise<void> {
@@ -516,11 +546,21 @@ class HostImpl implements HostContext {
 /** Creates a host (spec/core.md §5.1). */
 export async function createAgentHost(options: AgentHostOptions = {}): Promise<AgentHost> {
   const env = options.env ?? process.env;
+  // The bash grammar for approval detection compiles in the background; a command that arrives
+  // first is judged after it (judgeCommand waits), so start-up does not.
+  loadShellParser().catch(() => {});
   const homeDir = resolveHomeDir({ homeDir: options.homeDir, env });
   await ensureHomeDir(homeDir);
   const bootstrapLogger = options.logger ?? createStderrLogger();
   const loaded = await loadConfig({ homeDir, env, overrides: options.config, logger: bootstrapLogger });
   const logger = options.logger ?? createStderrLogger({ secrets: () => secretValues(loaded) });
+  const legacyKeys = loaded.config.command_allowlist.filter((item): item is string => typeof item === 'string');
+  if (legacyKeys.length > 0) {
+    logger.warn(
+      'command_allowlist: bare pattern keys are no longer honoured (an old "always" answer wrote them without saying it allowed the whole class); write `- pattern: <key>` to allow a class on purpose, or remove them with /permissions revoke',
+      { keys: legacyKeys },
+    );
+  }
   const clock = options.clock ?? systemClock;
   // Probed before anything opens: an explicit `bwrap` that cannot start stops the host here.
   const sandbox = await sandboxFor(loaded);

@@ -4,6 +4,7 @@
 // only these, so no file of agent/ imports a file that imports it back.
 import type { LanguageModelV3, SharedV3ProviderOptions } from '@ai-sdk/provider';
 import type { Agent, AgentHost, CompressionResult, SessionOptions, SubagentInfo } from '../api/types.js';
+import type { CommandAllowlistEntry } from '../approvals/allowlist.js';
 import type { FileCheckpointStore } from '../checkpoints/file-checkpoints.js';
 import type { AgentEventPayloads, AgentEventType, AgentPhase } from '../events.js';
 import type { ProviderAdapter, ResolvedRoute } from '../providers/types.js';
@@ -43,8 +44,8 @@ export interface HostContext extends AgentHost {
   secretRedactor(): SecretRedactor;
   /** The OS sandbox for a command of a session working in `workspace`, or undefined when commands run unconfined. */
   commandSandbox(workspace: string): CommandSandbox | undefined;
-  /** Appends keys to `command_allowlist` in config.yaml, keeping comments. */
-  persistAllowlist(keys: string[]): Promise<void>;
+  /** Appends an exact command to `command_allowlist` in config.yaml, keeping comments (docs/adr/0034). */
+  persistAllowlist(entry: CommandAllowlistEntry): Promise<void>;
   /** Saves a secret the user supplied to HERMES_HOME/.env and makes it visible at once (spec/core.md §24.7). */
   storeSecret(envVar: string, value: string): Promise<void>;
   /** Whether config.yaml can be written (the `always` choice is offered only then). */

@@ -1,6 +1,7 @@
 // The public interfaces of the agent API: what agent/ implements and commands/ programs against
 // (ADR 0015). They refer to each other (an Agent has its host, the host has its commands, a
 // command receives the agent and the host), so they are declared in one module.
+import type { CommandAllowlistEntry, CommandAllowlistListing } from '../approvals/allowlist.js';
 import type { FileCheckpointStore } from '../checkpoints/file-checkpoints.js';
 import type { HermesConfig as HermesSettings } from '../config/index.js';
 import type { AgentEvent } from '../events.js';
@@ -250,6 +251,19 @@ export interface AgentHost {
    * while held, a child about to start waits without spawning; running children continue.
    */
   pauseDelegation(paused: boolean): void;
+  /**
+   * The permanent command allowlist (`command_allowlist`, docs/adr/0034): exact commands approved
+   * with `always`, classes the user allowed explicitly, and legacy bare keys (listed, not honoured).
+   */
+  commandAllowlist(): CommandAllowlistListing[];
+  /**
+   * Adds an entry to the allowlist in config.yaml and in memory. `{ pattern }` allows a whole class:
+   * only for an explicit user choice, never for an `always` answer. Throws `config_invalid` when the
+   * file cannot be written, and `invalid_input` for an empty command or an unknown class.
+   */
+  allowCommands(entry: CommandAllowlistEntry): Promise<void>;
+  /** Removes an entry (`{ pattern }` also removes a legacy bare key); returns how many were removed. */
+  revokeCommands(entry: CommandAllowlistEntry): Promise<number>;
   /** Raw value of a protocol-owned config section (display, tui_gateway, acp, api_server, server). */
   configSection(name: string): unknown;
   /** Looks a variable up in the environment, then HERMES_HOME/.env. */

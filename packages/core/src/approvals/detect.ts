@@ -1,18 +1,33 @@
 /**
- * Dangerous command detection (spec/core.md §12.1).
+ * Dangerous command detection (spec/core.md §12.1, docs/adr/0033).
  *
- * A command is tokenized with a small shell-aware splitter (quotes, escapes, `$(…)`, backticks,
- * process substitution, redirections, heredocs), split into simple commands on `;`, `&&`, `||`,
- * `|`, `&` and newlines, normalized (leading assignments dropped, wrappers such as `sudo` or
- * `xargs` unwrapped) and each piece is matched against the pattern classes. Substitutions and
- * inline scripts (`bash -c '…'`, `eval …`) are scanned as commands of their own. The splitter never
- * throws: malformed input (an unterminated quote) is read as far as it goes, because detection
- * must err on the side of finding a pattern, not of failing.
+ * The command is parsed by tree-sitter-bash ({@link parseShell}); every simple command that can run
+ * (in lists, pipelines, loops, functions, substitutions and process substitutions) is normalized
+ * (leading assignments dropped, wrappers such as `sudo`, `env`, `setsid` or `xargs` unwrapped) and
+ * matched against the pattern classes. Inline scripts (`bash -c '…'`, `eval …`, a literal heredoc
+ * fed to a shell) are parsed and judged as commands of their own.
+ *
+ * What cannot be judged from the text asks too (the `unjudgeable` class): a program name that is an
+ * expansion, a shell or interpreter that reads its program from standard input or from a
+ * substitution, `eval`/`source` of computed text, awk programs that run commands, git settings that
+ * run commands, arguments built by `xargs`/`find -exec` for a program whose danger depends on them,
+ * a program written or linked by the same command line, and text the parser cannot read.
  */
 
 import { posix } from 'node:path';
+import {
+  isShellParserLoaded,
+  loadShellParser,
+  type ParsedShell,
+  parseShell,
+  type ShellRedirect,
+  type ShellWord,
+  type SimpleShellCommand,
+} from './shell-parser.js';
 
-/** The pattern classes of spec/core.md §12.1, in table order. */
+export { isShellParserLoaded, loadShellParser };
+
+/** The pattern classes of spec/core.md §12.1, in table order, and `unjudgeable` (docs/adr/0033). */
 export const PATTERN_KEYS = [
   'recursive_delete',
   'world_writable',
@@ -28,6 +43,7 @@ export const PATTERN_KEYS = [
   'remote_script',
   'inline_interpreter',
   'privilege',
+  'unjudgeable',
 ] as const;
 
 /** One pattern class of spec/core.md §12.1. */
@@ -49,6 +65,7 @@ export const PATTERN_DESCRIPTIONS: Readonly<Record<PatternKey, string>> = {
   remote_script: 'running a script downloaded from the network',
   inline_interpreter: 'inline script passed to a shell or interpreter',
   privilege: 'privilege escalation (sudo, su, doas)',
+  unjudgeable: 'command that cannot be judged before it runs',
 };
 
 /** Result of {@link detectDangerousCommand}. */
@@ -59,452 +76,120 @@ export interface DangerousCommandDetection {
   blockReason?: string;
   /** The union of the pattern keys of every piece, in table order. */
   patternKeys: PatternKey[];
-  /** One description per pattern key, in the same order. */
+  /**
+   * One description per pattern key, in the same order. The `unjudgeable` description ends with
+   * its reasons: "command that cannot be judged before it runs: `bash` reads its program from a pipe".
+   */
   descriptions: string[];
+  /** Why the command cannot be judged (empty unless `unjudgeable` is among the keys). */
+  unjudgeableReasons: string[];
 }
 
 /**
  * Detects the dangerous-command pattern classes and the hard blocklist of spec/core.md §12.1.
  *
+ * Synchronous: it needs the bash grammar loaded ({@link loadShellParser}, which the agent host
+ * starts when it is created). Until then every command is `unjudgeable` ("the shell parser is not
+ * loaded yet"), so a caller that cannot wait asks rather than runs; {@link judgeCommand} waits.
+ *
  * @param command - the full `terminal` command as the model sent it.
  */
 export function detectDangerousCommand(command: string): DangerousCommandDetection {
-  const state: AnalysisState = { keys: new Set(), blockReason: null };
-  analyzeScript(command, state, 0);
+  const state = newState();
+  if (!isShellParserLoaded()) {
+    // Start loading so the next call can judge; a load failure is reported by judgeCommand.
+    loadShellParser().catch(() => {});
+    unjudgeable(state, 'the shell parser is not loaded yet');
+  } else {
+    analyzeScript(command, state, 0);
+  }
   scanSql(command, state);
   scanForkBomb(command, state);
+  return finish(state);
+}
+
+/**
+ * Like {@link detectDangerousCommand}, after waiting for the bash grammar. When the grammar cannot
+ * be loaded every command is `unjudgeable`, so it asks.
+ */
+export async function judgeCommand(command: string): Promise<DangerousCommandDetection> {
+  try {
+    await loadShellParser();
+  } catch (error) {
+    const state = newState();
+    unjudgeable(
+      state,
+      `the shell parser could not be loaded (${error instanceof Error ? error.message : String(error)})`,
+    );
+    scanSql(command, state);
+    scanForkBomb(command, state);
+    return finish(state);
+  }
+  return detectDangerousCommand(command);
+}
+
+function newState(): AnalysisState {
+  return { keys: new Set(), blockReason: null, reasons: new Set(), created: new Set(), executed: [] };
+}
+
+function finish(state: AnalysisState): DangerousCommandDetection {
+  for (const executed of state.executed) {
+    if (state.created.has(executed.name)) {
+      unjudgeable(state, `it runs \`${executed.display}\`, which the same command line writes, copies or links`);
+    }
+  }
+  const reasons = [...state.reasons];
   const patternKeys = PATTERN_KEYS.filter((key) => state.keys.has(key));
   const result: DangerousCommandDetection = {
     blocked: state.blockReason !== null,
     patternKeys,
-    descriptions: patternKeys.map((key) => PATTERN_DESCRIPTIONS[key]),
+    descriptions: patternKeys.map((key) =>
+      key === 'unjudgeable' ? `${PATTERN_DESCRIPTIONS[key]}: ${reasons.join('; ')}` : PATTERN_DESCRIPTIONS[key],
+    ),
+    unjudgeableReasons: reasons,
   };
   if (state.blockReason !== null) result.blockReason = state.blockReason;
   return result;
 }
 
 // ---------------------------------------------------------------------------------------------
-// Tokenizer
-// ---------------------------------------------------------------------------------------------
-
-/** A word of a simple command, with quotes removed. */
-interface ShellWord {
-  text: string;
-  /** Raw texts of `$(…)` and backtick substitutions inside the word. */
-  substitutions: string[];
-  /** Raw texts of `<(…)` and `>(…)` process substitutions (the word's whole text). */
-  processSubstitutions: string[];
-}
-
-interface Redirect {
-  /** The operator without the fd prefix: `>`, `>>`, `>|`, `&>`, `&>>`, `<`, `<<`, `<<<`, `<>`, `>&`, `<&`. */
-  operator: string;
-  target: ShellWord | null;
-}
-
-interface SimpleCommand {
-  words: ShellWord[];
-  redirects: Redirect[];
-  /** Bodies of the heredocs fed to this command. */
-  heredocs: string[];
-}
-
-interface Pipeline {
-  commands: SimpleCommand[];
-}
-
-interface PendingHeredoc {
-  delimiter: string;
-  stripTabs: boolean;
-  command: SimpleCommand;
-}
-
-/** Deeper nesting than this is not followed; such inputs are contrived and the pieces seen so far still count. */
-const MAX_DEPTH = 8;
-
-/**
- * A forgiving parser for the subset of POSIX shell / bash syntax that matters for detection. It
- * produces pipelines of simple commands; pipelines found inside substitutions are appended to
- * the same list, since they run too.
- */
-class ShellParser {
-  private position = 0;
-  readonly pipelines: Pipeline[] = [];
-  private pipeline: Pipeline = { commands: [] };
-  private command: SimpleCommand = newCommand();
-  private word: ShellWord | null = null;
-  private pendingRedirect: { operator: string } | null = null;
-  private pendingHeredocs: PendingHeredoc[] = [];
-
-  constructor(
-    private readonly input: string,
-    private readonly depth: number,
-  ) {}
-
-  /** Parses the whole input. */
-  parse(): Pipeline[] {
-    this.parseUntil(false);
-    this.finishPipeline();
-    return this.pipelines;
-  }
-
-  /**
-   * Parses until the end of input or, when `closeOnParen`, an unmatched `)`; returns the index
-   * just past that parenthesis.
-   */
-  private parseUntil(closeOnParen: boolean): number {
-    const input = this.input;
-    let parenDepth = 0;
-    while (this.position < input.length) {
-      const character = input[this.position] as string;
-      const next = input[this.position + 1];
-      if (character === ' ' || character === '\t' || character === '\r') {
-        this.finishWord();
-        this.position += 1;
-        continue;
-      }
-      if (character === '#' && this.word === null) {
-        while (this.position < input.length && input[this.position] !== '\n') this.position += 1;
-        continue;
-      }
-      if (character === '\n') {
-        this.finishPipeline();
-        this.position += 1;
-        this.readHeredocBodies();
-        continue;
-      }
-      if (character === ';') {
-        this.finishPipeline();
-        this.position += next === ';' || next === '&' ? 2 : 1;
-        continue;
-      }
-      if (character === '&') {
-        if (next === '&') {
-          this.finishPipeline();
-          this.position += 2;
-          continue;
-        }
-        if (next === '>') {
-          this.finishWord();
-          const append = input[this.position + 2] === '>';
-          this.startRedirect(append ? '&>>' : '&>');
-          this.position += append ? 3 : 2;
-          continue;
-        }
-        this.finishPipeline();
-        this.position += 1;
-        continue;
-      }
-      if (character === '|') {
-        if (next === '|') {
-          this.finishPipeline();
-          this.position += 2;
-          continue;
-        }
-        this.finishCommand();
-        this.position += next === '&' ? 2 : 1;
-        continue;
-      }
-      if (character === '(') {
-        parenDepth += 1;
-        this.finishPipeline();
-        this.position += 1;
-        continue;
-      }
-      if (character === ')') {
-        if (closeOnParen && parenDepth === 0) {
-          this.position += 1;
-          return this.position;
-        }
-        parenDepth = Math.max(0, parenDepth - 1);
-        this.finishPipeline();
-        this.position += 1;
-        continue;
-      }
-      if ((character === '<' || character === '>') && next === '(' && this.word === null) {
-        this.readProcessSubstitution();
-        continue;
-      }
-      if (character === '<' || character === '>') {
-        this.readRedirectOperator();
-        continue;
-      }
-      this.readWordCharacter();
-    }
-    return this.position;
-  }
-
-  private currentWord(): ShellWord {
-    if (this.word === null) this.word = { text: '', substitutions: [], processSubstitutions: [] };
-    return this.word;
-  }
-
-  private finishWord(): void {
-    if (this.word === null) return;
-    const word = this.word;
-    this.word = null;
-    if (this.pendingRedirect !== null) {
-      const operator = this.pendingRedirect.operator;
-      this.pendingRedirect = null;
-      this.command.redirects.push({ operator, target: word });
-      if (operator === '<<' || operator === '<<-') {
-        this.pendingHeredocs.push({ delimiter: word.text, stripTabs: operator === '<<-', command: this.command });
-      }
-      return;
-    }
-    this.command.words.push(word);
-  }
-
-  private finishCommand(): void {
-    this.finishWord();
-    if (this.pendingRedirect !== null) {
-      this.command.redirects.push({ operator: this.pendingRedirect.operator, target: null });
-      this.pendingRedirect = null;
-    }
-    if (this.command.words.length > 0 || this.command.redirects.length > 0) {
-      this.pipeline.commands.push(this.command);
-    }
-    this.command = newCommand();
-  }
-
-  private finishPipeline(): void {
-    this.finishCommand();
-    if (this.pipeline.commands.length > 0) this.pipelines.push(this.pipeline);
-    this.pipeline = { commands: [] };
-  }
-
-  private startRedirect(operator: string): void {
-    if (this.pendingRedirect !== null) {
-      this.command.redirects.push({ operator: this.pendingRedirect.operator, target: null });
-    }
-    this.pendingRedirect = { operator };
-  }
-
-  /** Reads `<`, `>`, `>>`, `>|`, `<<`, `<<-`, `<<<`, `<>`, `>&`, `<&` with an optional fd prefix. */
-  private readRedirectOperator(): void {
-    const input = this.input;
-    // A word made only of digits right before the operator is its file descriptor (`2>`).
-    if (this.word !== null && /^\d+$/.test(this.word.text) && this.word.substitutions.length === 0) {
-      this.word = null;
-    } else {
-      this.finishWord();
-    }
-    const rest = input.slice(this.position, this.position + 3);
-    const operators = ['<<<', '<<-', '>>', '<<', '>|', '<>', '>&', '<&', '>', '<'];
-    const operator = operators.find((candidate) => rest.startsWith(candidate)) ?? (input[this.position] as string);
-    this.position += operator.length;
-    this.startRedirect(operator);
-  }
-
-  private readProcessSubstitution(): void {
-    const start = this.position + 2;
-    const inner = new ShellParser(this.input, this.depth + 1);
-    inner.position = start;
-    const end = inner.parseUntil(true);
-    inner.finishPipeline();
-    const raw = this.input.slice(start, Math.max(start, end - 1));
-    if (this.depth < MAX_DEPTH) this.pipelines.push(...inner.pipelines);
-    const word = this.currentWord();
-    word.text += `${this.input[this.position]}(${raw})`;
-    word.processSubstitutions.push(raw);
-    this.position = end;
-  }
-
-  /** Reads `$(…)` (or `$((…))`) starting at `$`; returns the raw inner text and appends nested pipelines. */
-  private readCommandSubstitution(): string {
-    const start = this.position + 2;
-    const inner = new ShellParser(this.input, this.depth + 1);
-    inner.position = start;
-    const end = inner.parseUntil(true);
-    inner.finishPipeline();
-    if (this.depth < MAX_DEPTH) this.pipelines.push(...inner.pipelines);
-    this.position = end;
-    return this.input.slice(start, Math.max(start, end - 1));
-  }
-
-  /** Reads a backtick substitution starting at the opening backtick; returns its unescaped text. */
-  private readBacktickSubstitution(): string {
-    const input = this.input;
-    let position = this.position + 1;
-    let raw = '';
-    while (position < input.length && input[position] !== '`') {
-      if (input[position] === '\\' && position + 1 < input.length) {
-        const escaped = input[position + 1] as string;
-        raw += escaped === '`' || escaped === '\\' || escaped === '$' ? escaped : `\\${escaped}`;
-        position += 2;
-        continue;
-      }
-      raw += input[position];
-      position += 1;
-    }
-    this.position = Math.min(input.length, position + 1);
-    if (this.depth < MAX_DEPTH) this.pipelines.push(...new ShellParser(raw, this.depth + 1).parse());
-    return raw;
-  }
-
-  private readWordCharacter(): void {
-    const input = this.input;
-    const character = input[this.position] as string;
-    const next = input[this.position + 1];
-    const word = this.currentWord();
-    if (character === '\\') {
-      if (next === '\n') {
-        this.position += 2;
-        if (word.text === '' && word.substitutions.length === 0) this.word = null;
-        return;
-      }
-      if (next !== undefined) word.text += next;
-      this.position += 2;
-      return;
-    }
-    if (character === "'") {
-      const end = input.indexOf("'", this.position + 1);
-      const stop = end === -1 ? input.length : end;
-      word.text += input.slice(this.position + 1, stop);
-      this.position = stop + 1;
-      return;
-    }
-    if (character === '$' && next === "'") {
-      this.readAnsiCQuoted(word);
-      return;
-    }
-    if (character === '"') {
-      this.readDoubleQuoted(word);
-      return;
-    }
-    if (character === '$' && next === '(') {
-      const raw = this.readCommandSubstitution();
-      word.text += `$(${raw})`;
-      word.substitutions.push(raw);
-      return;
-    }
-    if (character === '$' && next === '{') {
-      const end = input.indexOf('}', this.position + 2);
-      const stop = end === -1 ? input.length : end + 1;
-      word.text += input.slice(this.position, stop);
-      this.position = stop;
-      return;
-    }
-    if (character === '`') {
-      const raw = this.readBacktickSubstitution();
-      word.text += `\`${raw}\``;
-      word.substitutions.push(raw);
-      return;
-    }
-    word.text += character;
-    this.position += 1;
-  }
-
-  private readAnsiCQuoted(word: ShellWord): void {
-    const input = this.input;
-    let position = this.position + 2;
-    const escapes: Record<string, string> = { n: '\n', t: '\t', r: '\r', '\\': '\\', "'": "'", '"': '"' };
-    while (position < input.length && input[position] !== "'") {
-      if (input[position] === '\\' && position + 1 < input.length) {
-        const escaped = input[position + 1] as string;
-        word.text += escapes[escaped] ?? escaped;
-        position += 2;
-        continue;
-      }
-      word.text += input[position];
-      position += 1;
-    }
-    this.position = position + 1;
-  }
-
-  private readDoubleQuoted(word: ShellWord): void {
-    const input = this.input;
-    this.position += 1;
-    while (this.position < input.length && input[this.position] !== '"') {
-      const character = input[this.position] as string;
-      const next = input[this.position + 1];
-      if (character === '\\' && next !== undefined) {
-        if (next === '\n') {
-          this.position += 2;
-          continue;
-        }
-        word.text += next === '$' || next === '`' || next === '"' || next === '\\' ? next : `\\${next}`;
-        this.position += 2;
-        continue;
-      }
-      if (character === '$' && next === '(') {
-        const raw = this.readCommandSubstitution();
-        word.text += `$(${raw})`;
-        word.substitutions.push(raw);
-        continue;
-      }
-      if (character === '`') {
-        const raw = this.readBacktickSubstitution();
-        word.text += `\`${raw}\``;
-        word.substitutions.push(raw);
-        continue;
-      }
-      word.text += character;
-      this.position += 1;
-    }
-    this.position += 1;
-  }
-
-  /** After a newline: reads the bodies of heredocs opened on the line just ended. */
-  private readHeredocBodies(): void {
-    const input = this.input;
-    for (const heredoc of this.pendingHeredocs) {
-      const lines: string[] = [];
-      while (this.position < input.length) {
-        const end = input.indexOf('\n', this.position);
-        const stop = end === -1 ? input.length : end;
-        let line = input.slice(this.position, stop);
-        this.position = end === -1 ? input.length : end + 1;
-        if (heredoc.stripTabs) line = line.replace(/^\t+/, '');
-        if (line.replace(/\r$/, '') === heredoc.delimiter) break;
-        lines.push(line);
-      }
-      heredoc.command.heredocs.push(lines.join('\n'));
-    }
-    this.pendingHeredocs = [];
-  }
-}
-
-function newCommand(): SimpleCommand {
-  return { words: [], redirects: [], heredocs: [] };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Normalization
+// Analysis state and normalization
 // ---------------------------------------------------------------------------------------------
 
 interface AnalysisState {
   keys: Set<PatternKey>;
   blockReason: string | null;
+  reasons: Set<string>;
+  /** Base names of files the command line writes, copies, links or makes executable. */
+  created: Set<string>;
+  /** Programs and scripts the command line runs, by base name. */
+  executed: { name: string; display: string }[];
+}
+
+function unjudgeable(state: AnalysisState, reason: string): void {
+  state.keys.add('unjudgeable');
+  state.reasons.add(reason);
 }
 
 /** A simple command after assignments and wrappers are removed. */
 interface EffectiveCommand {
-  /** Basename of the program (`/bin/rm` → `rm`), empty when only wrappers were present. */
+  /** Basename of the program (`/bin/rm` → `rm`). */
   name: string;
+  /** The program word and its arguments. */
   words: ShellWord[];
   args: string[];
+  /** Set when the arguments are built when it runs (`xargs rm`, `find -exec rm {}`). */
+  builtBy?: string;
 }
 
-const RESERVED_PREFIXES = new Set([
-  '!',
-  '{',
-  '}',
-  'if',
-  'then',
-  'else',
-  'elif',
-  'fi',
-  'do',
-  'done',
-  'while',
-  'until',
-  'esac',
-]);
-/** Compound-command heads whose words are not a command to run. */
-const NON_COMMAND_HEADS = new Set(['for', 'case', 'select', 'function', 'in']);
+/** Nesting deeper than this (inline scripts inside inline scripts) is not followed: it asks. */
+const MAX_DEPTH = 8;
+
 const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'mksh', 'fish', 'ash', 'csh', 'tcsh']);
 const FETCHERS = new Set(['curl', 'wget']);
+const AWKS = new Set(['awk', 'gawk', 'mawk', 'nawk']);
+/** Programs that delete what their arguments name. */
+const DELETERS = new Set(['rm', 'shred', 'rimraf', 'srm', 'wipe', 'unlink']);
 
 function isInterpreter(name: string): boolean {
   return (
@@ -512,11 +197,43 @@ function isInterpreter(name: string): boolean {
     /^pypy\d*$/.test(name) ||
     /^perl\d*$/.test(name) ||
     /^ruby\d*$/.test(name) ||
-    name === 'node' ||
-    name === 'nodejs' ||
-    name === 'php' ||
-    name === 'deno' ||
-    name === 'bun'
+    /^lua(\d+(\.\d+)?|jit)?$/.test(name) ||
+    ['node', 'nodejs', 'php', 'deno', 'bun', 'tclsh', 'Rscript', 'osascript', 'expect', 'irb', 'jshell'].includes(name)
+  );
+}
+
+/**
+ * Programs whose danger depends on their arguments: when `xargs` or `find -exec` builds those
+ * arguments at run time the command cannot be judged.
+ */
+function isArgumentSensitive(name: string): boolean {
+  return (
+    DELETERS.has(name) ||
+    SHELLS.has(name) ||
+    AWKS.has(name) ||
+    isInterpreter(name) ||
+    [
+      'find',
+      'tar',
+      'bsdtar',
+      'rsync',
+      'git',
+      'chmod',
+      'chown',
+      'chgrp',
+      'dd',
+      'kill',
+      'xargs',
+      'env',
+      'eval',
+      'sudo',
+      'doas',
+      'su',
+      'source',
+      '.',
+      'mkfs',
+      'truncate',
+    ].includes(name)
   );
 }
 
@@ -529,112 +246,332 @@ function isAssignment(word: ShellWord): boolean {
   return /^[A-Za-z_][A-Za-z0-9_]*\+?=/.test(word.text);
 }
 
-/** Options of wrappers that take a separate value, by wrapper. */
-const WRAPPER_VALUE_OPTIONS = new Map<string, Set<string>>(
+/** Environment variables that make the programs that read them run other code. */
+function runsCodeVariable(name: string, value: ShellWord | null): boolean {
+  if (
+    /^(GIT_CONFIG(_.*)?|GIT_SSH(_COMMAND)?|GIT_EXTERNAL_DIFF|GIT_PAGER|GIT_EDITOR|GIT_SEQUENCE_EDITOR|GIT_ASKPASS|GIT_PROXY_COMMAND|GIT_EXEC_PATH|GIT_TEMPLATE_DIR)$/.test(
+      name,
+    )
+  )
+    return true;
+  if (
+    /^(LD_PRELOAD|LD_AUDIT|DYLD_INSERT_LIBRARIES|BASH_ENV|ENV|PROMPT_COMMAND|PERL5OPT|RUBYOPT|PAGER|EDITOR|VISUAL|SHELLOPTS|BASHOPTS)$/.test(
+      name,
+    )
+  )
+    return true;
+  if (name === 'NODE_OPTIONS') {
+    const text = value?.text ?? '';
+    return (
+      value === null ||
+      !value.literal ||
+      /(^|\s)(-r|--require|--import|--loader|--experimental-loader|-e|--eval|-p|--print)\b/.test(text)
+    );
+  }
+  return false;
+}
+
+function checkAssignments(assignments: { name: string; value: ShellWord | null }[], state: AnalysisState): void {
+  for (const assignment of assignments) {
+    if (runsCodeVariable(assignment.name, assignment.value)) {
+      unjudgeable(state, `it sets ${assignment.name}, which makes programs run other code`);
+    }
+  }
+}
+
+/** How a wrapper passes control to the command it runs. */
+interface WrapperShape {
+  /** Options that take a separate value. */
+  valueOptions: string[];
+  /** Words between the options and the command (`timeout 10 cmd`, `chroot dir cmd`). */
+  positionals?: number;
+}
+
+/** Wrappers whose command is the rest of their arguments, by name. */
+const WRAPPERS = new Map<string, WrapperShape>(
   Object.entries({
-    sudo: new Set([
-      '-u',
-      '-g',
-      '-p',
-      '-C',
-      '-D',
-      '-h',
-      '-r',
-      '-t',
-      '-T',
-      '-U',
-      '--user',
-      '--group',
-      '--prompt',
-      '--chdir',
-      '--host',
-      '--role',
-      '--type',
-      '--other-user',
-      '--close-from',
-    ]),
-    doas: new Set(['-u', '-C']),
-    env: new Set(['-u', '-C', '--unset', '--chdir']),
-    nice: new Set(['-n', '--adjustment']),
-    ionice: new Set(['-c', '-n', '-p', '-P', '-u', '--class', '--classdata']),
-    time: new Set(['-f', '-o', '--format', '--output']),
-    xargs: new Set([
-      '-n',
-      '-L',
-      '-P',
-      '-s',
-      '-d',
-      '-E',
-      '-I',
-      '-a',
-      '--max-args',
-      '--max-lines',
-      '--max-procs',
-      '--max-chars',
-      '--delimiter',
-      '--eof',
-      '--replace',
-      '--arg-file',
-    ]),
-    timeout: new Set(['-s', '-k', '--signal', '--kill-after']),
-    stdbuf: new Set(['-i', '-o', '-e', '--input', '--output', '--error']),
-    exec: new Set(['-a']),
-    command: new Set([]),
-    nohup: new Set([]),
-    builtin: new Set([]),
-    pkexec: new Set(['--user']),
+    sudo: {
+      valueOptions: [
+        '-u',
+        '-g',
+        '-p',
+        '-C',
+        '-D',
+        '-h',
+        '-r',
+        '-t',
+        '-T',
+        '-U',
+        '--user',
+        '--group',
+        '--prompt',
+        '--chdir',
+        '--host',
+        '--role',
+        '--type',
+        '--other-user',
+        '--close-from',
+      ],
+    },
+    doas: { valueOptions: ['-u', '-C'] },
+    pkexec: { valueOptions: ['--user'] },
+    run0: {
+      valueOptions: [
+        '-u',
+        '--user',
+        '-g',
+        '--group',
+        '-D',
+        '--chdir',
+        '--setenv',
+        '--unit',
+        '--property',
+        '--description',
+        '--slice',
+        '--nice',
+      ],
+    },
+    env: { valueOptions: ['-u', '-C', '--unset', '--chdir'] },
+    nice: { valueOptions: ['-n', '--adjustment'] },
+    ionice: { valueOptions: ['-c', '-n', '-p', '-P', '-u', '--class', '--classdata'] },
+    time: { valueOptions: ['-f', '-o', '--format', '--output'] },
+    xargs: {
+      valueOptions: [
+        '-n',
+        '-L',
+        '-P',
+        '-s',
+        '-d',
+        '-E',
+        '-I',
+        '-a',
+        '--max-args',
+        '--max-lines',
+        '--max-procs',
+        '--max-chars',
+        '--delimiter',
+        '--eof',
+        '--replace',
+        '--arg-file',
+      ],
+    },
+    timeout: { valueOptions: ['-s', '-k', '--signal', '--kill-after'], positionals: 1 },
+    stdbuf: { valueOptions: ['-i', '-o', '-e', '--input', '--output', '--error'] },
+    exec: { valueOptions: ['-a'] },
+    command: { valueOptions: [] },
+    builtin: { valueOptions: [] },
+    nohup: { valueOptions: [] },
+    setsid: { valueOptions: [] },
+    coproc: { valueOptions: [] },
+    chrt: { valueOptions: ['-T', '-P', '-D'], positionals: 1 },
+    taskset: { valueOptions: [], positionals: 1 },
+    chroot: { valueOptions: ['--userspec', '--groups'], positionals: 1 },
+    unshare: { valueOptions: ['-S', '-G', '-R', '-w', '--setuid', '--setgid', '--root', '--wd'] },
+    nsenter: { valueOptions: ['-t', '-S', '-G', '-r', '-w', '--target', '--setuid', '--setgid'] },
+    setpriv: {
+      valueOptions: [
+        '--reuid',
+        '--regid',
+        '--groups',
+        '--inh-caps',
+        '--ambient-caps',
+        '--bounding-set',
+        '--securebits',
+      ],
+    },
+    runuser: { valueOptions: ['-u', '-g', '-G', '--user', '--group'] },
+    flock: { valueOptions: ['-w', '-E', '--timeout', '--conflict-exit-code'], positionals: 1 },
+    caffeinate: { valueOptions: ['-t', '-w'] },
+    'systemd-run': {
+      valueOptions: [
+        '-u',
+        '--unit',
+        '-p',
+        '--property',
+        '--description',
+        '--slice',
+        '-E',
+        '--setenv',
+        '--uid',
+        '--gid',
+        '--nice',
+        '-M',
+        '--machine',
+        '-H',
+        '--host',
+      ],
+    },
+    strace: { valueOptions: ['-e', '-o', '-p', '-u', '-E', '-s', '-a', '-b', '-I', '-O', '-P', '-S', '-X'] },
+    ltrace: { valueOptions: ['-e', '-o', '-p', '-u', '-a', '-A', '-D', '-n', '-s', '-x', '-F', '-L', '-w'] },
+    valgrind: { valueOptions: [] },
+    fakeroot: { valueOptions: ['-l', '--lib', '--faked', '-s', '-i', '-b'] },
+    'xvfb-run': {
+      valueOptions: [
+        '-n',
+        '--server-num',
+        '-e',
+        '--error-file',
+        '-f',
+        '--auth-file',
+        '-p',
+        '--xauth-protocol',
+        '-s',
+        '--server-args',
+        '-w',
+        '--wait',
+      ],
+    },
+    unbuffer: { valueOptions: [] },
+    torsocks: { valueOptions: ['-u', '-p', '-a', '-P'] },
+    proxychains: { valueOptions: ['-f'] },
+    proxychains4: { valueOptions: ['-f'] },
+    faketime: { valueOptions: ['-m', '-f'], positionals: 1 },
+    npx: { valueOptions: ['-p', '--package', '-c', '--call'] },
+    bunx: { valueOptions: ['-p', '--package'] },
+    pnpx: { valueOptions: [] },
+    busybox: { valueOptions: [] },
+  }),
+);
+
+/** `npm exec`, `pnpm dlx`, `uv run`, `bundle exec`…: package-manager runners whose command is the rest. */
+const RUNNER_SUBCOMMANDS = new Map<string, Set<string>>(
+  Object.entries({
+    npm: new Set(['exec', 'x']),
+    pnpm: new Set(['exec', 'dlx']),
+    yarn: new Set(['exec', 'dlx']),
+    bun: new Set(['x']),
+    uv: new Set(['run']),
+    uvx: new Set([]),
+    poetry: new Set(['run']),
+    pipenv: new Set(['run']),
+    pdm: new Set(['run']),
+    rye: new Set(['run']),
+    hatch: new Set(['run']),
+    bundle: new Set(['exec']),
+    mise: new Set(['exec', 'x']),
+    direnv: new Set(['exec']),
+    nix: new Set(['shell', 'develop']),
+    docker: new Set([]),
   }),
 );
 
 /**
- * Strips leading assignments, reserved words and wrappers. Reports `privilege` for sudo and doas
- * and scans what wrappers hide (`env -S '…'`, `su -c '…'`) as commands of their own.
+ * Strips leading assignments and wrappers. Reports `privilege` for sudo and doas and scans what
+ * wrappers hide (`env -S '…'`, `su -c '…'`, `watch '…'`) as commands of their own. Returns null when
+ * nothing is left to match, or when the program cannot be known (then it is `unjudgeable`).
  */
 function unwrap(words: ShellWord[], state: AnalysisState, depth: number): EffectiveCommand | null {
   let index = 0;
+  let builtBy: string | undefined;
   for (;;) {
-    while (index < words.length) {
+    while (index < words.length && isAssignment(words[index] as ShellWord)) {
       const word = words[index] as ShellWord;
-      if (RESERVED_PREFIXES.has(word.text) || isAssignment(word)) index += 1;
-      else break;
+      const name = word.text.slice(0, word.text.indexOf('=')).replace(/\+$/, '');
+      checkAssignments([{ name, value: word }], state);
+      index += 1;
     }
     const head = words[index];
     if (head === undefined) return null;
+    if (!head.literal) {
+      unjudgeable(state, `the program name \`${head.source}\` is only known when it runs`);
+      return null;
+    }
     const name = baseName(head.text);
-    if (NON_COMMAND_HEADS.has(name)) return null;
-    if (name === 'sudo' || name === 'doas' || name === 'pkexec') state.keys.add('privilege');
-    if (name === 'su') {
-      state.keys.add('privilege');
+    if (name === '') return null;
+    state.executed.push({ name, display: head.text });
+    if (name === 'sudo' || name === 'doas' || name === 'pkexec' || name === 'run0') state.keys.add('privilege');
+    if (name === 'su' || name === 'runuser') {
+      if (name === 'su') state.keys.add('privilege');
       for (let position = index + 1; position < words.length; position += 1) {
-        const text = (words[position] as ShellWord).text;
-        if ((text === '-c' || text === '--command') && words[position + 1] !== undefined) {
-          analyzeScript((words[position + 1] as ShellWord).text, state, depth + 1);
-        } else if (text.startsWith('--command=')) {
-          analyzeScript(text.slice('--command='.length), state, depth + 1);
-        }
+        const word = words[position] as ShellWord;
+        const script =
+          word.text === '-c' || word.text === '--command'
+            ? words[position + 1]
+            : word.text.startsWith('--command=')
+              ? { ...word, text: word.text.slice('--command='.length) }
+              : undefined;
+        if (script !== undefined) analyzeInlineScript(script, `${name} -c`, state, depth);
+      }
+      if (name === 'su') return null;
+    }
+    if (name === 'command' && /^-[vV]$/.test(words[index + 1]?.text ?? '')) return null;
+    if (name === 'watch' || (name === 'script' && words.some((word) => word.text === '-c'))) {
+      // Both hand their command to `sh -c`.
+      const rest = words.slice(index + 1);
+      const scriptWords =
+        name === 'script'
+          ? rest.slice(
+              rest.findIndex((word) => word.text === '-c') + 1,
+              rest.findIndex((word) => word.text === '-c') + 2,
+            )
+          : skipOptions(rest, ['-n', '--interval', '-d', '--differences', '-q', '--equexit']);
+      if (scriptWords.length > 0) {
+        const joined = scriptWords.map((word) => word.text).join(' ');
+        analyzeInlineScript(
+          { ...(scriptWords[0] as ShellWord), text: joined, literal: scriptWords.every((word) => word.literal) },
+          name,
+          state,
+          depth,
+        );
       }
       return null;
     }
-    if (name === 'command' && words[index + 1] !== undefined && /^-[vV]$/.test((words[index + 1] as ShellWord).text)) {
-      return null;
+    const runner = RUNNER_SUBCOMMANDS.get(name);
+    if (runner !== undefined) {
+      const rest = words.slice(index + 1);
+      const subcommandIndex = rest.findIndex((word) => !word.text.startsWith('-'));
+      const subcommand = rest[subcommandIndex];
+      if (name === 'uvx' && subcommand !== undefined) {
+        index += 1 + subcommandIndex;
+        continue;
+      }
+      if (subcommand !== undefined && runner.has(subcommand.text)) {
+        index += 1 + subcommandIndex + 1;
+        if (words[index]?.text === '--') index += 1;
+        continue;
+      }
     }
-    const valueOptions = WRAPPER_VALUE_OPTIONS.get(name);
-    if (valueOptions === undefined) {
-      return { name, words: words.slice(index), args: words.slice(index + 1).map((word) => word.text) };
+    const shape = WRAPPERS.get(name);
+    if (shape === undefined) {
+      const rest = words.slice(index);
+      const command: EffectiveCommand = { name, words: rest, args: rest.slice(1).map((word) => word.text) };
+      if (builtBy !== undefined) command.builtBy = builtBy;
+      return command;
     }
+    if (name === 'xargs') builtBy = 'xargs';
     index += 1;
     // Skip the wrapper's own options.
     while (index < words.length) {
-      const text = (words[index] as ShellWord).text;
+      const word = words[index] as ShellWord;
+      const text = word.text;
       if (text === '--') {
         index += 1;
         break;
       }
-      if (name === 'env' && (text === '-S' || text === '--split-string' || text.startsWith('--split-string='))) {
+      if (
+        name === 'env' &&
+        (text === '-S' || text === '--split-string' || text.startsWith('--split-string=') || /^-[a-zA-Z]*S/.test(text))
+      ) {
         const script = text.startsWith('--split-string=')
-          ? text.slice('--split-string='.length)
-          : (words[index + 1]?.text ?? '');
-        analyzeScript(script, state, depth + 1);
+          ? { ...word, text: text.slice('--split-string='.length) }
+          : /^-[a-zA-Z]*S./.test(text)
+            ? { ...word, text: text.slice(text.indexOf('S') + 1) }
+            : words[index + 1];
+        if (script !== undefined) analyzeInlineScript(script, 'env -S', state, depth);
+        return null;
+      }
+      if (name === 'npx' && (text === '-c' || text === '--call')) {
+        const script = words[index + 1];
+        if (script !== undefined) analyzeInlineScript(script, 'npx -c', state, depth);
+        return null;
+      }
+      if (name === 'flock' && (text === '-c' || text === '--command')) {
+        const script = words[index + 1];
+        if (script !== undefined) analyzeInlineScript(script, 'flock -c', state, depth);
+        return null;
+      }
+      if (!word.literal && text.startsWith('$')) {
+        unjudgeable(state, `the options of \`${name}\` are only known when it runs`);
         return null;
       }
       if (!text.startsWith('-') || text === '-') break;
@@ -642,19 +579,538 @@ function unwrap(words: ShellWord[], state: AnalysisState, depth: number): Effect
         index += 1;
         continue;
       }
-      if (valueOptions.has(text)) index += 2;
+      if (shape.valueOptions.includes(text)) index += 2;
       else index += 1;
     }
-    if (name === 'timeout') {
-      // The duration comes before the command.
-      if (words[index] !== undefined) index += 1;
+    if (name === 'env') {
+      while (index < words.length && isAssignment(words[index] as ShellWord)) {
+        const word = words[index] as ShellWord;
+        checkAssignments([{ name: word.text.slice(0, word.text.indexOf('=')), value: word }], state);
+        index += 1;
+      }
     }
+    index += shape.positionals ?? 0;
     if (name === 'xargs' && words[index] === undefined) return null;
   }
 }
 
+/** The words after a program's options (options in `valueOptions` take a value). */
+function skipOptions(words: ShellWord[], valueOptions: string[]): ShellWord[] {
+  let index = 0;
+  while (index < words.length) {
+    const text = (words[index] as ShellWord).text;
+    if (text === '--') return words.slice(index + 1);
+    if (!text.startsWith('-') || text === '-') break;
+    index += valueOptions.includes(text) ? 2 : 1;
+  }
+  return words.slice(index);
+}
+
+/** Parses and judges a script given as a word (`bash -c '…'`, `eval …`); computed text cannot be judged. */
+function analyzeInlineScript(word: ShellWord, what: string, state: AnalysisState, depth: number): void {
+  if (word.fetches) state.keys.add('remote_script');
+  if (!word.literal) {
+    unjudgeable(state, `the script of \`${what}\` is only known when it runs`);
+    return;
+  }
+  analyzeScript(word.text, state, depth + 1);
+}
+
 // ---------------------------------------------------------------------------------------------
-// Matching
+// Walking the parsed command line
+// ---------------------------------------------------------------------------------------------
+
+function analyzeScript(script: string, state: AnalysisState, depth: number): void {
+  if (depth > MAX_DEPTH) {
+    unjudgeable(state, 'scripts are nested too deeply to follow');
+    return;
+  }
+  const parsed: ParsedShell | null = parseShell(script);
+  if (parsed === null) {
+    unjudgeable(state, 'the shell parser is not loaded yet');
+    return;
+  }
+  if (parsed.hasError) unjudgeable(state, 'the shell parser could not read all of it');
+  // bash removes a backslash-newline inside a word (`r\<newline>m` is `rm`); the grammar reads it as a
+  // space. The text with every backslash-newline removed is judged too.
+  if (/\\\r?\n/.test(script)) analyzeScript(script.replace(/\\\r?\n/g, ''), state, depth + 1);
+  checkAssignments(parsed.assignments, state);
+  for (const alias of parsed.aliases) unjudgeable(state, `it defines the alias \`${alias}\``);
+  const effective = new Map<SimpleShellCommand, EffectiveCommand | null>();
+  for (const command of parsed.commands) {
+    checkAssignments(command.assignments, state);
+    checkRedirects(command.redirects, state);
+    effective.set(command, analyzeSimpleCommand(command, state, depth));
+  }
+  // `curl … | sh`: a fetcher earlier in the pipeline feeding a shell or interpreter later.
+  for (const pipeline of parsed.pipelines) {
+    const stages = pipeline.stages.map((stage) => stage.map((command) => effective.get(command) ?? null));
+    const fetcherStage = stages.findIndex((stage) =>
+      stage.some((command) => command !== null && FETCHERS.has(command.name)),
+    );
+    if (fetcherStage === -1) continue;
+    const runner = stages
+      .slice(fetcherStage + 1)
+      .some((stage) =>
+        stage.some((command) => command !== null && (SHELLS.has(command.name) || isInterpreter(command.name))),
+      );
+    if (runner) state.keys.add('remote_script');
+  }
+}
+
+function analyzeSimpleCommand(
+  simple: SimpleShellCommand,
+  state: AnalysisState,
+  depth: number,
+): EffectiveCommand | null {
+  const command = unwrap(simple.words, state, depth);
+  if (command === null) return null;
+  judge(command, simple, state, depth);
+  return command;
+}
+
+function judge(command: EffectiveCommand, simple: SimpleShellCommand, state: AnalysisState, depth: number): void {
+  if (command.builtBy !== undefined && isArgumentSensitive(command.name)) {
+    unjudgeable(state, `${command.builtBy} builds the arguments of \`${command.name}\` when it runs`);
+  }
+  checkRecursiveDelete(command, state);
+  checkBulkDelete(command, state);
+  checkDeleterArguments(command, state);
+  checkPermissions(command, state);
+  checkDisks(command, state);
+  checkSystemWrites(command, state);
+  checkServices(command, state);
+  checkProcesses(command, state);
+  checkGit(command, state);
+  checkGitConfig(command, state);
+  checkProgramSource(command, simple, state, depth);
+  checkAwkAndSed(command, state);
+  checkFindExec(command, state, depth);
+  checkCopiesOfPrograms(command, state);
+  recordCreatedFiles(command, state);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Unjudgeable shapes and the bulk-delete additions (docs/adr/0033)
+// ---------------------------------------------------------------------------------------------
+
+/** `shred`, `tar --remove-files`, `rsync --delete`, `rimraf`: deletes that are not spelled `rm -r`. */
+function checkBulkDelete(command: EffectiveCommand, state: AnalysisState): void {
+  const { name, args } = command;
+  if (name === 'shred' || name === 'srm' || name === 'wipe' || name === 'rimraf') state.keys.add('recursive_delete');
+  if ((name === 'tar' || name === 'bsdtar') && args.some((arg) => arg === '--remove-files'))
+    state.keys.add('recursive_delete');
+  if (name === 'rsync' && args.some((arg) => /^--(delete|del$|remove-source-files)/.test(arg)))
+    state.keys.add('recursive_delete');
+}
+
+/** `rm "$x"`: an argument that is computed and could start with `-` can turn into `-rf`. */
+function checkDeleterArguments(command: EffectiveCommand, state: AnalysisState): void {
+  if (!DELETERS.has(command.name) || command.name === 'unlink') return;
+  for (const word of command.words.slice(1)) {
+    if (word.literal && word.text === '--') return;
+    if (!word.literal && word.literalPrefix === '') {
+      unjudgeable(
+        state,
+        `an argument of \`${command.name}\` (\`${word.source}\`) is only known when it runs and could be an option`,
+      );
+      return;
+    }
+  }
+}
+
+/** Options of interpreters that take a separate value, so that the script operand is found. */
+const INTERPRETER_VALUE_OPTIONS = new Set([
+  '-W',
+  '-X',
+  '-Q',
+  '-r',
+  '--require',
+  '--import',
+  '--loader',
+  '--experimental-loader',
+  '-I',
+  '--input-type',
+  '--conditions',
+  '-C',
+  '--title',
+  '-x',
+  '-E',
+  '--env-file',
+]);
+const SHELL_VALUE_OPTIONS = new Set(['-o', '+o', '-O', '+O', '--rcfile', '--init-file']);
+/** Options after which a shell or interpreter runs no program from stdin (information, a test runner, a package script). */
+const INFO_OPTIONS = new Set([
+  '--version',
+  '-V',
+  '--help',
+  '-h',
+  '-v',
+  '-version',
+  '--check',
+  '--test',
+  '--run',
+  '--v8-options',
+]);
+const STDIN_PATHS = /^(-|\/dev\/stdin|\/dev\/fd\/\d+|\/proc\/self\/fd\/\d+|\/dev\/tty)$/;
+
+/** Index of the inline script argument of a shell (`-c`) or interpreter (`-c`, `-e`), or -1. */
+function inlineScriptIndex(command: EffectiveCommand): number {
+  const name = command.name;
+  const args = command.args;
+  let flag: RegExp | null = null;
+  const longFlags: string[] = [];
+  if (SHELLS.has(name)) flag = /^[A-Za-z]*c[A-Za-z]*$/;
+  else if (/^python(\d+(\.\d+)?)?$/.test(name) || /^pypy\d*$/.test(name)) flag = /^[A-Za-z]*c$/;
+  else if (name === 'node' || name === 'nodejs' || name === 'bun') {
+    flag = /^[A-Za-z]*[ep]$/;
+    longFlags.push('--eval', '--print');
+  } else if (name === 'deno') return args[0] === 'eval' ? 1 : -1;
+  else if (/^perl\d*$/.test(name)) flag = /^[A-Za-z]*[eE]$/;
+  else if (/^ruby\d*$/.test(name)) flag = /^[A-Za-z]*e$/;
+  else if (name === 'php') flag = /^[A-Za-z]*r$/;
+  else if (/^lua/.test(name)) flag = /^[A-Za-z]*e$/;
+  else if (name === 'osascript' || name === 'Rscript') flag = /^e$/;
+  if (flag === null) return -1;
+  for (let index = 0; index < args.length; index += 1) {
+    const arg = args[index] as string;
+    if (longFlags.includes(arg)) return index + 1;
+    if (arg === '--') return -1;
+    if (SHELLS.has(name) && SHELL_VALUE_OPTIONS.has(arg)) {
+      index += 1;
+      continue;
+    }
+    if (!arg.startsWith('-') && !(SHELLS.has(name) && arg.startsWith('+'))) return -1;
+    if (/^[-+][A-Za-z]+$/.test(arg) && flag.test(arg.slice(1))) return index + 1;
+  }
+  return -1;
+}
+
+/**
+ * Where a shell or interpreter takes its program from: an inline script (judged), standard input,
+ * a substitution or a computed name (unjudgeable), or a file (recorded, so that a file written by
+ * the same command line is caught). `eval`, `source`, `.` and `trap` likewise.
+ */
+function checkProgramSource(
+  command: EffectiveCommand,
+  simple: SimpleShellCommand,
+  state: AnalysisState,
+  depth: number,
+): void {
+  const { name } = command;
+  const argumentWords = command.words.slice(1);
+  if (name === 'eval') {
+    state.keys.add('inline_interpreter');
+    if (argumentWords.some((word) => word.fetches)) state.keys.add('remote_script');
+    if (argumentWords.some((word) => !word.literal)) {
+      unjudgeable(state, '`eval` runs text that is only known when it runs');
+      return;
+    }
+    analyzeScript(argumentWords.map((word) => word.text).join(' '), state, depth + 1);
+    return;
+  }
+  if (name === 'trap') {
+    const first = argumentWords[0];
+    if (first === undefined || first.text.startsWith('-')) return;
+    analyzeInlineScript(first, 'trap', state, depth);
+    return;
+  }
+  if (name === 'source' || name === '.') {
+    const operand = argumentWords[0];
+    if (operand === undefined) return;
+    if (operand.fetches) state.keys.add('remote_script');
+    if (!operand.literal || STDIN_PATHS.test(operand.text)) {
+      unjudgeable(state, `\`${name}\` runs a script that is only known when it runs (\`${operand.source}\`)`);
+      return;
+    }
+    state.executed.push({ name: baseName(operand.text), display: operand.text });
+    return;
+  }
+  const shell = SHELLS.has(name);
+  if (!shell && !isInterpreter(name)) return;
+  const scriptIndex = inlineScriptIndex(command);
+  if (scriptIndex !== -1) {
+    state.keys.add('inline_interpreter');
+    const script = command.words[scriptIndex + 1];
+    if (script === undefined) return;
+    if (script.fetches) state.keys.add('remote_script');
+    if (shell) analyzeInlineScript(script, `${name} -c`, state, depth);
+    else if (!script.literal) unjudgeable(state, `the script of \`${name}\` is only known when it runs`);
+    return;
+  }
+  if (argumentWords.some((word) => word.processSubstitution && word.fetches)) state.keys.add('remote_script');
+  if ((name === 'deno' || name === 'bun') && !argumentWords.some((word) => STDIN_PATHS.test(word.text))) {
+    // Their first word is a subcommand (`deno run x.ts`, `bun test`): a file or a task, never stdin unless `-`.
+    return;
+  }
+  if (argumentWords.some((word) => word.literal && INFO_OPTIONS.has(word.text))) return;
+  if (/^python/.test(name) && argumentWords.some((word) => word.text === '-m')) return;
+  let readsStdin = false;
+  let operand: ShellWord | undefined;
+  for (let index = 0; index < argumentWords.length; index += 1) {
+    const word = argumentWords[index] as ShellWord;
+    if (word.text === '--') {
+      operand = argumentWords[index + 1];
+      break;
+    }
+    if (shell && /^-[A-Za-z]*s[A-Za-z]*$/.test(word.text)) readsStdin = true;
+    if (shell && SHELL_VALUE_OPTIONS.has(word.text)) {
+      index += 1;
+      continue;
+    }
+    if (!shell && INTERPRETER_VALUE_OPTIONS.has(word.text)) {
+      index += 1;
+      continue;
+    }
+    if (word.literal && (word.text.startsWith('-') || (shell && word.text.startsWith('+'))) && word.text !== '-')
+      continue;
+    operand = word;
+    break;
+  }
+  if (readsStdin || operand === undefined || (operand.literal && STDIN_PATHS.test(operand.text))) {
+    const from = simple.stdin === null ? 'standard input' : stdinDescription(simple.stdin);
+    unjudgeable(state, `\`${name}\` reads its program from ${from}`);
+    // What a literal heredoc or here-string holds is still judged, so its classes show too.
+    if (shell) for (const text of simple.stdinTexts) analyzeScript(text, state, depth + 1);
+    return;
+  }
+  if (!operand.literal) {
+    unjudgeable(state, `\`${name}\` runs a program that is only known when it runs (\`${operand.source}\`)`);
+    return;
+  }
+  state.executed.push({ name: baseName(operand.text), display: operand.text });
+}
+
+function stdinDescription(stdin: NonNullable<SimpleShellCommand['stdin']>): string {
+  switch (stdin) {
+    case 'pipe':
+      return 'a pipe';
+    case 'file':
+      return 'a redirected file';
+    case 'heredoc':
+      return 'a heredoc';
+    case 'herestring':
+      return 'a here-string';
+    case 'process_substitution':
+      return 'a process substitution';
+  }
+}
+
+/** awk programs that call `system` or pipe to/from a command; GNU sed's `e` command and `s///e`. */
+function checkAwkAndSed(command: EffectiveCommand, state: AnalysisState): void {
+  const { name, words } = command;
+  if (AWKS.has(name)) {
+    const rest = words.slice(1);
+    if (rest.some((word) => word.text === '-f' || word.text.startsWith('--file'))) return;
+    const program = skipOptions(rest, [
+      '-F',
+      '-v',
+      '-i',
+      '-l',
+      '--assign',
+      '--field-separator',
+      '--include',
+      '--load',
+    ])[0];
+    if (program === undefined) return;
+    if (!program.literal) {
+      unjudgeable(state, `the awk program (\`${program.source}\`) is only known when it runs`);
+      return;
+    }
+    const text = program.text;
+    if (
+      /\bsystem\s*\(/.test(text) ||
+      /\|\s*getline/.test(text) ||
+      /\|&/.test(text) ||
+      /\bprintf?\b[^;{}]*[^|]\|\s*["A-Za-z_$(]/.test(text)
+    ) {
+      unjudgeable(state, 'the awk program runs commands (system, pipes)');
+    }
+    return;
+  }
+  if (name === 'sed' || name === 'gsed') {
+    const scripts: string[] = [];
+    const args = command.args;
+    let sawScriptOption = false;
+    for (let index = 0; index < args.length; index += 1) {
+      const arg = args[index] as string;
+      if (arg === '-e' || arg === '--expression') {
+        sawScriptOption = true;
+        scripts.push(args[index + 1] ?? '');
+        index += 1;
+      } else if (arg.startsWith('--expression=')) {
+        sawScriptOption = true;
+        scripts.push(arg.slice('--expression='.length));
+      }
+    }
+    if (!sawScriptOption) {
+      const first = skipOptions(words.slice(1), ['-f', '--file', '-l', '--line-length', '-s'])[0];
+      if (first !== undefined) scripts.push(first.text);
+    }
+    const executes = (script: string) =>
+      /(^|[;\n{}])\s*(\d+|\$|\/(?:\\.|[^/])*\/)?(,\s*(\d+|\$|\/(?:\\.|[^/])*\/))?\s*!?\s*e(\s|;|$)/.test(script) ||
+      /(^|[;\n{}\s\d$/])s([^\w\s\\])(?:\\.|(?!\2).)*\2(?:\\.|(?!\2).)*\2[gpiImM\d]*e/.test(script);
+    if (scripts.some(executes)) unjudgeable(state, 'the sed script runs commands (the `e` command or flag)');
+  }
+}
+
+/** git settings that run commands: `-c alias.x='!…'`, `-c core.pager=…`, `git config core.sshCommand …`. */
+const GIT_COMMAND_KEYS =
+  /^(alias\..+|core\.(pager|editor|sshcommand|fsmonitor|hookspath|askpass|gitproxy)|sequence\.editor|diff\.external|diff\..+\.(textconv|command)|merge\..+\.driver|filter\..+|credential\.helper|credential\..+\.helper|gpg\.program|gpg\..+\.program|pager\..+|uploadpack\.packobjectshook|instaweb\..+|web\.browser|browser\..+\.cmd|man\..+\.cmd|include\.path|includeif\..+)$/i;
+
+function checkGitConfig(command: EffectiveCommand, state: AnalysisState): void {
+  if (command.name !== 'git') return;
+  const args = command.args;
+  const words = command.words.slice(1);
+  for (let index = 0; index < args.length; index += 1) {
+    const arg = args[index] as string;
+    let setting: string | null = null;
+    if (arg === '-c' || arg === '--config-env') setting = args[index + 1] ?? '';
+    else if (arg.startsWith('--config-env=')) setting = arg.slice('--config-env='.length);
+    else if (arg.startsWith('-c') && arg.length > 2) setting = arg.slice(2);
+    if (setting !== null) {
+      const word = words[index + (arg === '-c' || arg === '--config-env' ? 1 : 0)];
+      const key = setting.split('=', 1)[0] as string;
+      const value = setting.slice(key.length + 1);
+      if (word !== undefined && !word.literal) {
+        unjudgeable(state, 'a git setting given on the command line is only known when it runs');
+        return;
+      }
+      if (GIT_COMMAND_KEYS.test(key) && !(/^alias\./i.test(key) && !value.trimStart().startsWith('!'))) {
+        unjudgeable(state, `the git setting \`${key}\` runs a command`);
+        return;
+      }
+      if (arg === '-c' || arg === '--config-env') index += 1;
+      continue;
+    }
+    if (!arg.startsWith('-')) {
+      if (arg === 'config') {
+        const rest = args.slice(index + 1).filter((item) => !item.startsWith('-'));
+        const key = rest[0] === 'set' ? rest[1] : rest[0];
+        if (key !== undefined && GIT_COMMAND_KEYS.test(key) && rest.length >= (rest[0] === 'set' ? 3 : 2)) {
+          unjudgeable(state, `it changes the git setting \`${key}\`, which runs a command`);
+        }
+      }
+      return;
+    }
+  }
+}
+
+/** `find … -exec cmd {} ;`: the command is judged, and its arguments are built when it runs. */
+function checkFindExec(command: EffectiveCommand, state: AnalysisState, depth: number): void {
+  if (command.name !== 'find') return;
+  const words = command.words;
+  for (let index = 1; index < words.length; index += 1) {
+    if (!['-exec', '-execdir', '-ok', '-okdir'].includes((words[index] as ShellWord).text)) continue;
+    let end = index + 1;
+    while (end < words.length && ![';', '+'].includes((words[end] as ShellWord).text)) end += 1;
+    const inner = unwrap(words.slice(index + 1, end), state, depth + 1);
+    if (inner !== null) {
+      inner.builtBy = 'find -exec';
+      judge(
+        inner,
+        { assignments: [], words: inner.words, redirects: [], stdin: null, stdinTexts: [] },
+        state,
+        depth + 1,
+      );
+    }
+    index = end;
+  }
+}
+
+/** `ln -s /bin/rm x`, `cp /bin/bash ./x`, `cat /bin/rm > x`: a deleter or shell under a name that is not matched. */
+function checkCopiesOfPrograms(command: EffectiveCommand, state: AnalysisState): void {
+  const { name } = command;
+  if (!['ln', 'cp', 'mv', 'install', 'link', 'cat', 'dd'].includes(name)) return;
+  const sourceWords =
+    name === 'dd'
+      ? command.words.slice(1).filter((word) => word.text.startsWith('if='))
+      : (() => {
+          const operands = command.words.slice(1).filter((word) => !(word.literal && word.text.startsWith('-')));
+          return name === 'cat' || operands.length < 2 ? operands : operands.slice(0, -1);
+        })();
+  for (const word of sourceWords) {
+    const text = name === 'dd' ? word.text.slice(3) : word.text;
+    const base = baseName(text.replace(/\/+$/, ''));
+    if (
+      DELETERS.has(base) ||
+      SHELLS.has(base) ||
+      isInterpreter(base) ||
+      base === 'find' ||
+      base === 'env' ||
+      base === 'xargs'
+    ) {
+      unjudgeable(state, `it makes a copy or link of \`${base}\` under another name`);
+      return;
+    }
+    // `ln -s "$(command -v rm)" x`: what is linked is only known when it runs.
+    if (name !== 'cat' && !word.literal && word.literalPrefix === '' && /^["']?(\$\(|`)/.test(word.source)) {
+      unjudgeable(state, `\`${name}\` copies or links a file named by a command substitution (\`${word.source}\`)`);
+      return;
+    }
+  }
+}
+
+/** Records files the command writes or makes executable, for the "runs what it wrote" check. */
+function recordCreatedFiles(command: EffectiveCommand, state: AnalysisState): void {
+  const { name, args } = command;
+  const add = (path: string | undefined | null) => {
+    if (path === undefined || path === null || path === '' || path === '-') return;
+    const base = baseName(path.replace(/\/+$/, ''));
+    if (base !== '') state.created.add(base);
+  };
+  if (name === 'tee' || name === 'touch') for (const operand of operandsOf(args)) add(operand);
+  if (['cp', 'mv', 'ln', 'install', 'link', 'rsync'].includes(name)) {
+    const destination = destinationOf(args);
+    add(destination);
+    const operands = operandsOf(args);
+    if (name === 'ln' && operands.length === 1) add(operands[0]);
+    // Copying into a directory keeps the source's name.
+    for (const source of operands.slice(0, -1)) add(source);
+  }
+  if (
+    name === 'chmod' &&
+    args.some((arg) => /^([ugoa]*\+[rwxXst]*x|[0-7]*[1357][0-7]{0,2}$)/.test(arg.replace(/^-/, '')))
+  )
+    for (const operand of operandsOf(args).slice(1)) add(operand);
+  if (name === 'curl' || name === 'wget') {
+    for (let index = 0; index < args.length; index += 1) {
+      const arg = args[index] as string;
+      if (['-o', '--output', '-O', '--output-document'].includes(arg) && !(name === 'curl' && arg === '-O'))
+        add(args[index + 1]);
+      else if (arg.startsWith('--output=') || arg.startsWith('--output-document='))
+        add(arg.slice(arg.indexOf('=') + 1));
+    }
+    if (name === 'curl' && args.some((arg) => arg === '-O' || arg === '--remote-name' || /^-[a-zA-Z]*O/.test(arg)))
+      for (const operand of operandsOf(args)) add(operand.replace(/[?#].*$/, ''));
+    if (name === 'wget') for (const operand of operandsOf(args)) add(operand.replace(/[?#].*$/, ''));
+  }
+  if (name === 'dd') for (const arg of args) if (arg.startsWith('of=')) add(arg.slice(3));
+  if (
+    (name === 'sed' || name === 'perl') &&
+    args.some((arg) => /^-[A-Za-z]*i/.test(arg) || arg.startsWith('--in-place'))
+  )
+    for (const operand of operandsOf(args).slice(1)) add(operand);
+}
+
+function checkRedirects(redirects: ShellRedirect[], state: AnalysisState): void {
+  for (const redirect of redirects) {
+    if (redirect.target === null) continue;
+    const target = redirect.target.text;
+    // `>&2` duplicates a descriptor; `>& file` writes a file like `&>`.
+    const writes = WRITE_REDIRECTS.has(redirect.operator) || (redirect.operator === '>&' && !/^(\d+|-)$/.test(target));
+    if (!writes) continue;
+    if (redirect.target.literal) state.created.add(baseName(target.replace(/\/+$/, '')));
+    if (SYSTEM_DIRECTORY.test(target)) state.keys.add('system_config_write');
+    if (DISK_DEVICE.test(target)) {
+      state.keys.add('raw_disk_write');
+      state.blockReason ??= `shell redirection onto the disk device ${target} is on the hard blocklist and never runs`;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Matching (the pattern table of spec/core.md §12.1)
 // ---------------------------------------------------------------------------------------------
 
 const DISK_DEVICE = /^\/dev\/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|md\d|dm-\d|mapper\/)/;
@@ -806,21 +1262,6 @@ function checkSystemWrites(command: EffectiveCommand, state: AnalysisState): voi
   }
 }
 
-function checkRedirects(command: SimpleCommand, state: AnalysisState): void {
-  for (const redirect of command.redirects) {
-    if (redirect.target === null) continue;
-    const target = redirect.target.text;
-    // `>&2` duplicates a descriptor; `>& file` writes a file like `&>`.
-    const writes = WRITE_REDIRECTS.has(redirect.operator) || (redirect.operator === '>&' && !/^(\d+|-)$/.test(target));
-    if (!writes) continue;
-    if (SYSTEM_DIRECTORY.test(target)) state.keys.add('system_config_write');
-    if (DISK_DEVICE.test(target)) {
-      state.keys.add('raw_disk_write');
-      state.blockReason ??= `shell redirection onto the disk device ${target} is on the hard blocklist and never runs`;
-    }
-  }
-}
-
 /** The first argument that is not an option, and its index. */
 function subcommandOf(args: string[], valueOptions: Set<string> = new Set()): { name: string; index: number } | null {
   for (let index = 0; index < args.length; index += 1) {
@@ -918,124 +1359,6 @@ function checkGit(command: EffectiveCommand, state: AnalysisState): void {
       break;
   }
   if (destructive) state.keys.add('git_destructive');
-}
-
-/** Index of the inline script argument of a shell (`-c`) or interpreter (`-c`, `-e`), or -1. */
-function inlineScriptIndex(command: EffectiveCommand): number {
-  const name = command.name;
-  const args = command.args;
-  let flag: RegExp | null = null;
-  const longFlags: string[] = [];
-  if (SHELLS.has(name)) flag = /^[A-Za-z]*c[A-Za-z]*$/;
-  else if (/^python(\d+(\.\d+)?)?$/.test(name) || /^pypy\d*$/.test(name)) flag = /^[A-Za-z]*c$/;
-  else if (name === 'node' || name === 'nodejs' || name === 'bun') {
-    flag = /^[A-Za-z]*[ep]$/;
-    longFlags.push('--eval', '--print');
-  } else if (name === 'deno') return args[0] === 'eval' ? 1 : -1;
-  else if (/^perl\d*$/.test(name)) flag = /^[A-Za-z]*[eE]$/;
-  else if (/^ruby\d*$/.test(name)) flag = /^[A-Za-z]*e$/;
-  else if (name === 'php') flag = /^[A-Za-z]*r$/;
-  if (flag === null) return -1;
-  for (let index = 0; index < args.length; index += 1) {
-    const arg = args[index] as string;
-    if (longFlags.includes(arg)) return index + 1;
-    if (arg === '--') return -1;
-    if (SHELLS.has(name) && ['-o', '+o', '-O', '+O', '--rcfile', '--init-file'].includes(arg)) {
-      index += 1;
-      continue;
-    }
-    if (!arg.startsWith('-') && !(SHELLS.has(name) && arg.startsWith('+'))) return -1;
-    if (/^[-+][A-Za-z]+$/.test(arg) && flag.test(arg.slice(1))) return index + 1;
-  }
-  return -1;
-}
-
-function mentionsFetcher(script: string): boolean {
-  const pipelines = new ShellParser(script, 1).parse();
-  return pipelines.some((pipeline) =>
-    pipeline.commands.some((command) => {
-      const head = command.words.find((word) => !isAssignment(word) && !RESERVED_PREFIXES.has(word.text));
-      if (head === undefined) return false;
-      if (FETCHERS.has(baseName(head.text))) return true;
-      return command.words.some((word) => FETCHERS.has(baseName(word.text)));
-    }),
-  );
-}
-
-function checkInline(command: EffectiveCommand, simple: SimpleCommand, state: AnalysisState, depth: number): void {
-  const name = command.name;
-  if (name === 'eval') {
-    state.keys.add('inline_interpreter');
-    const script = command.args.join(' ');
-    analyzeScript(script, state, depth + 1);
-    if (command.words.slice(1).some((word) => word.substitutions.some(mentionsFetcher)))
-      state.keys.add('remote_script');
-    return;
-  }
-  const scriptIndex = inlineScriptIndex(command);
-  if (scriptIndex !== -1) {
-    state.keys.add('inline_interpreter');
-    const scriptWord = command.words[scriptIndex + 1];
-    if (scriptWord !== undefined) {
-      if (SHELLS.has(name)) analyzeScript(scriptWord.text, state, depth + 1);
-      if (scriptWord.substitutions.some(mentionsFetcher)) state.keys.add('remote_script');
-    }
-  }
-  const runsScripts = SHELLS.has(name) || isInterpreter(name) || name === 'source' || name === '.';
-  if (runsScripts && command.words.slice(1).some((word) => word.processSubstitutions.some(mentionsFetcher))) {
-    state.keys.add('remote_script');
-  }
-  // A heredoc fed to a shell is a script; fed to anything else it is data.
-  if (SHELLS.has(name) && scriptIndex === -1) {
-    for (const body of simple.heredocs) analyzeScript(body, state, depth + 1);
-  }
-  if (name === 'find') {
-    const execIndex = command.args.findIndex((arg) => ['-exec', '-execdir', '-ok', '-okdir'].includes(arg));
-    if (execIndex !== -1) {
-      const end = command.args.findIndex((arg, index) => index > execIndex && (arg === ';' || arg === '+'));
-      const words = command.words.slice(execIndex + 2, end === -1 ? undefined : end + 1);
-      analyzeWords(words, { words, redirects: [], heredocs: [] }, state, depth + 1);
-    }
-  }
-}
-
-function analyzeWords(
-  words: ShellWord[],
-  simple: SimpleCommand,
-  state: AnalysisState,
-  depth: number,
-): EffectiveCommand | null {
-  const command = unwrap(words, state, depth);
-  if (command === null) return null;
-  checkRecursiveDelete(command, state);
-  checkPermissions(command, state);
-  checkDisks(command, state);
-  checkSystemWrites(command, state);
-  checkServices(command, state);
-  checkProcesses(command, state);
-  checkGit(command, state);
-  checkInline(command, simple, state, depth);
-  return command;
-}
-
-function analyzeScript(script: string, state: AnalysisState, depth: number): void {
-  if (depth > MAX_DEPTH) return;
-  const pipelines = new ShellParser(script, depth).parse();
-  for (const pipeline of pipelines) {
-    const effective: (EffectiveCommand | null)[] = [];
-    for (const command of pipeline.commands) {
-      checkRedirects(command, state);
-      effective.push(analyzeWords(command.words, command, state, depth));
-    }
-    // `curl … | sh`: a fetcher earlier in the pipeline feeding a shell or interpreter later.
-    const fetcherIndex = effective.findIndex((command) => command !== null && FETCHERS.has(command.name));
-    if (fetcherIndex !== -1) {
-      const runner = effective
-        .slice(fetcherIndex + 1)
-        .some((command) => command !== null && (SHELLS.has(command.name) || isInterpreter(command.name)));
-      if (runner) state.keys.add('remote_script');
-    }
-  }
 }
 
 /** SQL is matched on the raw text, split into statements, because it usually sits inside a quoted argument. */

@@ -29,7 +29,7 @@ function usageText(agent: Agent): { text: string; data: JsonValue } {
   return { text, data: JSON.parse(JSON.stringify(usage)) as JsonValue };
 }
 
-/** The fifteen commands of spec/core.md §16. */
+/** The fifteen commands of spec/core.md §16, and `/permissions` (docs/adr/0034). */
 export function builtinCommands(registry: () => CommandRegistry): CommandDef[] {
   return [
     {
@@ -275,6 +275,47 @@ export function builtinCommands(registry: () => CommandRegistry): CommandDef[] {
       argsHint: '<text>',
       scope: 'ui',
       allowedWhileBusy: true,
+    },
+    {
+      name: 'permissions',
+      aliases: ['allowlist'],
+      description:
+        'List the commands approved with "always", revoke one, or allow a whole class of commands on purpose.',
+      argsHint: '[list | revoke <number> | allow-class <pattern_key>]',
+      scope: 'core',
+      allowedWhileBusy: true,
+      async handler({ host }, args): Promise<CommandResult> {
+        const [action = 'list', operand = ''] = args.trim() === '' ? [] : args.trim().split(/\s+/, 2);
+        if (action === 'revoke') {
+          const listing = host.commandAllowlist();
+          const picked = listing[Number(operand) - 1];
+          if (!/^\d+$/.test(operand) || picked === undefined)
+            return { kind: 'error', text: `Usage: /permissions revoke <number from 1 to ${listing.length}>` };
+          const removed = await host.revokeCommands(picked.entry);
+          return {
+            kind: 'text',
+            text: `Revoked: ${picked.description}.`,
+            data: { revoked: picked.entry as unknown as JsonValue, removed },
+          };
+        }
+        if (action === 'allow-class') {
+          if (operand === '') return { kind: 'error', text: 'Usage: /permissions allow-class <pattern_key>' };
+          try {
+            await host.allowCommands({ pattern: operand });
+          } catch (error) {
+            return { kind: 'error', text: error instanceof Error ? error.message : String(error) };
+          }
+          return { kind: 'text', text: `Every command of the class \`${operand}\` now runs without asking.` };
+        }
+        if (action !== 'list')
+          return { kind: 'error', text: 'Usage: /permissions [list | revoke <number> | allow-class <pattern_key>]' };
+        const listing = host.commandAllowlist();
+        const text =
+          listing.length === 0
+            ? 'No command is allowed permanently.'
+            : listing.map((item, index) => `${index + 1}. ${item.description}`).join('\n');
+        return { kind: 'text', text, data: { entries: listing as unknown as JsonValue } };
+      },
     },
     {
       name: 'status',

@@ -38,6 +38,7 @@ export {
 } from './schema.js';
 export {
   appendCommandAllowlist,
+  removeCommandAllowlist,
   setDefaultModel,
   updateConfigFile,
   writeDotenvValue,

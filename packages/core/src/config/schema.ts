@@ -180,7 +180,18 @@ export const hermesConfigSchema = z.object(
         { error: mapping },
       )
       .prefault({}),
-    command_allowlist: textList().default(() => []),
+    // An exact command (`- command: rm -rf ./build`), an explicit class (`- pattern: sudo`), or a
+    // bare key written by older versions, read but not honoured (docs/adr/0034).
+    command_allowlist: z
+      .array(
+        z.union([
+          text(),
+          z.strictObject({ command: text().min(1, { error: 'expected a command' }) }),
+          z.strictObject({ pattern: text().min(1, { error: 'expected a pattern key' }) }),
+        ]),
+        { error: 'expected a list of commands (`command: …`) or pattern classes (`pattern: …`)' },
+      )
+      .default(() => []),
     compression: z
       .object(
         {

@@ -15,6 +15,11 @@ import {
 import path from 'node:path';
 import { parse as parseDotenv } from 'dotenv';
 import YAML from 'yaml';
+import {
+  type CommandAllowlistEntry,
+  type RawCommandAllowlistEntry,
+  sameAllowlistEntry,
+} from '../approvals/allowlist.js';
 import { HermesError } from '../errors.js';
 import { configFilePath, dotenvFilePath, ensureHomeDir } from './home.js';
 import { yamlErrorMessage } from './load.js';
@@ -108,29 +113,73 @@ function ensureMap(document: YAML.Document, key: string): YAML.YAMLMap {
   throw new HermesError('config_invalid', `${key}: expected a mapping`);
 }
 
+/** The `command_allowlist` sequence of config.yaml, created when absent. */
+function allowlistSequence(document: YAML.Document): YAML.YAMLSeq {
+  let node = document.get('command_allowlist', true);
+  if (node === undefined || node === null || (YAML.isScalar(node) && node.value === null)) {
+    node = document.createNode([]) as YAML.YAMLSeq;
+    document.set('command_allowlist', node);
+  }
+  if (!YAML.isSeq(node)) throw new HermesError('config_invalid', 'command_allowlist: expected a list');
+  return node;
+}
+
+function plainEntry(item: unknown): RawCommandAllowlistEntry | null {
+  const value = YAML.isNode(item) ? item.toJSON() : item;
+  if (typeof value === 'string') return value;
+  if (value !== null && typeof value === 'object') {
+    if (typeof (value as { command?: unknown }).command === 'string')
+      return { command: (value as { command: string }).command };
+    if (typeof (value as { pattern?: unknown }).pattern === 'string')
+      return { pattern: (value as { pattern: string }).pattern };
+  }
+  return null;
+}
+
 /**
- * Adds pattern keys to `command_allowlist` (an `always` approval, spec/core.md §12.4), skipping the
- * ones already present. Returns the keys actually added.
+ * Adds entries to `command_allowlist` (an `always` approval: `{ command }`, docs/adr/0034), skipping
+ * the ones already present. A plain string is written as a bare key (older files; not honoured).
+ * Returns the entries actually added.
  */
-export async function appendCommandAllowlist(homeDir: string, keys: readonly string[]): Promise<string[]> {
-  const added: string[] = [];
+export async function appendCommandAllowlist<T extends RawCommandAllowlistEntry>(
+  homeDir: string,
+  entries: readonly T[],
+): Promise<T[]> {
+  const added: T[] = [];
   await updateConfigFile(homeDir, (document) => {
-    let node = document.get('command_allowlist', true);
-    if (node === undefined || node === null || (YAML.isScalar(node) && node.value === null)) {
-      node = document.createNode([]) as YAML.YAMLSeq;
-      document.set('command_allowlist', node);
-    }
-    if (!YAML.isSeq(node)) throw new HermesError('config_invalid', 'command_allowlist: expected a list of strings');
-    const sequence = node;
-    const present = new Set(sequence.items.map((item) => String(YAML.isScalar(item) ? item.value : item)));
-    for (const key of keys) {
-      if (present.has(key)) continue;
-      present.add(key);
-      added.push(key);
-      sequence.add(document.createNode(key));
+    const sequence = allowlistSequence(document);
+    const present = sequence.items.map(plainEntry).filter((item): item is RawCommandAllowlistEntry => item !== null);
+    for (const entry of entries) {
+      const exists = present.some((item) =>
+        typeof entry === 'string' ? item === entry : sameAllowlistEntry(item, entry),
+      );
+      if (exists) continue;
+      present.push(entry);
+      added.push(entry);
+      sequence.add(document.createNode(entry));
     }
   });
   return added;
+}
+
+/**
+ * Removes an entry from `command_allowlist` (`{ pattern }` also removes a bare key of that name).
+ * Returns how many items were removed.
+ */
+export async function removeCommandAllowlist(homeDir: string, entry: CommandAllowlistEntry): Promise<number> {
+  let removed = 0;
+  await updateConfigFile(homeDir, (document) => {
+    const node = document.get('command_allowlist', true);
+    if (!YAML.isSeq(node)) return;
+    for (let index = node.items.length - 1; index >= 0; index -= 1) {
+      const item = plainEntry(node.items[index]);
+      if (item !== null && sameAllowlistEntry(item, entry)) {
+        node.items.splice(index, 1);
+        removed += 1;
+      }
+    }
+  });
+  return removed;
 }
 
 /**

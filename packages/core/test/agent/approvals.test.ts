@@ -88,7 +88,7 @@ describe('approvals', () => {
     expect(host.approvals.requests).toHaveLength(2);
   });
 
-  it('25. always appends the key to command_allowlist in config.yaml keeping its comments, and a new host does not ask', async () => {
+  it('25. always appends the exact command to command_allowlist in config.yaml keeping its comments, and a new host does not ask for it (ADR 0034)', async () => {
     const homeDir = temp('hermes-home-');
     writeFileSync(join(homeDir, 'config.yaml'), '# my settings\nagent:\n  max_iterations: 40 # keep it short\n');
     const cwd = withBuild();
@@ -102,7 +102,7 @@ describe('approvals', () => {
     const yaml = readFileSync(join(homeDir, 'config.yaml'), 'utf8');
     expect(yaml).toContain('# my settings');
     expect(yaml).toContain('# keep it short');
-    expect(yaml).toMatch(/command_allowlist:\s*\n\s*- recursive_delete/);
+    expect(yaml).toMatch(/command_allowlist:\s*\n\s*- command: rm -rf build/);
     await host.dispose();
     cleanups.pop();
     mkdirSync(join(cwd, 'build'));

@@ -18,7 +18,7 @@ describe('slash commands', () => {
     const agent = await host.newSession();
     const help = await host.commands.execute(agent, '/help');
     expect(help.kind).toBe('text');
-    expect(host.commands.list()).toHaveLength(15);
+    expect(host.commands.list()).toHaveLength(16);
     for (const name of [
       'model',
       'new',

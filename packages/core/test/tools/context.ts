@@ -3,6 +3,7 @@ import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ZodType } from 'zod';
+import { loadShellParser } from '../../src/approvals/shell-parser.js';
 import { defaultToolSettings } from '../../src/tools/builtin.js';
 import { createLocalCommandRunner } from '../../src/tools/command-runner.js';
 import { createLocalFileAccess } from '../../src/tools/file-access.js';
@@ -77,6 +78,8 @@ export const approvals = {
 
 /** Builds a ToolContext for tool tests. */
 export async function createTestToolContext(options: TestToolContextOptions = {}): Promise<TestToolContext> {
+  // The host loads the bash grammar for approval detection at start; so does this stand-in.
+  await loadShellParser();
   const owned: string[] = [];
   // realpath: macOS temp directories sit behind a symbolic link, and results show real paths.
   const cwd = options.cwd ?? (await realpath(await mkdtemp(join(tmpdir(), 'hermes-tools-'))));

@@ -6,6 +6,7 @@ import { cliExec, commandDispatch, commandResolve, commandsCatalog, slashExec } 
 import { configGet, configSet } from './config-methods.js';
 import type { MethodHandler } from './context.js';
 import { modelOptions } from './model-options.js';
+import { permissionsList, permissionsRevoke } from './permission-methods.js';
 import { promptBackground, promptSubmit, sessionInterrupt, sessionSteer } from './prompt-methods.js';
 import {
   delegationPause,
@@ -95,6 +96,8 @@ export const METHOD_HANDLERS: Record<MethodName, MethodHandler> = {
   'reload.mcp': reloadMcp,
   'reload.env': reloadEnv,
   'process.list': processList,
+  'permissions.list': permissionsList,
+  'permissions.revoke': permissionsRevoke,
   'process.kill': processKill,
   'process.stop': processStop,
   'model.options': modelOptions,

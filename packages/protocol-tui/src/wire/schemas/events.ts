@@ -109,6 +109,8 @@ export const ServerRequestParamsSchemas = {
     description: z.string(),
     choices: z.array(z.string()),
     allow_permanent: z.boolean(),
+    /** Present with `allow_permanent`: the exact command `always` allows from then on (ADR 0034). */
+    always_scope: z.string().optional(),
     allow_session: z.boolean(),
     tool_name: z.string().optional(),
     pattern_keys: z.array(z.string()).optional(),

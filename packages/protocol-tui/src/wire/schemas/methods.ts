@@ -146,6 +146,8 @@ export const MethodParamsSchemas = {
   }),
   'reload.env': z.object({}),
   'process.list': z.object({ session_id: sessionId }),
+  'permissions.list': z.object({}),
+  'permissions.revoke': z.object({ command: z.string().optional(), pattern: z.string().optional() }),
   'process.kill': z.object({ session_id: sessionId, process_id: z.string() }),
   'process.stop': z.object({}),
   'model.options': z.object({

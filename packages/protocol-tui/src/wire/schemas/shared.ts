@@ -73,6 +73,8 @@ export const PendingApprovalSchema = z.object({
   description: z.string(),
   choices: z.array(z.enum(['once', 'session', 'always', 'deny'])),
   allow_permanent: z.boolean().optional(),
+  /** What `always` allows from then on: exactly this command (ADR 0034). */
+  always_scope: z.string().optional(),
   allow_session: z.boolean().optional(),
   smart_denied: z.boolean().optional(),
   tool_name: z.string().optional(),
