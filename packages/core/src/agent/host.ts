@@ -44,6 +44,7 @@ import type { HostContext } from './internals.js';
 import type { HermesSettings } from './settings.js';
 import { SpawnGate } from './spawn-gate.js';
 import { toFunctionTool } from './turn-model.js';
+import { TurnsInFlight } from './turns-in-flight.js';
 
 export type { AgentHost, HostEvent };
 
@@ -93,6 +94,7 @@ class HostImpl implements HostContext {
   readonly checkpoints = new FileCheckpointStore({ now: () => this.clock.now() });
   readonly defaultCommandRunner = createLocalCommandRunner();
   readonly spawnGate = new SpawnGate();
+  readonly turns = new TurnsInFlight();
   private loaded: LoadedConfig;
   private catalog: ProviderCatalog;
   private readonly agents = new Map<string, AgentCore>();
