@@ -21,7 +21,7 @@ import {
   type ServerContext,
   sessionKeyHeader,
 } from './server-context.js';
-import { paceClientTurn, SSE_HEADERS, SseWriter, streamSse } from './sse-writer.js';
+import { paceClientTurn, SSE_HEADERS, SseWriter, streamSse, turnStreamOptions } from './sse-writer.js';
 import { chatFinishReason, chatUsage, hermesOutcome, outcomeErrorCode, outcomeErrorText } from './turn-outcome.js';
 
 const TOOL_EMOJI: Record<string, string> = {
@@ -259,7 +259,11 @@ export async function handleChatCompletions(server: ServerContext, context: Cont
   return streamSse(
     context,
     async (streamApi) => {
-      writer = new SseWriter(streamApi, server.keepaliveMs);
+      writer = new SseWriter(
+        streamApi,
+        server.keepaliveMs,
+        turnStreamOptions(settings.streamBufferBytes, host.logger.warn.bind(host.logger), 'chat.completions'),
+      );
       const sse = writer;
       // The stream's abort is the client's disconnect (the node response's `close`, or hono's stream cancelled). The
       // request's own `signal` is not read: @hono/node-server builds an AbortController for it on first access.

@@ -14,7 +14,7 @@ import {
   type ServerContext,
   sessionKeyHeader,
 } from './server-context.js';
-import { paceClientTurn, SSE_HEADERS, SseWriter, streamSse } from './sse-writer.js';
+import { paceClientTurn, SSE_HEADERS, SseWriter, streamSse, turnStreamOptions } from './sse-writer.js';
 import { outcomeErrorCode, outcomeErrorText, responsesUsage } from './turn-outcome.js';
 
 const CUT = 16_384;
@@ -427,7 +427,11 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
     return streamSse(
       context,
       async (streamApi) => {
-        writer = new SseWriter(streamApi, serverContext.keepaliveMs);
+        writer = new SseWriter(
+          streamApi,
+          serverContext.keepaliveMs,
+          turnStreamOptions(settings.streamBufferBytes, host.logger.warn.bind(host.logger), 'responses'),
+        );
         const sse = writer;
         let sequence = 0;
         emit = async (event) => {

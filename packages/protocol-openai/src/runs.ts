@@ -1042,7 +1042,9 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
     const run = registry.live.get(runId);
     for (const [name, value] of Object.entries(SSE_HEADERS)) context.header(name, value);
     return streamSse(context, async (streamApi) => {
-      const writer = new SseWriter(streamApi, server.keepaliveMs);
+      // The reader waits for its socket (64 KiB at most are held for it) and falls behind the bounded backlog instead,
+      // dropped past SLOW_SUBSCRIBER_LIMIT to resume with Last-Event-ID (spec §19.3, ADR 0038).
+      const writer = new SseWriter(streamApi, server.keepaliveMs, { pace: 'wait' });
       await writer.comment('open');
       if (!run && server.bus.shared) {
         // The run executes on another instance (or ran before a restart): stream its shared events (ADR 0018).

@@ -13,7 +13,7 @@ import {
   type ServerContext,
   sessionKeyHeader,
 } from './server-context.js';
-import { SSE_HEADERS, SseWriter, streamSse } from './sse-writer.js';
+import { SSE_HEADERS, SseWriter, streamSse, turnStreamOptions } from './sse-writer.js';
 import { sessionBusy } from './turn-admission.js';
 
 type SessionLike = SessionRow | SessionSummary;
@@ -267,7 +267,11 @@ export function registerSessionRoutes(app: Hono, server: ServerContext, registry
     const { run, message } = await startChat(context, true);
     for (const [name, value] of Object.entries(SSE_HEADERS)) context.header(name, value);
     return streamSse(context, async (streamApi) => {
-      const writer = new SseWriter(streamApi, server.keepaliveMs);
+      const writer = new SseWriter(
+        streamApi,
+        server.keepaliveMs,
+        turnStreamOptions(server.settings.streamBufferBytes, host.logger.warn.bind(host.logger), 'session.chat'),
+      );
       streamApi.onAbort(() => run.controller.abort(interruptReason('client_disconnect', 'the client disconnected')));
       let seq = 1;
       const send = (event: string, payload: Record<string, unknown>) => {
@@ -361,6 +365,9 @@ export function registerSessionRoutes(app: Hono, server: ServerContext, registry
               break;
           }
         }
+        // Read events leave the log, so a long turn's stream holds only what its client has not been sent yet.
+        log.splice(0, next);
+        next = 0;
         if (run.terminal && next >= log.length) {
           const terminal = (run.terminalPayload ?? { event: 'run.failed' }) as RunEventPayload;
           const { event: name, run_id: _run, timestamp: _time, seq: _seq, ...payload } = terminal;
