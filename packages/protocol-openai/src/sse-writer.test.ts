@@ -159,4 +159,20 @@ describe('SseWriter', () => {
     expect(writer.heldBytes()).toBe(0);
     expect(writes).toEqual([]);
   });
+
+  it('hold pace: a frame larger than the bound is taken behind a congested write when little else is held', async () => {
+    const { writes, stream, release } = fakeStream(true);
+    let destroyed = 0;
+    Object.assign(stream, { destroy: () => (destroyed += 1) });
+    const writer = new SseWriter(stream, 60_000, { pace: 'hold', limitBytes: 1_000 });
+    void writer.frame({ first: true });
+    await new Promise((resolve) => setImmediate(resolve));
+    // The socket has not taken the first chunk yet: a long answer's final event still goes in whole.
+    void writer.frame({ output: 'y'.repeat(5_000) });
+    expect(writer.closed).toBe(false);
+    release();
+    await writer.finish();
+    expect(destroyed).toBe(0);
+    expect(writes.join('')).toContain('y'.repeat(5_000));
+  });
 });

@@ -233,13 +233,14 @@ export class SseWriter {
   }
 
   /**
-   * Cuts the connection when frames pile up behind a write the socket has not taken and pass the bound; true when it
-   * did. A single frame larger than the bound (a long answer's final event) goes out whole when the socket is free.
+   * Cuts the connection when frames piled up behind a write the socket has not taken passed the bound before `adding`
+   * more; true when it did. A frame is taken whenever what is held is within the bound, whatever its own size, so a
+   * long answer's final event (its whole output) still reaches a slow client.
    */
-  private overLimit(): boolean {
+  private overLimit(adding: number): boolean {
     if (!this.writing || this.limitBytes <= 0 || this.stream.destroy === undefined) return false;
     const held = this.heldBytes();
-    if (held <= this.limitBytes) return false;
+    if (held - adding <= this.limitBytes) return false;
     this.overflowed = true;
     this.buffer = '';
     this.mergingText = '';
@@ -256,7 +257,7 @@ export class SseWriter {
     if (this.closed) return Promise.resolve();
     this.closeMerge();
     this.buffer += frame;
-    return this.queued();
+    return this.queued(0, frame.length);
   }
 
   /**
@@ -273,7 +274,7 @@ export class SseWriter {
     this.mergingEncode = encode;
     this.mergingEvent = event;
     this.mergingText += text;
-    return this.queued(this.mergingText.length);
+    return this.queued(this.mergingText.length, text.length);
   }
 
   /**
@@ -290,9 +291,9 @@ export class SseWriter {
   }
 
   /** After a frame was queued: a flush at the end of this turn, or now when the buffer is over its high-water mark. */
-  private queued(merging = 0): Promise<void> {
+  private queued(merging: number, added: number): Promise<void> {
     this.lastFrameAt = performance.now();
-    if (this.overLimit()) return Promise.resolve();
+    if (this.overLimit(added)) return Promise.resolve();
     if (this.buffer.length + merging >= HIGH_WATER_CHARS) {
       const written = this.flush();
       return this.pace === 'wait' ? written : Promise.resolve();
@@ -352,6 +353,8 @@ export class SseWriter {
    * JSON the caller already encoded).
    */
   frame(data: unknown, options: { event?: string; id?: number | string } = {}): Promise<void> {
+    // A cut or finished stream does not encode what it will not send (a long answer's final events are large).
+    if (this.closed) return Promise.resolve();
     const payload = typeof data === 'string' ? data : JSON.stringify(data);
     if (options.event === undefined && options.id === undefined) return this.raw(`data: ${payload}\n\n`);
     let frame = '';
