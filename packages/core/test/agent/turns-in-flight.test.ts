@@ -51,7 +51,10 @@ describe('TurnsInFlight', () => {
   });
 
   it('a turn started directly on an agent holds the session until its result is out', async () => {
-    host = await createTestHost({ script: [step(text('partial'), hang())], config: { session: { auto_title: false } } });
+    host = await createTestHost({
+      script: [step(text('partial'), hang())],
+      config: { session: { auto_title: false } },
+    });
     const agent = await host.newSession();
     const run = agent.runTurn({ text: 'hi' });
     expect(host.turns.holder(agent.sessionId)).toEqual({ surface: 'core', id: run.turnId });
