@@ -967,27 +967,8 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
     }
     let slot: TurnSlot;
     try {
-      const admitted = admission.admit(sessionId, runId, 'runs');
-      const release = () => {
-        admitted.release();
-        // A no-op once the turn took the lease over; frees it when the run ended before its turn started.
-        void reservation?.release().catch(() => undefined);
-      };
-      slot = {
-        claim: admitted.claim,
-        release,
-        async guard(setup) {
-          try {
-            return await setup();
-          } catch (error) {
-            release();
-            throw error;
-          }
-        },
-        releaseWhen(settled) {
-          settled.then(release, release);
-        },
-      };
+      // A no-op once the turn took the lease over; frees it when the run ended before its turn started.
+      slot = admission.admit(sessionId, runId, 'runs', () => void reservation?.release().catch(() => undefined));
     } catch (error) {
       await reservation?.release().catch(() => undefined);
       await host.store.runs

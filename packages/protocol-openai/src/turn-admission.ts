@@ -65,9 +65,10 @@ export class TurnAdmission {
 
   /**
    * Admits a turn: capacity, then the session's claim (409 `session_busy` when another surface holds it). Nothing is
-   * taken when it throws. `surface` names the route in the registry (`chat`, `responses`, `runs`, `session_chat`).
+   * taken when it throws. `surface` names the route in the registry (`chat`, `responses`, `runs`, `session_chat`);
+   * `onRelease` runs once with the release, for what the route holds beside the slot (a run's lease reservation).
    */
-  admit(sessionId: string | null, marker: string, surface = 'http'): TurnSlot {
+  admit(sessionId: string | null, marker: string, surface = 'http', onRelease?: () => void): TurnSlot {
     this.checkCapacity();
     let claim: TurnClaim | null = null;
     if (sessionId !== null) {
@@ -81,6 +82,7 @@ export class TurnAdmission {
       released = true;
       this.active -= 1;
       claim?.release();
+      onRelease?.();
       if (this.active === 0) for (const resolve of [...this.idle]) resolve();
     };
     return {
