@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { type ScriptedServer, startScriptedOpenAIServer, step, text } from '@hermes/core/testing';
+import { delay, type ScriptedServer, startScriptedOpenAIServer, step, text } from '@hermes/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanups, runCleanups, type StartedServer, startServer, temp } from './support/server-process.js';
 
@@ -118,7 +118,7 @@ describe('stream back-pressure (37.2)', () => {
     await sleep(500);
     const idle = residentBytes(pid);
     const memory = sampleMemory(pid);
-    model.push(...Array.from({ length: 21 }, () => step(text(answer, 1024))));
+    model.push(...Array.from({ length: 20 }, () => step(text(answer, 1024))));
     for (let index = 0; index < 7; index += 1)
       nonReader(server.url, 'POST', '/v1/chat/completions', {
         model: 'hermes-agent',
@@ -133,7 +133,17 @@ describe('stream back-pressure (37.2)', () => {
       });
     for (const sessionId of sessions)
       nonReader(server.url, 'POST', `/api/sessions/${sessionId}/chat/stream`, { message: 'never read' });
-    // Another client streams meanwhile and gets every delta of its answer, in order.
+    // Another client streams meanwhile and gets every delta of its answer, in order. Its answer comes in slices a
+    // moment apart, so that this test process, busy serving 20 answers at full speed, keeps up with it.
+    for (let attempt = 0; attempt < 2400 && model.calls.length < 21; attempt += 1) await sleep(25);
+    model.push(
+      step(
+        ...Array.from({ length: 64 }, (_, index) => [
+          text(answer.slice(index * 98_304, (index + 1) * 98_304), 1024),
+          delay(20),
+        ]).flat(),
+      ),
+    );
     const reader = await fetch(`${server.url}/v1/chat/completions`, {
       method: 'POST',
       headers: auth,
