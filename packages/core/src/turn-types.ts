@@ -1,3 +1,4 @@
+import type { TurnClaim } from './agent/turns-in-flight.js';
 import type { ContentPart, CostStatus, FinishReason, HostCallbacks, JsonObject, ModelRoute, Usage } from './types.js';
 
 /** Input of one turn (spec/core.md §5.4). */
@@ -25,6 +26,12 @@ export interface RunTurnOptions {
    * memory by (for example the HTTP API's `X-Hermes-Session-Key`). Independent of the session id.
    */
   memoryScope?: string;
+  /**
+   * The session's claim in `AgentHost.turns`, taken by the surface that accepted this turn (ADR 0037). Without it
+   * the agent claims the session itself for the turn; with it the claim must be the session's current one, else the
+   * turn is refused with `session_busy`. The caller releases its own claim once the turn's result has settled.
+   */
+  claim?: TurnClaim;
 }
 
 /** How a turn ended (spec/core.md §5.4, §8). */

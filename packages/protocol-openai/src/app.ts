@@ -69,7 +69,7 @@ const RUN_EVENTS_PRUNE_MS = 600_000;
 export function createOpenAIApp(options: OpenAIAppOptions): OpenAIApp {
   const { host } = options;
   const settings = resolveApiServerSettings(host, options.settings);
-  const admission = new TurnAdmission(() => settings.maxConcurrentRuns);
+  const admission = new TurnAdmission(() => settings.maxConcurrentRuns, host.turns);
   const bus =
     options.runBus ??
     createRunBus(host.store, host.holderId, {

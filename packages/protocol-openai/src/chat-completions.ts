@@ -21,7 +21,7 @@ import {
   type ServerContext,
   sessionKeyHeader,
 } from './server-context.js';
-import { paceClientTurn, SSE_HEADERS, SseWriter, streamSse } from './sse-writer.js';
+import { paceClientTurn, SSE_HEADERS, SseWriter, streamSse, turnStreamOptions } from './sse-writer.js';
 import { chatFinishReason, chatUsage, hermesOutcome, outcomeErrorCode, outcomeErrorText } from './turn-outcome.js';
 
 const TOOL_EMOJI: Record<string, string> = {
@@ -119,23 +119,8 @@ export async function handleChatCompletions(server: ServerContext, context: Cont
     : new Set();
   const sessionId = headerSession ?? derivedSessionId(conversation.systemText, conversation.firstUserText);
   const completionId = hexId('chatcmpl-', 29);
-  const slot = admission.admit(sessionId, completionId);
+  const slot = admission.admit(sessionId, completionId, 'chat');
   server.metrics.turns += 1;
-  let agent: Agent;
-  let seedCount = 0;
-  try {
-    await paceClientTurn(admission, context);
-    if (headerSession !== undefined) {
-      agent = await agentForSession(host, headerSession);
-    } else {
-      const seed = conversation.history.map(toChatMessage);
-      agent = await host.newSession({ ephemeral: true, seed, source: 'api_server' });
-      seedCount = (await agent.history()).length;
-    }
-  } catch (error) {
-    slot.release();
-    throw error;
-  }
   const controller = new AbortController();
   const approvalQueue = frames.has('approval') ? server.approvals.open(completionId) : null;
   const pendingApprovalFrames: unknown[] = [];
@@ -148,27 +133,54 @@ export async function handleChatCompletions(server: ServerContext, context: Cont
     : // Without an approval channel the agent is denied at once rather than stalling until the timeout (spec §13.7).
       // Nobody was asked, so the model is told it was the server's policy, not the user.
       async () => NO_APPROVAL_CHANNEL;
+  const settleApprovals = () => {
+    if (!approvalQueue) return;
+    approvalQueue.settled = true;
+    approvalQueue.settledAt = Date.now();
+    setTimeout(() => server.approvals.queues.delete(completionId), APPROVAL_ID_RETENTION_MS).unref();
+  };
+  let seedCount = 0;
+  // Everything up to the turn's start may throw (a client gone while paced, a session that cannot be resumed, input
+  // the agent refuses): the slot goes back then; after it, the turn's settle gives it back (ADR 0037).
+  const { agent, run } = await slot.guard(async () => {
+    try {
+      await paceClientTurn(admission, context);
+      let agent: Agent;
+      if (headerSession !== undefined) {
+        agent = await agentForSession(host, headerSession);
+      } else {
+        const seed = conversation.history.map(toChatMessage);
+        agent = await host.newSession({ ephemeral: true, seed, source: 'api_server' });
+        seedCount = (await agent.history()).length;
+      }
+      const run = agent.runTurn(toTurnInput(conversation.input, conversation.systemText), {
+        signal: controller.signal,
+        ...(selection.spec ? { model: selection.spec } : {}),
+        ...(sessionKey !== undefined ? { memoryScope: sessionKey } : {}),
+        // Only a session named by the header is the claim's; a derived one runs on a fresh ephemeral agent.
+        ...(headerSession !== undefined && slot.claim ? { claim: slot.claim } : {}),
+        callbacks: { approve },
+      });
+      return { agent, run };
+    } catch (error) {
+      settleApprovals();
+      throw error;
+    }
+  });
   const created = Math.floor(Date.now() / 1000);
   const model = selection.display;
-  const run = agent.runTurn(toTurnInput(conversation.input, conversation.systemText), {
-    signal: controller.signal,
-    ...(selection.spec ? { model: selection.spec } : {}),
-    ...(sessionKey !== undefined ? { memoryScope: sessionKey } : {}),
-    callbacks: { approve },
-  });
   const settle = run.result.then(async (result) => {
-    if (headerSession === undefined) {
-      await persistDerived(server, agent, seedCount, sessionId, result);
-      await agent.close().catch(() => undefined);
+    try {
+      if (headerSession === undefined) {
+        await persistDerived(server, agent, seedCount, sessionId, result);
+        await agent.close().catch(() => undefined);
+      }
+    } finally {
+      settleApprovals();
     }
-    if (approvalQueue) {
-      approvalQueue.settled = true;
-      approvalQueue.settledAt = Date.now();
-      setTimeout(() => server.approvals.queues.delete(completionId), APPROVAL_ID_RETENTION_MS).unref();
-    }
-    slot.release();
     return result;
   });
+  slot.releaseWhen(settle);
   context.header('X-Hermes-Session-Id', sessionId);
   if (sessionKey !== undefined) context.header('X-Hermes-Session-Key', sessionKey);
 
@@ -247,7 +259,11 @@ export async function handleChatCompletions(server: ServerContext, context: Cont
   return streamSse(
     context,
     async (streamApi) => {
-      writer = new SseWriter(streamApi, server.keepaliveMs);
+      writer = new SseWriter(
+        streamApi,
+        server.keepaliveMs,
+        turnStreamOptions(settings.streamBufferBytes, host.logger.warn.bind(host.logger), 'chat.completions'),
+      );
       const sse = writer;
       // The stream's abort is the client's disconnect (the node response's `close`, or hono's stream cancelled). The
       // request's own `signal` is not read: @hono/node-server builds an AbortController for it on first access.

@@ -76,15 +76,18 @@ export function registerInfoRoutes(app: Hono, server: ServerContext, features: I
         checks: { database: { ok: database }, default_model: { ok: defaultModel } },
       },
       api_server: {
+        // The slots of admitted turns under `max_concurrent_runs`; every path out of a turn gives its slot back.
         active_turns: server.admission.active,
         active_runs: server.admission.active,
+        // Sessions with a turn in flight on any surface of this process (the gateway's included).
+        busy_sessions: server.admission.turns.size,
         max_concurrent_runs: settings.maxConcurrentRuns,
         run_event_subscribers: server.runEventSubscribers(),
         response_store_entries: 0,
       },
       metrics_today: { ...server.metrics },
       active_agents: host.liveAgents().length,
-      gateway_busy: server.admission.active > 0,
+      gateway_busy: server.admission.active > 0 || server.admission.turns.size > 0,
       gateway_drainable: true,
       last_heartbeat: now,
       updated_at: now,

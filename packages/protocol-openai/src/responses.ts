@@ -1,4 +1,4 @@
-import type { Agent, AgentEvent, JsonValue, ResponseRecord, TurnResult } from '@hermes/core';
+import type { AgentEvent, JsonValue, ResponseRecord, TurnResult } from '@hermes/core';
 import { redactSecrets } from '@hermes/core';
 import type { Context, Hono } from 'hono';
 import { NO_APPROVAL_CHANNEL } from './chat-completions.js';
@@ -14,7 +14,7 @@ import {
   type ServerContext,
   sessionKeyHeader,
 } from './server-context.js';
-import { paceClientTurn, SSE_HEADERS, SseWriter, streamSse } from './sse-writer.js';
+import { paceClientTurn, SSE_HEADERS, SseWriter, streamSse, turnStreamOptions } from './sse-writer.js';
 import { outcomeErrorCode, outcomeErrorText, responsesUsage } from './turn-outcome.js';
 
 const CUT = 16_384;
@@ -160,11 +160,11 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
     const placement = await placeTurn(host, previous, body.conversation_history, newSessionId());
     const seedRows = placement.seed;
     const targetSession = placement.sessionId;
-    const slot = admission.admit(targetSession, responseId);
+    const slot = admission.admit(targetSession, responseId, 'responses');
     serverContext.metrics.turns += 1;
-    let agent: Agent;
     let firstRowId: number | null = null;
-    try {
+    // The setup may throw (a client gone while paced, a store failure): the slot goes back then (ADR 0037).
+    const agent = await slot.guard(async () => {
       await paceClientTurn(admission, context);
       if (!(await host.store.getSession(targetSession)))
         await host.store.createSession({ id: targetSession, source: 'api_server' });
@@ -179,11 +179,8 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
         const ids = await host.store.appendMessages(targetSession, history);
         firstRowId = ids[0] ?? null;
       }
-      agent = await agentForSession(host, targetSession);
-    } catch (error) {
-      slot.release();
-      throw error;
-    }
+      return agentForSession(host, targetSession);
+    });
     const createdAtMs = Date.now();
     const createdAt = Math.floor(createdAtMs / 1000);
     const controller = new AbortController();
@@ -229,12 +226,15 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
     };
     context.header('X-Hermes-Session-Id', targetSession);
     if (sessionKey !== undefined) context.header('X-Hermes-Session-Key', sessionKey);
-    const turn = agent.runTurn(toTurnInput(conversation.input, conversation.systemText), {
-      signal: controller.signal,
-      ...(selection.spec ? { model: selection.spec } : {}),
-      ...(sessionKey !== undefined ? { memoryScope: sessionKey } : {}),
-      callbacks: { approve: async () => NO_APPROVAL_CHANNEL },
-    });
+    const turn = await slot.guard(() =>
+      agent.runTurn(toTurnInput(conversation.input, conversation.systemText), {
+        signal: controller.signal,
+        ...(selection.spec ? { model: selection.spec } : {}),
+        ...(sessionKey !== undefined ? { memoryScope: sessionKey } : {}),
+        ...(slot.claim ? { claim: slot.claim } : {}),
+        callbacks: { approve: async () => NO_APPROVAL_CHANNEL },
+      }),
+    );
 
     // Item bookkeeping shared by both modes (spec §14.7).
     let emit: (event: Record<string, unknown>) => Promise<void> = async () => undefined;
@@ -412,7 +412,8 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
       await save(object, result);
       return object;
     };
-    const settle = turn.result.finally(() => slot.release());
+    const settle = turn.result;
+    slot.releaseWhen(settle);
 
     if (!streaming) {
       const onAbort = () => controller.abort(interruptReason('client_disconnect', 'the client disconnected'));
@@ -426,7 +427,11 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
     return streamSse(
       context,
       async (streamApi) => {
-        writer = new SseWriter(streamApi, serverContext.keepaliveMs);
+        writer = new SseWriter(
+          streamApi,
+          serverContext.keepaliveMs,
+          turnStreamOptions(settings.streamBufferBytes, host.logger.warn.bind(host.logger), 'responses'),
+        );
         const sse = writer;
         let sequence = 0;
         emit = async (event) => {

@@ -28,7 +28,7 @@ import {
   sessionKeyHeader,
 } from './server-context.js';
 import { SSE_HEADERS, SseWriter, streamSse } from './sse-writer.js';
-import type { TurnSlot } from './turn-admission.js';
+import { sessionBusy, type TurnSlot } from './turn-admission.js';
 import { nativeUsage, outcomeErrorCode, outcomeErrorText } from './turn-outcome.js';
 
 /** Newest events kept per run (spec §19.3). */
@@ -271,6 +271,7 @@ export class RunRegistry {
       }
       const turn = agent.runTurn(input, {
         signal: run.controller.signal,
+        ...(slot.claim ? { claim: slot.claim } : {}),
         ...(model ? { model } : {}),
         ...(memoryScope !== undefined ? { memoryScope } : {}),
         callbacks: { approve },
@@ -360,12 +361,12 @@ export class RunRegistry {
       }
       await this.finish(run, await turn.result);
     };
-    execute()
-      .catch(async (error) => {
+    slot.releaseWhen(
+      execute().catch(async (error) => {
         host.logger.error('run failed', { error: redactSecrets(String(error)) });
         await this.finish(run, null, redactSecrets(String(error)));
-      })
-      .finally(() => slot.release());
+      }),
+    );
   }
 
   private async finish(run: LiveRun, result: TurnResult | null, failure?: string): Promise<void> {
@@ -930,8 +931,7 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
     const sessionId = placement?.sessionId ?? (typeof requestedSession === 'string' ? requestedSession : runId);
 
     if (idempotencyKey === undefined) admission.checkCapacity();
-    if (admission.busyWith(sessionId))
-      throw new ApiError(409, 'session_busy', `Session ${sessionId} already has a turn in flight.`);
+    if (admission.busyWith(sessionId)) throw sessionBusy(sessionId);
     const existingSession = await host.store.getSession(sessionId);
     if (!existingSession)
       await host.store.createSession({ id: sessionId, source: 'api_server' }).catch((error: unknown) => {
@@ -969,14 +969,8 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
     }
     let slot: TurnSlot;
     try {
-      const admitted = admission.admit(sessionId, runId);
-      slot = {
-        release: () => {
-          admitted.release();
-          // A no-op once the turn took the lease over; frees it when the run ended before its turn started.
-          void reservation?.release().catch(() => undefined);
-        },
-      };
+      // A no-op once the turn took the lease over; frees it when the run ended before its turn started.
+      slot = admission.admit(sessionId, runId, 'runs', () => void reservation?.release().catch(() => undefined));
     } catch (error) {
       await reservation?.release().catch(() => undefined);
       await host.store.runs
@@ -1031,7 +1025,9 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
     const run = registry.live.get(runId);
     for (const [name, value] of Object.entries(SSE_HEADERS)) context.header(name, value);
     return streamSse(context, async (streamApi) => {
-      const writer = new SseWriter(streamApi, server.keepaliveMs);
+      // The reader waits for its socket (64 KiB at most are held for it) and falls behind the bounded backlog instead,
+      // dropped past SLOW_SUBSCRIBER_LIMIT to resume with Last-Event-ID (spec §19.3, ADR 0038).
+      const writer = new SseWriter(streamApi, server.keepaliveMs, { pace: 'wait' });
       await writer.comment('open');
       if (!run && server.bus.shared) {
         // The run executes on another instance (or ran before a restart): stream its shared events (ADR 0018).

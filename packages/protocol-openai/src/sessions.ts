@@ -13,7 +13,8 @@ import {
   type ServerContext,
   sessionKeyHeader,
 } from './server-context.js';
-import { SSE_HEADERS, SseWriter, streamSse } from './sse-writer.js';
+import { SSE_HEADERS, SseWriter, streamSse, turnStreamOptions } from './sse-writer.js';
+import { sessionBusy } from './turn-admission.js';
 
 type SessionLike = SessionRow | SessionSummary;
 
@@ -35,7 +36,7 @@ function sessionObject(server: ServerContext, session: SessionLike, withUsage = 
     preview: 'preview' in session ? session.preview : '',
     hidden: session.hidden,
     estimated_cost_usd: isRow ? session.estimatedCostUsd : session.costUsd,
-    active_run_id: server.admission.busyWith(session.id) ?? null,
+    active_run_id: server.admission.activeRunId(session.id) ?? null,
   };
   if (withUsage && isRow)
     object.usage = {
@@ -155,7 +156,7 @@ export function registerSessionRoutes(app: Hono, server: ServerContext, registry
   app.delete('/api/sessions/:id', async (context) => {
     const id = context.req.param('id');
     await requireSession(id);
-    if (server.admission.busyWith(id)) throw new ApiError(409, 'session_busy', `Session ${id} has a turn in flight.`);
+    if (server.admission.busyWith(id)) throw sessionBusy(id);
     const live = host.getAgent(id);
     if (live) await live.close().catch(() => undefined);
     await store.deleteSession(id);
@@ -210,14 +211,11 @@ export function registerSessionRoutes(app: Hono, server: ServerContext, registry
           : '';
     const selection = selectModel(host, server.settings, body, true);
     const runId = hexId('run_', 24);
-    const slot = server.admission.admit(sessionId, runId);
+    const slot = server.admission.admit(sessionId, runId, 'session_chat');
     server.metrics.turns += 1;
-    try {
-      await store.runs.create({ id: runId, sessionId, input: { body: body as never }, holder: host.holderId });
-    } catch (error) {
-      slot.release();
-      throw error;
-    }
+    await slot.guard(() =>
+      store.runs.create({ id: runId, sessionId, input: { body: body as never }, holder: host.holderId }),
+    );
     const run = registry.register(runId, sessionId, selection.display, selection);
     if (streaming) run.coreLog = [];
     registry.start(run, slot, async () => {
@@ -269,7 +267,11 @@ export function registerSessionRoutes(app: Hono, server: ServerContext, registry
     const { run, message } = await startChat(context, true);
     for (const [name, value] of Object.entries(SSE_HEADERS)) context.header(name, value);
     return streamSse(context, async (streamApi) => {
-      const writer = new SseWriter(streamApi, server.keepaliveMs);
+      const writer = new SseWriter(
+        streamApi,
+        server.keepaliveMs,
+        turnStreamOptions(server.settings.streamBufferBytes, host.logger.warn.bind(host.logger), 'session.chat'),
+      );
       streamApi.onAbort(() => run.controller.abort(interruptReason('client_disconnect', 'the client disconnected')));
       let seq = 1;
       const send = (event: string, payload: Record<string, unknown>) => {
@@ -363,6 +365,9 @@ export function registerSessionRoutes(app: Hono, server: ServerContext, registry
               break;
           }
         }
+        // Read events leave the log, so a long turn's stream holds only what its client has not been sent yet.
+        log.splice(0, next);
+        next = 0;
         if (run.terminal && next >= log.length) {
           const terminal = (run.terminalPayload ?? { event: 'run.failed' }) as RunEventPayload;
           const { event: name, run_id: _run, timestamp: _time, seq: _seq, ...payload } = terminal;

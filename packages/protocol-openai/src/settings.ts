@@ -22,6 +22,11 @@ export interface ApiServerSettings {
   modelRoutes: Record<string, ModelRouteAlias>;
   responseStoreTtlDays: number;
   drainTimeoutSeconds: number;
+  /**
+   * What one streamed answer may hold for a client that does not read (ADR 0038); past it the connection is cut.
+   * 0 disables the bound.
+   */
+  streamBufferBytes: number;
 }
 
 /** Defaults of every setting but the key, which has none. */
@@ -37,6 +42,7 @@ export const DEFAULT_SETTINGS: Omit<ApiServerSettings, 'key'> = {
   modelRoutes: {},
   responseStoreTtlDays: 30,
   drainTimeoutSeconds: 30,
+  streamBufferBytes: 1024 * 1024,
 };
 
 function list(value: unknown): string[] | undefined {
@@ -89,6 +95,10 @@ export function resolveApiServerSettings(
     modelRoutes: (section.model_routes as Record<string, ModelRouteAlias> | undefined) ?? {},
     responseStoreTtlDays: pick(integer, null, 'response_store_ttl_days') ?? DEFAULT_SETTINGS.responseStoreTtlDays,
     drainTimeoutSeconds: pick(integer, null, 'drain_timeout_s') ?? DEFAULT_SETTINGS.drainTimeoutSeconds,
+    streamBufferBytes: Math.max(
+      0,
+      pick(integer, 'API_SERVER_STREAM_BUFFER_BYTES', 'stream_buffer_bytes') ?? DEFAULT_SETTINGS.streamBufferBytes,
+    ),
   };
   const merged = { ...resolved, ...overrides };
   merged.maxConcurrentRuns = Math.max(0, merged.maxConcurrentRuns);

@@ -106,4 +106,73 @@ describe('SseWriter', () => {
     await writer.finish();
     expect(writes).toEqual(['event: text\ndata: {"delta":"ab","n":0}\n\nevent: other\ndata: {"n":1}\n\n']);
   });
+
+  it('hold pace: frames never wait, text merges while the socket is congested, and all of it goes out in order', async () => {
+    const { writes, stream, release } = fakeStream(true);
+    const writer = new SseWriter(stream, 60_000, { pace: 'hold' });
+    const encode = (text: string) => JSON.stringify({ content: text });
+    let waited = false;
+    for (let turn = 0; turn < 5; turn += 1) {
+      const queued = writer.mergeable('x'.repeat(20_000), encode);
+      let settled = false;
+      void queued.then(() => {
+        settled = true;
+      });
+      await new Promise((resolve) => setImmediate(resolve));
+      if (!settled) waited = true;
+    }
+    void writer.frame({ done: true });
+    expect(waited).toBe(false);
+    release();
+    await writer.finish();
+    // The first turn's text went out as it came; the four turns behind the congested write became one frame.
+    expect(writes).toEqual([
+      `data: {"content":"${'x'.repeat(20_000)}"}\n\n`,
+      `data: {"content":"${'x'.repeat(80_000)}"}\n\ndata: {"done":true}\n\n`,
+    ]);
+  });
+
+  it('hold pace: past the bound behind a congested write, the connection is cut and the writer closes', async () => {
+    const { writes, stream } = fakeStream(true);
+    let destroyed = 0;
+    const told: number[] = [];
+    Object.assign(stream, { destroy: () => (destroyed += 1) });
+    const writer = new SseWriter(stream, 60_000, {
+      pace: 'hold',
+      limitBytes: 100_000,
+      onOverflow: (held) => told.push(held),
+    });
+    const encode = (text: string) => JSON.stringify(text);
+    // A single frame larger than the bound goes out whole while the socket is free.
+    void writer.frame('y'.repeat(150_000));
+    for (let index = 0; index < 200 && !writer.closed; index += 1) {
+      await writer.mergeable('x'.repeat(1_000), encode);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(writer.closed).toBe(true);
+    expect(destroyed).toBe(1);
+    expect(told).toHaveLength(1);
+    expect(told[0]).toBeGreaterThan(100_000);
+    expect(writer.heldBytes()).toBe(0);
+    // Nothing is queued once cut.
+    await writer.frame({ late: true });
+    expect(writer.heldBytes()).toBe(0);
+    expect(writes).toEqual([]);
+  });
+
+  it('hold pace: a frame larger than the bound is taken behind a congested write when little else is held', async () => {
+    const { writes, stream, release } = fakeStream(true);
+    let destroyed = 0;
+    Object.assign(stream, { destroy: () => (destroyed += 1) });
+    const writer = new SseWriter(stream, 60_000, { pace: 'hold', limitBytes: 1_000 });
+    void writer.frame({ first: true });
+    await new Promise((resolve) => setImmediate(resolve));
+    // The socket has not taken the first chunk yet: a long answer's final event still goes in whole.
+    void writer.frame({ output: 'y'.repeat(5_000) });
+    expect(writer.closed).toBe(false);
+    release();
+    await writer.finish();
+    expect(destroyed).toBe(0);
+    expect(writes.join('')).toContain('y'.repeat(5_000));
+  });
 });

@@ -26,6 +26,9 @@ const ALREADY_SENT_HEADER = 'x-hono-already-sent';
 /** Buffered characters above which a frame waits for the buffer to be written (back-pressure). */
 const HIGH_WATER_CHARS = 64 * 1024;
 
+/** Default of `api_server.stream_buffer_bytes`: what one stream may hold for a client that does not read (ADR 0038). */
+export const STREAM_BUFFER_BYTES = 1024 * 1024;
+
 /** What a writer needs of a stream: hono's `StreamingApi` has it, and so does the node response sink. */
 export interface SseSink {
   /** True once the client went away. */
@@ -33,6 +36,27 @@ export interface SseSink {
   onAbort(listener: () => void | Promise<void>): void;
   /** Resolves once the text is handed to the socket, or once the socket can take more (back-pressure). */
   write(text: string): Promise<unknown>;
+  /** Cuts the connection at once; the client sees the stream end without its terminal frame. */
+  destroy?(): void;
+}
+
+/** How a writer treats a client that reads slower than the stream is produced (ADR 0038). */
+export interface SseWriterOptions {
+  /**
+   * `wait` (the runs event stream, which reads a bounded backlog): a frame waits for the socket once 64 KiB are
+   * buffered, so the reader falls behind the backlog instead. `hold` (a turn's own stream, whose events the core
+   * queues without bound): frames never wait; while the socket is congested they are held, and text passed to
+   * {@link SseWriter.mergeable} joins one frame however many turns of the event loop the congestion lasts.
+   */
+  pace?: 'wait' | 'hold';
+  /**
+   * `hold` pace: the bytes one stream may hold while its socket has not taken the last chunk (its own buffer and the
+   * text being merged): past it the connection is cut, as a client gone. Default {@link STREAM_BUFFER_BYTES}; 0 for no
+   * bound. A `wait` stream holds at most 64 KiB, so the bound does not apply to it.
+   */
+  limitBytes?: number;
+  /** Told once, when the bound cut the connection. */
+  onOverflow?: (heldBytes: number) => void;
 }
 
 /**
@@ -57,6 +81,10 @@ class NodeSseSink implements SseSink {
   onAbort(listener: () => void | Promise<void>): void {
     if (this.aborted) void listener();
     else this.listeners.push(listener);
+  }
+
+  destroy(): void {
+    this.response.destroy();
   }
 
   write(text: string): Promise<void> {
@@ -140,13 +168,20 @@ export function streamSse(
 /**
  * Writes SSE frames over a sink, in call order, with a keepalive comment after every idle interval.
  * The frames queued during one turn of the event loop go out as one write: a streamed reply is thousands of small
- * frames, and one write each costs more than the rest of the path. A frame waits at most one macrotask; once 64 KiB
- * are buffered, the caller waits for the write, so a slow client holds the turn back instead of growing the buffer.
+ * frames, and one write each costs more than the rest of the path. A frame waits at most one macrotask. A client that
+ * reads slowly is paced by {@link SseWriterOptions.pace}, and one that stops reading is cut once the stream holds
+ * {@link SseWriterOptions.limitBytes} for it (ADR 0038).
  */
 export class SseWriter {
   private queue: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
   private finished = false;
+  /** True while a write waits for the socket: frames are held (and text merged) until it is done. */
+  private writing = false;
+  private overflowed = false;
+  private readonly pace: 'wait' | 'hold';
+  private readonly limitBytes: number;
+  private readonly onOverflow: ((heldBytes: number) => void) | undefined;
   private buffer = '';
   /** Text queued by {@link SseWriter.mergeable} that a later call in the same turn may still join. */
   private mergingText = '';
@@ -160,7 +195,11 @@ export class SseWriter {
   constructor(
     private readonly stream: SseSink,
     private readonly keepaliveMs: number = KEEPALIVE_MS,
+    options: SseWriterOptions = {},
   ) {
+    this.pace = options.pace ?? 'wait';
+    this.limitBytes = options.limitBytes ?? STREAM_BUFFER_BYTES;
+    this.onOverflow = options.onOverflow;
     this.lastFrameAt = performance.now();
     this.armKeepalive(keepaliveMs);
   }
@@ -182,7 +221,35 @@ export class SseWriter {
 
   /** True once the client went away or the stream was closed. */
   get closed(): boolean {
-    return this.finished || this.stream.aborted;
+    return this.finished || this.overflowed || this.stream.aborted;
+  }
+
+  /**
+   * What this stream holds for its client beyond the chunk the socket has: frames not yet written and text being
+   * merged (characters, which is bytes for ASCII text).
+   */
+  heldBytes(): number {
+    return this.buffer.length + this.mergingText.length;
+  }
+
+  /**
+   * Cuts the connection when frames piled up behind a write the socket has not taken passed the bound before `adding`
+   * more; true when it did. A frame is taken whenever what is held is within the bound, whatever its own size, so a
+   * long answer's final event (its whole output) still reaches a slow client.
+   */
+  private overLimit(adding: number): boolean {
+    if (!this.writing || this.limitBytes <= 0 || this.stream.destroy === undefined) return false;
+    const held = this.heldBytes();
+    if (held - adding <= this.limitBytes) return false;
+    this.overflowed = true;
+    this.buffer = '';
+    this.mergingText = '';
+    this.mergingEncode = null;
+    clearTimeout(this.timer);
+    this.onOverflow?.(held);
+    // The response's `close` that follows is the client's disconnect: the turn ends as for a client gone.
+    this.stream.destroy();
+    return true;
   }
 
   /** Queues one raw frame; resolves at once, or once written when the buffer is over its high-water mark. */
@@ -190,7 +257,7 @@ export class SseWriter {
     if (this.closed) return Promise.resolve();
     this.closeMerge();
     this.buffer += frame;
-    return this.queued();
+    return this.queued(0, frame.length);
   }
 
   /**
@@ -207,7 +274,7 @@ export class SseWriter {
     this.mergingEncode = encode;
     this.mergingEvent = event;
     this.mergingText += text;
-    return this.queued(this.mergingText.length);
+    return this.queued(this.mergingText.length, text.length);
   }
 
   /**
@@ -224,9 +291,13 @@ export class SseWriter {
   }
 
   /** After a frame was queued: a flush at the end of this turn, or now when the buffer is over its high-water mark. */
-  private queued(merging = 0): Promise<void> {
+  private queued(merging: number, added: number): Promise<void> {
     this.lastFrameAt = performance.now();
-    if (this.buffer.length + merging >= HIGH_WATER_CHARS) return this.flush();
+    if (this.overLimit(added)) return Promise.resolve();
+    if (this.buffer.length + merging >= HIGH_WATER_CHARS) {
+      const written = this.flush();
+      return this.pace === 'wait' ? written : Promise.resolve();
+    }
     if (!this.flushScheduled) {
       this.flushScheduled = true;
       setImmediate(this.flushLater);
@@ -234,9 +305,17 @@ export class SseWriter {
     return Promise.resolve();
   }
 
-  /** Writes the buffered frames as one chunk; resolves once everything queued so far is written. */
+  /**
+   * Writes the buffered frames as one chunk; resolves once everything queued so far is written. In `hold` pace a
+   * flush while a write waits for the socket writes nothing itself: the write under way sends what is held, merged,
+   * once the socket took its chunk.
+   */
   private flush(): Promise<void> {
     this.flushScheduled = false;
+    if (this.pace === 'hold') {
+      if (!this.writing) this.queue = this.writeHeld();
+      return this.queue.then(() => undefined);
+    }
     this.closeMerge();
     if (this.buffer !== '') {
       const text = this.buffer;
@@ -246,6 +325,22 @@ export class SseWriter {
         .catch(() => undefined);
     }
     return this.queue.then(() => undefined);
+  }
+
+  /** `hold` pace: writes until nothing is held, one chunk per time the socket takes one. */
+  private async writeHeld(): Promise<void> {
+    this.writing = true;
+    try {
+      for (;;) {
+        this.closeMerge();
+        if (this.buffer === '' || this.stream.aborted || this.overflowed) return;
+        const text = this.buffer;
+        this.buffer = '';
+        await this.stream.write(text).catch(() => undefined);
+      }
+    } finally {
+      this.writing = false;
+    }
   }
 
   /** A comment frame such as `: open`. */
@@ -258,6 +353,8 @@ export class SseWriter {
    * JSON the caller already encoded).
    */
   frame(data: unknown, options: { event?: string; id?: number | string } = {}): Promise<void> {
+    // A cut or finished stream does not encode what it will not send (a long answer's final events are large).
+    if (this.closed) return Promise.resolve();
     const payload = typeof data === 'string' ? data : JSON.stringify(data);
     if (options.event === undefined && options.id === undefined) return this.raw(`data: ${payload}\n\n`);
     let frame = '';
@@ -273,4 +370,22 @@ export class SseWriter {
     this.finished = true;
     clearTimeout(this.timer);
   }
+}
+
+/**
+ * The writer options of a turn's own stream (chat completions, Responses, a session chat stream): frames never wait
+ * for the client, text deltas merge while its socket is congested, and past `limitBytes` the connection is cut and
+ * the turn ends as for a client gone (ADR 0038). `warn` is told why.
+ */
+export function turnStreamOptions(
+  limitBytes: number,
+  warn: (message: string, fields: { route: string; heldBytes: number; limitBytes: number; reason: string }) => void,
+  route: string,
+): SseWriterOptions {
+  return {
+    pace: 'hold',
+    limitBytes,
+    onOverflow: (heldBytes) =>
+      warn('stream cut: the client does not read', { route, heldBytes, limitBytes, reason: 'slow_consumer' }),
+  };
 }

@@ -58,3 +58,43 @@ describe('TurnAdmission.paceStart', () => {
     expect(order).toEqual(['second', 'third', 'fourth']);
   });
 });
+
+describe('TurnAdmission slots', () => {
+  it('gives the slot and the session claim back on every path out, once', async () => {
+    const admission = new TurnAdmission(() => 2);
+    let leases = 0;
+    const failing = admission.admit('s1', 'a', 'chat', () => {
+      leases += 1;
+    });
+    await expect(
+      failing.guard(async () => {
+        throw new Error('setup failed');
+      }),
+    ).rejects.toThrow('setup failed');
+    expect([admission.active, admission.turns.size, leases]).toEqual([0, 0, 1]);
+    failing.release();
+    expect([admission.active, leases]).toEqual([0, 1]);
+
+    const settled = admission.admit('s1', 'b', 'chat');
+    expect(await settled.guard(() => 'the turn')).toBe('the turn');
+    expect(admission.active).toBe(1);
+    settled.releaseWhen(Promise.reject(new Error('rejected settle')));
+    await Promise.resolve();
+    await Promise.resolve();
+    expect([admission.active, admission.turns.size]).toEqual([0, 0]);
+  });
+
+  it('refuses a session another surface holds with 409 session_busy and takes nothing', () => {
+    const admission = new TurnAdmission(() => 10);
+    const gateway = admission.turns.claim('s1', { surface: 'gateway', id: 'runtime' });
+    expect(() => admission.admit('s1', 'c', 'chat')).toThrow(
+      expect.objectContaining({ status: 409, code: 'session_busy' }),
+    );
+    expect(admission.active).toBe(0);
+    gateway?.release();
+    const slot = admission.admit('s1', 'c', 'chat');
+    expect(admission.busyWith('s1')).toBe('c');
+    expect(admission.activeRunId('s1')).toBeUndefined();
+    slot.release();
+  });
+});

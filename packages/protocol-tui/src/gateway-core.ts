@@ -248,6 +248,7 @@ export class GatewayCore extends GatewayState {
     this.retiring = true;
     this.relay?.close();
     this.serverRequests.withdrawAll(null, 'shutdown');
+    this.stopTurnWatch();
     const sessions = [...this.sessions.values()];
     for (const session of sessions) session.interruptTurn(true);
     await Promise.all(sessions.map((session) => this.finalize(session, 'tui_shutdown')));

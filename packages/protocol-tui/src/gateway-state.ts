@@ -144,7 +144,17 @@ export class GatewayState implements SessionGateway {
       maxTextChars: options.maxTextChars,
       maxFrameBytes: options.maxFrameBytes,
     };
+    // A turn another surface ran on a stored session ended: input queued behind it may start now (ADR 0037).
+    this.stopTurnWatch = this.host.turns.onRelease(({ sessionId, holder }) => {
+      for (const session of this.sessions.values()) {
+        const own = holder.surface === 'gateway' && holder.id === session.runtimeId;
+        if (!own && session.storedId === sessionId) this.afterTurn(session);
+      }
+    });
   }
+
+  /** Stops watching the host's turns in flight (shutdown). */
+  readonly stopTurnWatch: () => void;
 
   // ---- configuration -------------------------------------------------------------------------
 

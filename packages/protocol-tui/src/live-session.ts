@@ -1,4 +1,4 @@
-import type { Agent, AgentEvent, AgentHost, Logger, TurnResult } from '@hermes/core';
+import type { Agent, AgentEvent, AgentHost, Logger, TurnClaim, TurnResult } from '@hermes/core';
 import type { GatewayConnection } from './connection.js';
 import { contentWithImages } from './image-parts.js';
 import type { OpenServerRequest, RequestSession, ServerRequestRegistry } from './server-requests.js';
@@ -90,6 +90,8 @@ export class LiveSession implements RequestSession {
   finalized = false;
   reapTimer: ReturnType<typeof setTimeout> | null = null;
   deferredModel: string | null = null;
+  /** This session's claim in the host's turns in flight, held from the accepted input to `message.complete`. */
+  private turnClaim: TurnClaim | null = null;
   private turnAbort: AbortController | null = null;
   private turnDone: Promise<void> = Promise.resolve();
   private segmentText = '';
@@ -137,9 +139,41 @@ export class LiveSession implements RequestSession {
     return this.agent.sessionId;
   }
 
-  /** Busy: a turn running or a compression in progress (§8.1). */
+  /**
+   * Busy: a turn running or a compression in progress (§8.1), or a turn that another surface of this process (the HTTP
+   * API, another gateway session on the same stored session) runs on the stored session (ADR 0037).
+   */
   get busy(): boolean {
-    return this.running || this.compressing;
+    return this.running || this.compressing || this.foreignTurn;
+  }
+
+  /** True while a turn this session did not start holds the stored session. */
+  get foreignTurn(): boolean {
+    const current = this.gateway.host.turns.current(this.storedId);
+    return current !== undefined && current !== this.turnClaim;
+  }
+
+  /**
+   * Claims the stored session for a turn of this session and marks it running; false when another surface's turn
+   * holds it (the caller then treats the input as busy input). Synchronous, so a busy check and the claim never race.
+   */
+  reserveTurn(): boolean {
+    if (this.turnClaim !== null && !this.turnClaim.released) {
+      this.running = true;
+      return true;
+    }
+    const claim = this.gateway.host.turns.claim(this.storedId, { surface: 'gateway', id: this.runtimeId });
+    if (claim === null) return false;
+    this.turnClaim = claim;
+    this.running = true;
+    return true;
+  }
+
+  /** Gives this session's claim back (the turn ended, or an accepted input never started one). */
+  releaseTurn(): void {
+    const claim = this.turnClaim;
+    this.turnClaim = null;
+    claim?.release();
   }
 
   /** Emits a session event to the attached set and the replay ring. */
@@ -198,7 +232,12 @@ export class LiveSession implements RequestSession {
 
   /** Starts a turn from an input envelope (§4.4 step 10, §8.4). Events follow asynchronously. */
   startTurn(envelope: { text: string; hidden: boolean; images: string[]; displayText?: string }): void {
-    this.running = true;
+    if (!this.reserveTurn()) {
+      // Another surface took the session between the input's acceptance and now: the input waits for its turn.
+      this.running = false;
+      this.queue.unshift({ ...envelope, connection: null, submissions: 1 });
+      return;
+    }
     this.turnStartedAt = Date.now() / 1000;
     const shown = envelope.displayText ?? envelope.text;
     this.inflight = {
@@ -227,7 +266,11 @@ export class LiveSession implements RequestSession {
 
   /** Interrupts the running turn (§4.4 `session.interrupt`); before the build, cancels it. */
   interruptTurn(hard: boolean): void {
-    if (!this.running) return;
+    if (!this.running) {
+      // The busy-input policy applies to a turn another surface started too (ADR 0037).
+      if (this.foreignTurn) this.agent.interrupt({ issuer: 'user', hard });
+      return;
+    }
     if (this.buildState !== 'ready') {
       this.turnAbort?.abort(new Error('interrupted'));
       return;
@@ -283,7 +326,10 @@ export class LiveSession implements RequestSession {
       Object.assign(input, (await expandSkillText(this.gateway.host, this.agent.cwd, envelope.text))?.input ?? {});
     let result: TurnResult;
     try {
-      const run = this.agent.runTurn(input, { signal: abort.signal });
+      const run = this.agent.runTurn(input, {
+        signal: abort.signal,
+        ...(this.turnClaim !== null ? { claim: this.turnClaim } : {}),
+      });
       for await (const event of run) this.translate(event);
       result = await run.result;
     } catch (error) {
@@ -362,6 +408,9 @@ export class LiveSession implements RequestSession {
             error_surface: payload.error_surface as Record<string, unknown>,
           }
         : null;
+    // Freed after the state above is settled: whoever waited for the session (another surface, this session's
+    // pending input through the release listener) starts from a finished turn.
+    this.releaseTurn();
     this.gateway.afterTurn(this);
   }
 

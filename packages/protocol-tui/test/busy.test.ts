@@ -127,3 +127,59 @@ describe('busy input (§12 checks 43–49)', () => {
     expect(starts(client, sid)).toHaveLength(1);
   });
 });
+
+describe('busy input for a turn another surface runs (ADR 0037)', () => {
+  /** A gateway session whose stored session runs a turn started on its agent directly, as the HTTP API would. */
+  async function foreignTurn(script: ReturnType<typeof step>[], configYaml?: string) {
+    const fixture = await createFixture({ script, tools: [noopTool], ...(configYaml ? { configYaml } : {}) });
+    cleanups.push(() => fixture.dispose());
+    const client = await fixture.connect();
+    const created = await client.result('session.create', {});
+    const sid: string = created.session_id;
+    const stored: string = created.stored_session_id;
+    // The agent build comes a moment after session.create; a turn on the agent needs none of it.
+    const agent = fixture.host.getAgent(stored);
+    if (!agent) throw new Error('no agent');
+    const run = agent.runTurn({ text: 'from another surface' });
+    const events: string[] = [];
+    void (async () => {
+      for await (const event of run) events.push(event.type);
+    })();
+    for (let attempt = 0; attempt < 500 && !events.includes('message.delta'); attempt += 1) await sleep(10);
+    return { fixture, client, sid, stored, run };
+  }
+
+  it('queue mode queues behind it and starts the input once it ends', async () => {
+    const { client, sid, run } = await foreignTurn(
+      [slow('a', 10), step(text('the gateway turn'))],
+      'display:\n  busy_input_mode: queue\n',
+    );
+    expect(await client.result('prompt.submit', { session_id: sid, text: 'after it' })).toEqual({ status: 'queued' });
+    expect((await run.result).outcome).toBe('completed');
+    const complete = await client.event('message.complete', sid);
+    expect(complete.payload.text).toBe('the gateway turn');
+    expect(starts(client, sid)[0]?.payload.input.text).toBe('after it');
+  });
+
+  it('steer mode steers it, and undo is refused with 4009 while it runs', async () => {
+    const { client, sid, run } = await foreignTurn(
+      [step(text('working'), delay(400), toolCall('noop', {}, 'call_1')), step(text('done'))],
+      'display:\n  busy_input_mode: steer\n',
+    );
+    expect(await client.result('prompt.submit', { session_id: sid, text: 'also this' })).toEqual({ status: 'steered' });
+    const undo = await client.call('session.undo', { session_id: sid });
+    expect(undo.error?.code).toBe(4009);
+    const result = await run.result;
+    expect(result.outcome).toBe('completed');
+    expect(starts(client, sid)).toHaveLength(0);
+  });
+
+  it('interrupt mode redirects it', async () => {
+    const { client, sid, run } = await foreignTurn([slow('a', 30), slow('b', 5)]);
+    expect(await client.result('prompt.submit', { session_id: sid, text: 'change course' })).toEqual({
+      status: 'redirected',
+    });
+    const result = await run.result;
+    expect(result.outcome).toBe('completed');
+  });
+});

@@ -42,7 +42,16 @@ export class AgentCore extends AgentApprovals implements SessionInternals {
     const result = new Promise<TurnResult>((resolve) => {
       resolveResult = resolve;
     });
+    const turns = this.host.turns;
+    // One busy rule for every surface (ADR 0037): the session is free, or its claim is the caller's own.
+    if (options.claim !== undefined ? !turns.holds(options.claim) : turns.current(this.sessionId) !== undefined)
+      throw new HermesError('session_busy', `Session ${this.sessionId} is already running a turn.`);
     const runner = new TurnRunner(this, input, options, resolveResult);
+    if (options.claim === undefined) {
+      const own = turns.claim(this.sessionId, { surface: 'core', id: runner.turnId });
+      // Released once the result is out, as a surface's claim is: whoever waits for the session sees the turn ended.
+      void result.finally(() => own?.release());
+    }
     if (options.callbacks) this.turnCallbacks.set(runner, options.callbacks);
     const queue = new TurnEventQueue();
     this.turnQueues.set(runner, queue);

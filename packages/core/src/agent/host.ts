@@ -60,6 +60,7 @@ import type { HostContext } from './internals.js';
 import type { HermesSettings } from './settings.js';
 import { SpawnGate } from './spawn-gate.js';
 import { toFunctionTool } from './turn-model.js';
+import { TurnsInFlight } from './turns-in-flight.js';
 
 export type { AgentHost, HostEvent };
 
@@ -114,6 +115,7 @@ class HostImpl implements HostContext {
   readonly checkpoints = new FileCheckpointStore({ now: () => this.clock.now() });
   readonly defaultCommandRunner = createLocalCommandRunner();
   readonly spawnGate = new SpawnGate();
+  readonly turns = new TurnsInFlight();
   sandbox: SandboxStatus;
   /** The session store's own files when it is a SQLite file outside HERMES_HOME (protected like state.db). */
   private readonly storeFiles: string[];

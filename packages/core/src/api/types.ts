@@ -1,6 +1,7 @@
 // The public interfaces of the agent API: what agent/ implements and commands/ programs against
 // (ADR 0015). They refer to each other (an Agent has its host, the host has its commands, a
 // command receives the agent and the host), so they are declared in one module.
+import type { TurnsInFlight } from '../agent/turns-in-flight.js';
 import type { CommandAllowlistEntry, CommandAllowlistListing } from '../approvals/allowlist.js';
 import type { FileCheckpointStore } from '../checkpoints/file-checkpoints.js';
 import type { HermesConfig as HermesSettings } from '../config/index.js';
@@ -214,6 +215,11 @@ export interface AgentHost {
    * health reports.
    */
   readonly sandbox: import('../tools/sandbox.js').SandboxStatus;
+  /**
+   * Which sessions have a turn in flight, whichever surface started it (ADR 0037): every protocol claims a session
+   * here when it accepts a turn and consults it before starting one.
+   */
+  readonly turns: TurnsInFlight;
   newSession(options?: SessionOptions): Promise<Agent>;
   resumeSession(idOrTitle: string, options?: ResumeOptions): Promise<Agent>;
   getAgent(sessionId: string): Agent | undefined;

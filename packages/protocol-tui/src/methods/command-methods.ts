@@ -135,13 +135,13 @@ export async function commandDispatch(context: MethodContext): Promise<Record<st
         return { type: 'exec', output: 'queued' };
       }
       context.gateway.attach(session, context.connection);
-      session.running = true;
+      session.reserveTurn();
       context.after(() => session.startTurn({ text: arg, hidden: false, images: [] }));
       return { type: 'exec', output: 'started' };
     }
     case 'steer': {
       if (!arg) fail(ErrorCode.malformedTruncation, 'usage: /steer <text>');
-      if (!session.running) return { type: 'exec', output: 'steer rejected' };
+      if (!session.running && !session.foreignTurn) return { type: 'exec', output: 'steer rejected' };
       if (session.buildState !== 'ready') {
         session.heldSteers.push(arg);
         session.recordCorrection(arg);
@@ -154,13 +154,21 @@ export async function commandDispatch(context: MethodContext): Promise<Record<st
     }
     case 'retry': {
       if (session.busy) fail(ErrorCode.sessionBusy, 'session busy — interrupt the current turn before /retry');
-      const rows = await session.agent.history();
-      const users = rows.filter(isUserOriginated);
-      const last = users[users.length - 1];
-      if (!last) fail(ErrorCode.staleTarget, 'nothing to retry');
-      await cutBefore(session, last, rows, null, 'failed to persist history truncation');
+      // Claimed before the history is cut, so that no other surface starts a turn on the session meanwhile.
+      session.reserveTurn();
+      let last: Awaited<ReturnType<typeof session.agent.history>>[number] | undefined;
+      try {
+        const rows = await session.agent.history();
+        const users = rows.filter(isUserOriginated);
+        last = users[users.length - 1];
+        if (!last) fail(ErrorCode.staleTarget, 'nothing to retry');
+        await cutBefore(session, last, rows, null, 'failed to persist history truncation');
+      } catch (error) {
+        session.running = false;
+        session.releaseTurn();
+        throw error;
+      }
       context.gateway.attach(session, context.connection);
-      session.running = true;
       const display =
         typeof last.displayMetadata?.display_text === 'string' ? last.displayMetadata.display_text : undefined;
       context.after(() =>

@@ -62,7 +62,7 @@ export async function promptSubmit(context: MethodContext) {
       session.interruptTurn(false);
       return { status: 'queued' };
     }
-    if (mode === 'steer' && session.running) {
+    if (mode === 'steer' && (session.running || session.foreignTurn)) {
       if (session.buildState !== 'ready') {
         session.heldSteers.push(text);
         session.recordCorrection(text);
@@ -77,11 +77,18 @@ export async function promptSubmit(context: MethodContext) {
     enqueueInput(session, { text, hidden, images, connection });
     return { status: 'queued' };
   }
+  // The stored session is claimed before the rewind's awaits, so that no other surface starts a turn meanwhile.
+  session.reserveTurn();
   let survivors: Record<string, unknown> = {};
-  if (target) survivors = await rewindSession(session, target);
+  try {
+    if (target) survivors = await rewindSession(session, target);
+  } catch (error) {
+    session.running = false;
+    session.releaseTurn();
+    throw error;
+  }
   gateway.attach(session, connection);
   const images = session.images.splice(0);
-  session.running = true;
   context.after(() => session.startTurn({ text, hidden, images }));
   return { status: 'streaming', ...survivors };
 }
