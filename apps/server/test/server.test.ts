@@ -138,6 +138,7 @@ describe('apps/server', () => {
   it('19.3 while draining, the listener stays open: new turns get 503 with Retry-After, other routes keep working', async () => {
     const model = await scripted([step(text('holding on'), hang())]);
     const server = await startServer({ ...modelEnv(model, temp('hermes-home-')), HERMES_DRAIN_TIMEOUT: '600' });
+    expect((await fetch(`${server.url}/health/ready`)).status).toBe(200);
     const created = await fetch(`${server.url}/v1/runs`, {
       method: 'POST',
       headers: auth,
@@ -160,6 +161,10 @@ describe('apps/server', () => {
     expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('gateway_draining');
     const head = await fetch(`${server.url}/health`, { method: 'HEAD' });
     expect(head.status).toBe(200);
+    // Liveness stays 200; readiness (no key needed, for balancers) says to send new turns elsewhere (issue 33 item 1).
+    const ready = await fetch(`${server.url}/health/ready`);
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toMatchObject({ status: 'draining', ready: false });
     expect((await fetch(`${server.url}/v1/runs/${runId}`, { headers: auth })).status).toBe(200);
     // A new gateway WebSocket is refused the same retryable way.
     const upgrade = await new Promise<{ status: number | undefined; retryAfter: unknown }>((resolve, reject) => {

@@ -420,12 +420,28 @@ class HostImpl implements HostContext {
   async start(): Promise<void> {
     const ttl = this.loaded.config.session.lease_ttl * 1000;
     await this.store.runs.markOrphaned(this.clock.now() - ttl);
+    // Like a turn's lease refresh: every 60 s, or three times per `session.lease_ttl` when that is shorter, so a
+    // short TTL (which another instance's start uses to decide a run is orphaned) never outruns the heartbeat.
+    const intervalMs = Math.min(60_000, Math.max(250, ttl / 3));
+    let failures = 0;
     const beat = () => {
       this.stopRunHeartbeat = this.clock.setTimer(() => {
-        void this.store.runs.heartbeat(this.holderId).finally(() => {
-          if (!this.closed) beat();
-        });
-      }, 60_000);
+        // A store that is down (a database restart, a failover) must not end the process: the beat is logged,
+        // counted and tried again at the next tick.
+        this.store.runs
+          .heartbeat(this.holderId)
+          .catch((error: unknown) => {
+            failures += 1;
+            this.logger.warn('runs heartbeat failed; retrying at the next beat', {
+              error: String(error),
+              code: HermesError.isInstance(error) ? error.code : null,
+              failures,
+            });
+          })
+          .finally(() => {
+            if (!this.closed) beat();
+          });
+      }, intervalMs);
     };
     beat();
   }

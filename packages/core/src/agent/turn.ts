@@ -188,9 +188,21 @@ export class TurnRunner extends TurnModel {
     const refreshMs = Math.min(60_000, Math.max(250, (settings.session.lease_ttl * 1000) / 3));
     const refresh = () => {
       this.stopLeaseRefresh = agent.host.clock.setTimer(() => {
-        void lease.refresh().then((ok) => {
-          if (ok && !this.finished) refresh();
-        });
+        lease.refresh().then(
+          (ok) => {
+            if (ok && !this.finished) refresh();
+          },
+          (error: unknown) => {
+            // The store is unreachable (a database restart): the turn keeps streaming to its client and the refresh
+            // is tried again at the next tick; a lease that expired meanwhile is reported lost by that refresh.
+            agent.host.logger.warn('turn lease refresh failed; retrying at the next tick', {
+              turnId: this.turnId,
+              error: String(error),
+              code: HermesError.isInstance(error) ? error.code : null,
+            });
+            if (!this.finished) refresh();
+          },
+        );
       }, refreshMs);
     };
     refresh();
