@@ -121,6 +121,7 @@ class HostImpl implements HostContext {
     this.fetch = init.options.fetch ?? globalThis.fetch.bind(globalThis);
     this.callbacks = init.options.callbacks ?? {};
     this.holderId = init.options.holderId ?? `${hostname()}:${process.pid}:${newId('', 8)}`;
+    liveHoldersOfThisProcess().add(this.holderId);
     this.catalog = this.providerCatalog();
     this.tools = createToolRegistry();
     for (const tool of builtinTools()) this.tools.register(tool);
@@ -419,6 +420,18 @@ class HostImpl implements HostContext {
   /** Starts background duties: orphaned runs and the runs heartbeat (spec/core.md §9.4.12). */
   async start(): Promise<void> {
     const ttl = this.loaded.config.session.lease_ttl * 1000;
+    // This host's earlier lives (a crash, kill -9) left turn leases and unfinished runs behind: a session they held would
+    // wait for the lease's time to live (300 s by default) before its next turn. They are reclaimed at once.
+    const reclaimed = await this.store.runs.reclaimHolders(isDeadHolder, {
+      exitReason: 'interrupted_by_system(process_restarted)',
+      message: 'The process running this run ended before it finished; it was settled when the server started again.',
+    });
+    if (reclaimed.holders.length > 0)
+      this.logger.warn('reclaimed the turn leases and runs of processes that ended', {
+        holders: reclaimed.holders,
+        leases: reclaimed.leases,
+        runs: reclaimed.runs,
+      });
     await this.store.runs.markOrphaned(this.clock.now() - ttl);
     // Like a turn's lease refresh: every 60 s, or three times per `session.lease_ttl` when that is shorter, so a
     // short TTL (which another instance's start uses to decide a run is orphaned) never outruns the heartbeat.
@@ -465,6 +478,40 @@ class HostImpl implements HostContext {
     await this.processes.killAll();
     await this.mcpManager.close();
     await this.store.close();
+    liveHoldersOfThisProcess().delete(this.holderId);
+  }
+}
+
+/**
+ * Holder ids of the hosts open in this process, shared by every copy of this package loaded in it: several hosts may
+ * share one store in one process (two `createAgent` calls on one HERMES_HOME), and none may reclaim another's leases.
+ */
+function liveHoldersOfThisProcess(): Set<string> {
+  const key = Symbol.for('hermes.core.liveHolders');
+  const registry = globalThis as unknown as Record<symbol, Set<string> | undefined>;
+  registry[key] ??= new Set<string>();
+  return registry[key];
+}
+
+/**
+ * True when `holder` (a turn lease's or a run's holder id, `<hostname>:<pid>:<random>` as a host forms it) names a
+ * process of this machine that no longer runs: its pid is not alive, or it is this process's pid but no host open in
+ * this process has it (a restart that got the same pid, as in a container whose server is pid 1). Holders of other
+ * machines, and ids a caller chose (`AgentHostOptions.holderId`), are never taken for dead: only their lease's expiry
+ * frees them.
+ */
+export function isDeadHolder(holder: string): boolean {
+  if (liveHoldersOfThisProcess().has(holder)) return false;
+  const match = /^(.*):(\d+):[^:]+$/u.exec(holder);
+  if (!match || match[1] !== hostname()) return false;
+  const pid = Number(match[2]);
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (error) {
+    // EPERM: the process exists but belongs to another user.
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
   }
 }
 
