@@ -111,6 +111,19 @@ describe('apps/server instances through a PostgreSQL outage', () => {
       expect(run.status).toBe(503);
       expect(run.headers.get('retry-after')).toBeTruthy();
       expect(((await run.json()) as { error: { code: string } }).error.code).toBe('store_unavailable');
+      for (const [path, body] of [
+        ['/v1/responses', { model: 'hermes-agent', input: 'during the outage' }],
+        [`/api/sessions/outage-${randomUUID()}/chat`, { message: 'during the outage' }],
+      ] as const) {
+        const answer = await fetch(`${instance.url}${path}`, {
+          method: 'POST',
+          headers: auth,
+          body: JSON.stringify(body),
+        });
+        expect(answer.status, path).toBe(503);
+        expect(answer.headers.get('retry-after'), path).toBeTruthy();
+        expect(((await answer.json()) as { error: { code: string } }).error.code, path).toBe('store_unavailable');
+      }
     }
 
     // The running turn's words after the outage began reached its client, and its stream ended.
