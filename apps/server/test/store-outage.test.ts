@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { delay, startScriptedOpenAIServer, step, text } from '@hermes/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { startEmbeddedPostgres } from '../../../packages/core/test/support/embedded-postgres.js';
 import { cleanups, runCleanups, type StartedServer, startServer, temp } from './support/server-process.js';
 
@@ -28,6 +29,31 @@ async function until<T>(check: () => Promise<T | null>, timeoutMs = 60_000): Pro
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A raw gateway WebSocket client: `call` sends a request and resolves with its answer; `frames` keeps every frame. */
+async function gatewayClient(server: StartedServer) {
+  const socket = new WebSocket(`${server.url.replace('http', 'ws')}/api/ws?token=${KEY}`);
+  cleanups.push(() => socket.close());
+  const frames: (Record<string, unknown> & { params?: { type?: string; payload?: Record<string, unknown> } })[] = [];
+  socket.on('message', (data: Buffer) => frames.push(JSON.parse(data.toString())));
+  await new Promise((resolve, reject) => {
+    socket.once('open', resolve);
+    socket.once('error', reject);
+  });
+  let next = 0;
+  const waitFor = (predicate: (frame: (typeof frames)[number]) => boolean) =>
+    until(async () => frames.find(predicate) ?? null);
+  const call = (method: string, params: Record<string, unknown>) => {
+    next += 1;
+    const id = next;
+    socket.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+    return waitFor((frame) => frame.id === id) as Promise<{
+      result?: Record<string, unknown>;
+      error?: { code: number; message: string };
+    }>;
+  };
+  return { frames, call, waitFor };
+}
 
 function alive(server: StartedServer): boolean {
   return server.child.exitCode === null && server.child.signalCode === null;
@@ -89,6 +115,11 @@ describe('apps/server instances through a PostgreSQL outage', () => {
       }
     })();
 
+    // A gateway client on B with a session made before the outage.
+    const gateway = await gatewayClient(b);
+    const made = await gateway.call('session.create', {});
+    expect(made.error).toBeUndefined();
+
     await database.stop();
     // Longer than several heartbeats and lease refreshes (1 s each) and than the lease itself (3 s).
     await sleep(6_000);
@@ -125,6 +156,19 @@ describe('apps/server instances through a PostgreSQL outage', () => {
         expect(((await answer.json()) as { error: { code: string } }).error.code, path).toBe('store_unavailable');
       }
     }
+
+    // The gateway: a new session's row cannot be written (5007 naming the store), and a turn on the earlier session
+    // ends with a retryable store_unavailable error instead of a hang or a dead process.
+    const refusedSession = await gateway.call('session.create', {});
+    expect(refusedSession.error?.code).toBe(5007);
+    expect(refusedSession.error?.message).toContain('unavailable');
+    const submitted = await gateway.call('prompt.submit', { session_id: made.result?.session_id, text: 'hello?' });
+    expect(submitted.error).toBeUndefined();
+    const ended = await gateway.waitFor((frame) => frame.params?.type === 'message.complete');
+    expect(ended.params?.payload).toMatchObject({
+      status: 'error',
+      error_surface: { code: 'store_unavailable', retryable: true },
+    });
 
     // The running turn's words after the outage began reached its client, and its stream ended.
     await rest;

@@ -28,7 +28,9 @@ export class TurnRunner extends TurnModel {
       else if (HermesError.isInstance(error) && error.code === 'store_locked') {
         await this.finish('failed', 'session_persistence_failed', { code: 'store_locked', message, retryable: false });
       } else {
-        await this.finish('failed', `local_error(${code})`, { code, message, retryable: false });
+        // An unreachable store (a database restart) is passing: the client may send the turn again once it is back.
+        const retryable = code === 'store_unavailable';
+        await this.finish('failed', `local_error(${code})`, { code, message, retryable });
       }
     }
   }
