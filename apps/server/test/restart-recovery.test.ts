@@ -41,6 +41,16 @@ describe.each([
       return { HERMES_DATABASE_URL: database.url };
     },
   },
+  {
+    // Holder ids then start with the instance id, not the hostname: only the instance-id rule can reclaim them, as for
+    // a server that comes back on another machine or pod under the same name.
+    backend: 'PostgreSQL with HERMES_INSTANCE_ID',
+    database: async () => {
+      const database = await createTestDatabase();
+      cleanups.push(database.drop);
+      return { HERMES_DATABASE_URL: database.url, HERMES_INSTANCE_ID: `node-${Date.now().toString(36)}` };
+    },
+  },
 ])('apps/server restarted after kill -9 on $backend', ({ database }) => {
   it('33.4: the session whose turn was in flight takes a new turn at once, and the run in flight reads interrupted with a reason', async () => {
     const model = await startScriptedOpenAIServer({

@@ -73,8 +73,14 @@ export interface AgentHostOptions {
   connectMcp?: boolean;
   logger?: Logger;
   clock?: Clock;
-  /** Lease holder identity; default host:pid:random. */
+  /** Lease holder identity; default `<instance id or hostname>:<pid>:<random>`. */
   holderId?: string;
+  /**
+   * A name this server keeps across restarts, unique among the processes sharing its store (default: the
+   * `HERMES_INSTANCE_ID` variable, else none). A host that starts reclaims at once the turn leases and runs of every
+   * earlier process of that name; without one it does so for ended processes of its hostname only.
+   */
+  instanceId?: string;
 }
 
 class HostImpl implements HostContext {
@@ -87,6 +93,8 @@ class HostImpl implements HostContext {
   readonly commands: CommandRegistry;
   readonly skills: SkillRegistry;
   readonly holderId: string;
+  /** `AgentHostOptions.instanceId` or `HERMES_INSTANCE_ID`; null when neither is set. */
+  private readonly instanceId: string | null;
   readonly fetch: typeof globalThis.fetch;
   readonly callbacks: HostCallbacks;
   readonly defaultFileAccess = createLocalFileAccess();
@@ -120,7 +128,9 @@ class HostImpl implements HostContext {
     this.store = init.store;
     this.fetch = init.options.fetch ?? globalThis.fetch.bind(globalThis);
     this.callbacks = init.options.callbacks ?? {};
-    this.holderId = init.options.holderId ?? `${hostname()}:${process.pid}:${newId('', 8)}`;
+    const instanceId = init.options.instanceId ?? init.loaded.lookup('HERMES_INSTANCE_ID')?.trim();
+    this.instanceId = instanceId ? instanceId : null;
+    this.holderId = init.options.holderId ?? `${this.instanceId ?? hostname()}:${process.pid}:${newId('', 8)}`;
     liveHoldersOfThisProcess().add(this.holderId);
     this.catalog = this.providerCatalog();
     this.tools = createToolRegistry();
@@ -422,7 +432,7 @@ class HostImpl implements HostContext {
     const ttl = this.loaded.config.session.lease_ttl * 1000;
     // This host's earlier lives (a crash, kill -9) left turn leases and unfinished runs behind: a session they held would
     // wait for the lease's time to live (300 s by default) before its next turn. They are reclaimed at once.
-    const reclaimed = await this.store.runs.reclaimHolders(isDeadHolder, {
+    const reclaimed = await this.store.runs.reclaimHolders((holder) => isDeadHolder(holder, this.instanceId), {
       exitReason: 'interrupted_by_system(process_restarted)',
       message: 'The process running this run ended before it finished; it was settled when the server started again.',
     });
@@ -494,16 +504,19 @@ function liveHoldersOfThisProcess(): Set<string> {
 }
 
 /**
- * True when `holder` (a turn lease's or a run's holder id, `<hostname>:<pid>:<random>` as a host forms it) names a
- * process of this machine that no longer runs: its pid is not alive, or it is this process's pid but no host open in
- * this process has it (a restart that got the same pid, as in a container whose server is pid 1). Holders of other
- * machines, and ids a caller chose (`AgentHostOptions.holderId`), are never taken for dead: only their lease's expiry
- * frees them.
+ * True when `holder` (a turn lease's or a run's holder id, `<instance id or hostname>:<pid>:<random>` as a host forms
+ * it) names a process that no longer runs. With `instanceId` (unique among the processes sharing the store, kept across
+ * restarts), every holder of that name that no host open in this process has is an earlier life. Otherwise a holder of
+ * this machine's hostname is dead when its pid is not alive, or is this process's pid but no host open in this process
+ * has it (a restart that got the same pid, as in a container whose server is pid 1). Holders of other names, and ids a
+ * caller chose (`AgentHostOptions.holderId`), are never taken for dead: only their lease's expiry frees them.
  */
-export function isDeadHolder(holder: string): boolean {
+export function isDeadHolder(holder: string, instanceId: string | null = null): boolean {
   if (liveHoldersOfThisProcess().has(holder)) return false;
   const match = /^(.*):(\d+):[^:]+$/u.exec(holder);
-  if (!match || match[1] !== hostname()) return false;
+  if (!match) return false;
+  if (instanceId !== null && match[1] === instanceId) return true;
+  if (match[1] !== hostname()) return false;
   const pid = Number(match[2]);
   if (pid === process.pid) return true;
   try {

@@ -33,4 +33,18 @@ describe('which lease holders start-up recovery takes for dead (issue 33 item 4)
     // Two hosts in one process (two `createAgent` calls on one HERMES_HOME) never reclaim each other's leases.
     expect(isDeadHolder(host.holderId)).toBe(false);
   });
+
+  it('with an instance id, every holder of that name not open in this process is an earlier life, wherever it ran', async () => {
+    // A live pid (the parent of this process) under the instance's name is still an earlier life of that name.
+    expect(isDeadHolder(`node-1:${process.ppid}:abcd1234`, 'node-1')).toBe(true);
+    expect(isDeadHolder(`node-2:${process.ppid}:abcd1234`, 'node-1')).toBe(false);
+    const host = await createTestHost({
+      config: { session: { auto_title: false } },
+      script: [],
+      instanceId: 'node-1',
+    });
+    cleanups.push(() => host.dispose());
+    expect(host.holderId.startsWith(`node-1:${process.pid}:`)).toBe(true);
+    expect(isDeadHolder(host.holderId, 'node-1')).toBe(false);
+  });
 });
