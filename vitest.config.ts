@@ -6,7 +6,15 @@ import { defineConfig } from 'vitest/config';
  */
 export default defineConfig({
   test: {
-    projects: ['packages/*', 'apps/*', 'examples/*', { test: { name: 'workspace', include: ['test/**/*.test.ts'] } }],
+    projects: [
+      'packages/*',
+      'apps/*',
+      'examples/*',
+      {
+        // The packaging and test-command checks spawn builds and vitest runs: never the 5 s default.
+        test: { name: 'workspace', include: ['test/**/*.test.ts'], testTimeout: 120_000, hookTimeout: 120_000 },
+      },
+    ],
     reporters: ['default', ['json', { outputFile: 'reports/vitest.json' }]],
   },
 });

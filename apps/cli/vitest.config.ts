@@ -6,6 +6,7 @@ export default defineProject({
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     // These tests spawn the built binary; a loaded CI machine needs more than the default 5 s.
     testTimeout: 30_000,
+    hookTimeout: 120_000,
     // One PostgreSQL server for the gateway tests across instances (or HERMES_TEST_DATABASE_URL), as in core.
     globalSetup: ['../../packages/core/test/support/postgres-global-setup.ts'],
   },

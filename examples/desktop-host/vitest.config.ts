@@ -6,5 +6,6 @@ export default defineProject({
     include: ['test/**/*.test.ts'],
     // The test spawns a real gateway.
     testTimeout: 120_000,
+    hookTimeout: 120_000,
   },
 });

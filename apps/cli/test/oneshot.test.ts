@@ -90,7 +90,7 @@ describe('hermes -q', () => {
   it('exits 130 when interrupted with Ctrl-C', async () => {
     const scripted = await server([step(text('thinking'), hang())]);
     const { child, done } = hermes(['-q', 'take your time'], modelEnv(scripted.baseURL));
-    for (let attempt = 0; attempt < 400 && scripted.requests.length === 0; attempt += 1)
+    for (let attempt = 0; attempt < 6_000 && scripted.requests.length === 0; attempt += 1)
       await new Promise((resolve) => setTimeout(resolve, 10));
     await new Promise((resolve) => setTimeout(resolve, 50));
     child.kill('SIGINT');

@@ -1,8 +1,28 @@
 #!/usr/bin/env node
+import type { Logger } from 'pino';
 import { StartupRefused, startServer } from './server.js';
+
+/**
+ * A promise nobody awaited that rejects (a background task's store error during a database restart, say) must not end
+ * the process: node's default for an unhandled rejection is to exit, which took every instance down with its database.
+ * It is logged and counted instead; every known background task handles its own errors, so a line here is a bug to fix.
+ */
+let unhandledRejections = 0;
+let serverLogger: Logger | null = null;
+process.on('unhandledRejection', (reason: unknown) => {
+  unhandledRejections += 1;
+  const fields = {
+    error: reason instanceof Error ? (reason.stack ?? reason.message) : String(reason),
+    code: (reason as { code?: unknown } | null)?.code ?? null,
+    unhandledRejections,
+  };
+  if (serverLogger) serverLogger.error(fields, 'unhandled rejection; the server keeps running');
+  else process.stderr.write(`hermes-server: unhandled rejection (kept running): ${fields.error}\n`);
+});
 
 try {
   const server = await startServer(process.env);
+  serverLogger = server.logger;
   let signals = 0;
   const stop = (signal: NodeJS.Signals) => {
     signals += 1;

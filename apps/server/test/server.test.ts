@@ -49,7 +49,7 @@ describe('apps/server', () => {
     expect(created.status).toBe(202);
     const { run_id: runId } = (await created.json()) as { run_id: string };
     let status = '';
-    for (let attempt = 0; attempt < 200 && status !== 'completed'; attempt += 1) {
+    for (let attempt = 0; attempt < 2_400 && status !== 'completed'; attempt += 1) {
       const polled = (await (await fetch(`${server.url}/v1/runs/${runId}`, { headers: auth })).json()) as {
         status: string;
         output: string | null;
@@ -70,7 +70,7 @@ describe('apps/server', () => {
     }[] = [];
     socket.on('message', (data: Buffer) => frames.push(JSON.parse(data.toString())));
     const waitFor = async (predicate: (frame: (typeof frames)[number]) => boolean) => {
-      for (let attempt = 0; attempt < 400; attempt += 1) {
+      for (let attempt = 0; attempt < 6_000; attempt += 1) {
         const found = frames.find(predicate);
         if (found) return found;
         await new Promise((resolve) => setTimeout(resolve, 10));
@@ -99,7 +99,11 @@ describe('apps/server', () => {
         .filter(Boolean)
         .map((line) => JSON.parse(line) as Record<string, unknown>);
     // Info lines are written in batches at most 250 ms apart (ADR 0025): wait for the run's lines to be flushed.
-    for (let attempt = 0; attempt < 200 && readLogs().filter((entry) => entry.runId === runId).length < 2; attempt += 1)
+    for (
+      let attempt = 0;
+      attempt < 2_400 && readLogs().filter((entry) => entry.runId === runId).length < 2;
+      attempt += 1
+    )
       await new Promise((resolve) => setTimeout(resolve, 25));
     const logs = readLogs();
     expect(logs.filter((entry) => entry.msg === 'request').every((entry) => typeof entry.requestId === 'string')).toBe(
@@ -118,7 +122,7 @@ describe('apps/server', () => {
       headers: auth,
       body: JSON.stringify({ model: 'hermes-agent', messages: [{ role: 'user', content: 'take a moment' }] }),
     });
-    for (let attempt = 0; attempt < 300 && model.requests.length === 0; attempt += 1)
+    for (let attempt = 0; attempt < 6_000 && model.requests.length === 0; attempt += 1)
       await new Promise((resolve) => setTimeout(resolve, 10));
     server.child.kill('SIGTERM');
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -138,16 +142,17 @@ describe('apps/server', () => {
   it('19.3 while draining, the listener stays open: new turns get 503 with Retry-After, other routes keep working', async () => {
     const model = await scripted([step(text('holding on'), hang())]);
     const server = await startServer({ ...modelEnv(model, temp('hermes-home-')), HERMES_DRAIN_TIMEOUT: '600' });
+    expect((await fetch(`${server.url}/health/ready`)).status).toBe(200);
     const created = await fetch(`${server.url}/v1/runs`, {
       method: 'POST',
       headers: auth,
       body: JSON.stringify({ input: 'hang' }),
     });
     const { run_id: runId } = (await created.json()) as { run_id: string };
-    for (let attempt = 0; attempt < 300 && model.requests.length === 0; attempt += 1)
+    for (let attempt = 0; attempt < 6_000 && model.requests.length === 0; attempt += 1)
       await new Promise((resolve) => setTimeout(resolve, 10));
     server.child.kill('SIGTERM');
-    for (let attempt = 0; attempt < 300 && !server.stdout().includes('"msg":"draining"'); attempt += 1)
+    for (let attempt = 0; attempt < 6_000 && !server.stdout().includes('"msg":"draining"'); attempt += 1)
       await new Promise((resolve) => setTimeout(resolve, 10));
     // The run hangs until it is stopped, so the drain is certainly still under way here.
     const refused = await fetch(`${server.url}/v1/chat/completions`, {
@@ -160,6 +165,10 @@ describe('apps/server', () => {
     expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('gateway_draining');
     const head = await fetch(`${server.url}/health`, { method: 'HEAD' });
     expect(head.status).toBe(200);
+    // Liveness stays 200; readiness (no key needed, for balancers) says to send new turns elsewhere (issue 33 item 1).
+    const ready = await fetch(`${server.url}/health/ready`);
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toMatchObject({ status: 'draining', ready: false });
     expect((await fetch(`${server.url}/v1/runs/${runId}`, { headers: auth })).status).toBe(200);
     // A new gateway WebSocket is refused the same retryable way.
     const upgrade = await new Promise<{ status: number | undefined; retryAfter: unknown }>((resolve, reject) => {
@@ -281,7 +290,7 @@ describe('apps/server', () => {
       body: JSON.stringify({ input: 'hang' }),
     });
     const { run_id: runId } = (await created.json()) as { run_id: string };
-    for (let attempt = 0; attempt < 300 && model.requests.length === 0; attempt += 1)
+    for (let attempt = 0; attempt < 6_000 && model.requests.length === 0; attempt += 1)
       await new Promise((resolve) => setTimeout(resolve, 10));
     server.child.kill('SIGTERM');
     expect(await server.exited).toBe(0);
@@ -295,7 +304,7 @@ describe('apps/server', () => {
   it('generates and saves a key on loopback, and refuses a public address without one', async () => {
     const homeDir = temp('hermes-home-');
     const server = await startServer({ HERMES_HOME: homeDir });
-    for (let attempt = 0; attempt < 200 && !server.stderr().includes('Bearer'); attempt += 1)
+    for (let attempt = 0; attempt < 6_000 && !server.stderr().includes('Bearer'); attempt += 1)
       await new Promise((resolve) => setTimeout(resolve, 10));
     const dotenv = join(homeDir, '.env');
     const saved = /API_SERVER_KEY=(\S+)/.exec(readFileSync(dotenv, 'utf8'))?.[1];

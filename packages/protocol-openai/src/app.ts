@@ -1,9 +1,9 @@
 import type { AgentHost, RunBus } from '@hermes/core';
-import { createRunBus, redactSecrets } from '@hermes/core';
+import { createRunBus, HermesError, redactSecrets } from '@hermes/core';
 import { Hono } from 'hono';
 import { BrowserControlBroker, type BrowserControlOptions, registerBrowserControlRoutes } from './browser-control.js';
 import { handleChatCompletions } from './chat-completions.js';
-import { ApiError, errorResponse } from './http-error.js';
+import { ApiError, errorResponse, storeUnavailable } from './http-error.js';
 import { registerInfoRoutes } from './info-routes.js';
 import { registerPermissionRoutes } from './permissions-routes.js';
 import {
@@ -61,7 +61,7 @@ export interface OpenAIApp {
   readonly browserControl: BrowserControlBroker;
 }
 
-const OPEN_PATHS = ['/health', '/v1/health'];
+const OPEN_PATHS = ['/health', '/v1/health', '/health/ready'];
 /** How often shared run events of long-settled runs are deleted. */
 const RUN_EVENTS_PRUNE_MS = 600_000;
 
@@ -144,6 +144,10 @@ export function createOpenAIApp(options: OpenAIAppOptions): OpenAIApp {
       return errorResponse(context, error);
     }
     server.metrics.errors += 1;
+    if (HermesError.isInstance(error) && error.code === 'store_unavailable') {
+      host.logger.warn('request refused: the session store is unreachable', { error: redactSecrets(String(error)) });
+      return errorResponse(context, storeUnavailable());
+    }
     host.logger.error('request failed', { error: redactSecrets(String(error)) });
     return errorResponse(
       context,

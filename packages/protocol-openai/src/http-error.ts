@@ -37,7 +37,9 @@ export class ApiError extends Error {
     this.type = typeForStatus(status);
     this.hermes = options.hermes;
     // Retrying a 5xx or a 409 would re-run an agent turn or repeat a definitive conflict (spec §5.2).
-    const noRetry = (status >= 500 && code !== 'gateway_draining') || status === 409;
+    // A 503 `store_unavailable` started nothing (the store refused before the turn began), so it is as safe to retry as
+    // a drain.
+    const noRetry = (status >= 500 && code !== 'gateway_draining' && code !== 'store_unavailable') || status === 409;
     this.headers = { ...(noRetry ? { 'x-should-retry': 'false' } : {}), ...(options.headers ?? {}) };
   }
 
@@ -70,4 +72,17 @@ export function errorResponse(context: Context, error: ApiError): Response {
 /** A 400 for a field with a wrong type or value. */
 export function invalidField(param: string, message: string): ApiError {
   return new ApiError(400, 'invalid_field', message, { param });
+}
+
+/** Seconds a client waits before retrying while the session store is unreachable (a database restart). */
+export const STORE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * The 503 for a request the session store could not serve because it is unreachable (core's HermesError
+ * `store_unavailable`): retryable, with Retry-After, so a client or balancer tries again instead of giving up on a 500.
+ */
+export function storeUnavailable(): ApiError {
+  return new ApiError(503, 'store_unavailable', 'The session store is unreachable; try again shortly.', {
+    headers: { 'Retry-After': String(STORE_RETRY_AFTER_SECONDS) },
+  });
 }

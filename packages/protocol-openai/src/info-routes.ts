@@ -1,4 +1,5 @@
 import type { Hono } from 'hono';
+import { STORE_RETRY_AFTER_SECONDS } from './http-error.js';
 import { ModelProbe } from './model-probe.js';
 import type { ServerContext } from './server-context.js';
 import { VERSION } from './version.js';
@@ -44,12 +45,46 @@ export interface InfoFeatures {
   browserControl: boolean;
 }
 
+/** How long a readiness probe waits for the store before calling it unreachable. */
+const STORE_PROBE_TIMEOUT_MS = 3_000;
+
+/** True when the session store answers a one-row read within {@link STORE_PROBE_TIMEOUT_MS}. */
+async function storeReachable(host: ServerContext['host']): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timedOut = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), STORE_PROBE_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([
+      host.store.listSessions({ limit: 1 }).then(
+        () => true,
+        () => false,
+      ),
+      timedOut,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Health, models, model options and capabilities (spec §15 to §18). */
 export function registerInfoRoutes(app: Hono, server: ServerContext, features: InfoFeatures): void {
   const { settings, host } = server;
   const health = { status: 'ok', platform: 'hermes-agent', version: VERSION };
   app.get('/health', (context) => context.json(health));
   app.get('/v1/health', (context) => context.json(health));
+
+  // Readiness for a load balancer (no auth, like /health): 503 while the session store is unreachable or the instance
+  // drains, so new turns go to another instance; /health stays the liveness check and answers 200 throughout.
+  app.get('/health/ready', async (context) => {
+    context.header('Cache-Control', 'no-store');
+    if (server.admission.draining) return context.json({ status: 'draining', ready: false }, 503);
+    if (!(await storeReachable(host))) {
+      context.header('Retry-After', String(STORE_RETRY_AFTER_SECONDS));
+      return context.json({ status: 'store_unavailable', ready: false }, 503);
+    }
+    return context.json({ status: 'ready', ready: true });
+  });
 
   app.get('/health/detailed', async (context) => {
     let database = true;

@@ -576,6 +576,14 @@ export class RunRegistry {
     };
     if (stored.error !== undefined) object.error = stored.error;
     if (stored.turn_exit_reason !== undefined) object.turn_exit_reason = stored.turn_exit_reason;
+    // A run the store settled itself (its process ended: core's start-up recovery, or the stale-run sweep) has no
+    // result; its row says why.
+    if (!run && status === 'interrupted' && row.result === null) {
+      object.interrupted = true;
+      if (row.exitReason) object.turn_exit_reason = row.exitReason;
+      const message = (row.error as { message?: unknown } | null)?.message;
+      if (typeof message === 'string') object.error = message;
+    }
     if (stored.pending_steer !== undefined) object.pending_steer = stored.pending_steer;
     const oldest = run?.approvals.pending[0];
     if (run && status === 'waiting_for_approval' && oldest) {

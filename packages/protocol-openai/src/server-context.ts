@@ -1,4 +1,5 @@
 import type { Agent, AgentHost, ApprovalRequest, RunBus, StoredMessage } from '@hermes/core';
+import { HermesError } from '@hermes/core';
 import type { Context } from 'hono';
 import { ApiError } from './http-error.js';
 import { isValidSessionKey } from './normalize-input.js';
@@ -120,7 +121,13 @@ export async function agentForSession(host: AgentHost, sessionId: string, create
   const row = await host.store.getSession(sessionId);
   if (!row) {
     if (!create) throw new ApiError(404, 'session_not_found', `Session not found: ${sessionId}`);
-    await host.store.createSession({ id: sessionId, source: 'api_server' });
+    try {
+      await host.store.createSession({ id: sessionId, source: 'api_server' });
+    } catch (error) {
+      // Another request (here or on another instance) created the same new session a moment ago: this one uses it,
+      // and its turn waits on that turn's lease (spec §13.3) instead of failing with a 500.
+      if (!(HermesError.isInstance(error) && error.code === 'session_exists')) throw error;
+    }
   }
   return host.resumeSession(sessionId);
 }

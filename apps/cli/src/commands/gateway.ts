@@ -12,6 +12,7 @@ import {
 } from '@hermes/protocol-tui';
 import type { Command } from 'commander';
 import { createCliHost, describeStartupError } from '../host.js';
+import { guardUnhandledRejections } from '../rejection-guard.js';
 
 interface GatewayCommandOptions {
   ws?: boolean;
@@ -34,6 +35,7 @@ export function registerGatewayCommand(program: Command): void {
     .option('--insecure', 'allow a non-loopback bind address (with --ws)')
     .configureOutput({ writeOut: (text) => process.stderr.write(text), writeErr: (text) => process.stderr.write(text) })
     .action(async (options: GatewayCommandOptions) => {
+      guardUnhandledRejections('hermes gateway');
       try {
         if (options.ws) await serveWebSocket(options);
         else await serveOnStdio();

@@ -11,6 +11,7 @@ import {
 import { serve } from '@hono/node-server';
 import type { Command } from 'commander';
 import { createCliHost, describeStartupError } from '../host.js';
+import { guardUnhandledRejections } from '../rejection-guard.js';
 
 interface ServeOptions {
   host?: string;
@@ -28,6 +29,7 @@ export function registerServeCommand(program: Command): void {
     .option('--host <host>', 'bind address (default 127.0.0.1, or API_SERVER_HOST)')
     .option('--port <port>', 'bind port (default 8642, or API_SERVER_PORT)')
     .action(async (options: ServeOptions) => {
+      guardUnhandledRejections('hermes serve');
       let host: Awaited<ReturnType<typeof createCliHost>>;
       try {
         host = await createCliHost();

@@ -90,13 +90,19 @@ export interface AgentHostOptions {
   connectMcp?: boolean;
   logger?: Logger;
   clock?: Clock;
-  /** Lease holder identity; default host:pid:random. */
+  /** Lease holder identity; default `<instance id or hostname>:<pid>:<random>`. */
   holderId?: string;
   /**
    * More secrets by name (a server's API key, its gateway token): never passed to a subprocess and
    * redacted from tool output as `[REDACTED:<name>]`, like the secrets the host finds itself.
    */
   secrets?: Readonly<Record<string, string>>;
+  /**
+   * A name this server keeps across restarts, unique among the processes sharing its store (default: the
+   * `HERMES_INSTANCE_ID` variable, else none). A host that starts reclaims at once the turn leases and runs of every
+   * earlier process of that name; without one it does so for ended processes of its hostname only.
+   */
+  instanceId?: string;
 }
 
 class HostImpl implements HostContext {
@@ -109,6 +115,8 @@ class HostImpl implements HostContext {
   readonly commands: CommandRegistry;
   readonly skills: SkillRegistry;
   readonly holderId: string;
+  /** `AgentHostOptions.instanceId` or `HERMES_INSTANCE_ID`; null when neither is set. */
+  private readonly instanceId: string | null;
   readonly fetch: typeof globalThis.fetch;
   readonly callbacks: HostCallbacks;
   readonly defaultFileAccess = createLocalFileAccess();
@@ -151,7 +159,10 @@ class HostImpl implements HostContext {
     this.store = init.store;
     this.fetch = init.options.fetch ?? markBuiltinFetch(globalThis.fetch.bind(globalThis));
     this.callbacks = init.options.callbacks ?? {};
-    this.holderId = init.options.holderId ?? `${hostname()}:${process.pid}:${newId('', 8)}`;
+    const instanceId = init.options.instanceId ?? init.loaded.lookup('HERMES_INSTANCE_ID')?.trim();
+    this.instanceId = instanceId ? instanceId : null;
+    this.holderId = init.options.holderId ?? `${this.instanceId ?? hostname()}:${process.pid}:${newId('', 8)}`;
+    liveHoldersOfThisProcess().add(this.holderId);
     this.catalog = this.providerCatalog();
     this.tools = createToolRegistry();
     for (const tool of builtinTools()) this.tools.register(tool);
@@ -512,13 +523,41 @@ class HostImpl implements HostContext {
   /** Starts background duties: orphaned runs and the runs heartbeat (spec/core.md §9.4.12). */
   async start(): Promise<void> {
     const ttl = this.loaded.config.session.lease_ttl * 1000;
+    // This host's earlier lives (a crash, kill -9) left turn leases and unfinished runs behind: a session they held would
+    // wait for the lease's time to live (300 s by default) before its next turn. They are reclaimed at once.
+    const reclaimed = await this.store.runs.reclaimHolders((holder) => isDeadHolder(holder, this.instanceId), {
+      exitReason: 'interrupted_by_system(process_restarted)',
+      message: 'The process running this run ended before it finished; it was settled when the server started again.',
+    });
+    if (reclaimed.holders.length > 0)
+      this.logger.warn('reclaimed the turn leases and runs of processes that ended', {
+        holders: reclaimed.holders,
+        leases: reclaimed.leases,
+        runs: reclaimed.runs,
+      });
     await this.store.runs.markOrphaned(this.clock.now() - ttl);
+    // Like a turn's lease refresh: every 60 s, or three times per `session.lease_ttl` when that is shorter, so a
+    // short TTL (which another instance's start uses to decide a run is orphaned) never outruns the heartbeat.
+    const intervalMs = Math.min(60_000, Math.max(250, ttl / 3));
+    let failures = 0;
     const beat = () => {
       this.stopRunHeartbeat = this.clock.setTimer(() => {
-        void this.store.runs.heartbeat(this.holderId).finally(() => {
-          if (!this.closed) beat();
-        });
-      }, 60_000);
+        // A store that is down (a database restart, a failover) must not end the process: the beat is logged,
+        // counted and tried again at the next tick.
+        this.store.runs
+          .heartbeat(this.holderId)
+          .catch((error: unknown) => {
+            failures += 1;
+            this.logger.warn('runs heartbeat failed; retrying at the next beat', {
+              error: String(error),
+              code: HermesError.isInstance(error) ? error.code : null,
+              failures,
+            });
+          })
+          .finally(() => {
+            if (!this.closed) beat();
+          });
+      }, intervalMs);
     };
     beat();
   }
@@ -542,6 +581,43 @@ class HostImpl implements HostContext {
     await this.processes.killAll();
     await this.mcpManager.close();
     await this.store.close();
+    liveHoldersOfThisProcess().delete(this.holderId);
+  }
+}
+
+/**
+ * Holder ids of the hosts open in this process, shared by every copy of this package loaded in it: several hosts may
+ * share one store in one process (two `createAgent` calls on one HERMES_HOME), and none may reclaim another's leases.
+ */
+function liveHoldersOfThisProcess(): Set<string> {
+  const key = Symbol.for('hermes.core.liveHolders');
+  const registry = globalThis as unknown as Record<symbol, Set<string> | undefined>;
+  registry[key] ??= new Set<string>();
+  return registry[key];
+}
+
+/**
+ * True when `holder` (a turn lease's or a run's holder id, `<instance id or hostname>:<pid>:<random>` as a host forms
+ * it) names a process that no longer runs. With `instanceId` (unique among the processes sharing the store, kept across
+ * restarts), every holder of that name that no host open in this process has is an earlier life. Otherwise a holder of
+ * this machine's hostname is dead when its pid is not alive, or is this process's pid but no host open in this process
+ * has it (a restart that got the same pid, as in a container whose server is pid 1). Holders of other names, and ids a
+ * caller chose (`AgentHostOptions.holderId`), are never taken for dead: only their lease's expiry frees them.
+ */
+export function isDeadHolder(holder: string, instanceId: string | null = null): boolean {
+  if (liveHoldersOfThisProcess().has(holder)) return false;
+  const match = /^(.*):(\d+):[^:]+$/u.exec(holder);
+  if (!match) return false;
+  if (instanceId !== null && match[1] === instanceId) return true;
+  if (match[1] !== hostname()) return false;
+  const pid = Number(match[2]);
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (error) {
+    // EPERM: the process exists but belongs to another user.
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
   }
 }
 

@@ -28,7 +28,9 @@ export class TurnRunner extends TurnModel {
       else if (HermesError.isInstance(error) && error.code === 'store_locked') {
         await this.finish('failed', 'session_persistence_failed', { code: 'store_locked', message, retryable: false });
       } else {
-        await this.finish('failed', `local_error(${code})`, { code, message, retryable: false });
+        // An unreachable store (a database restart) is passing: the client may send the turn again once it is back.
+        const retryable = code === 'store_unavailable';
+        await this.finish('failed', `local_error(${code})`, { code, message, retryable });
       }
     }
   }
@@ -188,9 +190,21 @@ export class TurnRunner extends TurnModel {
     const refreshMs = Math.min(60_000, Math.max(250, (settings.session.lease_ttl * 1000) / 3));
     const refresh = () => {
       this.stopLeaseRefresh = agent.host.clock.setTimer(() => {
-        void lease.refresh().then((ok) => {
-          if (ok && !this.finished) refresh();
-        });
+        lease.refresh().then(
+          (ok) => {
+            if (ok && !this.finished) refresh();
+          },
+          (error: unknown) => {
+            // The store is unreachable (a database restart): the turn keeps streaming to its client and the refresh
+            // is tried again at the next tick; a lease that expired meanwhile is reported lost by that refresh.
+            agent.host.logger.warn('turn lease refresh failed; retrying at the next tick', {
+              turnId: this.turnId,
+              error: String(error),
+              code: HermesError.isInstance(error) ? error.code : null,
+            });
+            if (!this.finished) refresh();
+          },
+        );
       }, refreshMs);
     };
     refresh();

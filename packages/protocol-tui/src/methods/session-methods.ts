@@ -144,6 +144,20 @@ export async function sessionCreate(context: MethodContext) {
   };
   options.callbacks = callbacksProxy;
   const agent = await gateway.host.newSession(options);
+  // `persist: true` asks for the row now (§ session.create). Across instances (a shared relay bus) the row is always
+  // written now: a resume or attach of the new session from another instance finds it at once, instead of failing
+  // with 4007 until the first turn commits it (issue 33 item 5).
+  if (booleanParam(params, 'persist') === true || gateway.relay !== null) {
+    try {
+      await agent.persist();
+    } catch (error) {
+      await agent.close().catch(() => {});
+      fail(
+        ErrorCode.storeWriteFailed,
+        `failed to create session row: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+  }
   session = gateway.addSession(agent, {
     closeOnDisconnect: booleanParam(params, 'close_on_disconnect') ?? false,
     modelPin: pin,
