@@ -1,4 +1,7 @@
+import { stripVTControlCharacters as stripAnsiCodes } from 'node:util';
 import type { Agent, AgentEvent, FileDiff, TurnResult, Usage } from '@hermes/core';
+import { highlightCode, languageOf } from './highlight.js';
+import { MarkdownStream } from './markdown-stream.js';
 import type { ChatOutput } from './output.js';
 import type { Palette } from './style.js';
 
@@ -7,16 +10,51 @@ export const MAX_DIFF_LINES = 120;
 /** Characters of a tool result shown on its end line. */
 export const MAX_RESULT_CHARS = 100;
 
-/** Colors a unified diff: additions green, removals red, hunk headers cyan, file headers bold. */
+/**
+ * Colors a unified diff: file headers bold, hunk headers cyan, the `+` and `-` markers green and
+ * red. The code of each line is syntax-highlighted by the file's language, taken from the full old
+ * and new texts so multi-line strings and comments stay right; a file of unknown language gets
+ * whole lines green or red.
+ */
 export function renderDiff(diff: FileDiff, palette: Palette, maxLines = MAX_DIFF_LINES): string {
   const lines = diff.unified.replace(/\n$/, '').split('\n');
+  const language = palette.enabled ? languageOf(diff.path, 'path') : null;
+  const highlightSide = (text: string | null) =>
+    language === null || text === null ? [] : highlightCode(text, language, palette).split('\n');
+  const newSide = highlightSide(diff.newText);
+  const oldSide = highlightSide(diff.oldText);
+  let oldLine = 0;
+  let newLine = 0;
+  const code = (side: string[], index: number, plain: string) => {
+    const highlighted = side[index - 1];
+    // A line the texts disagree on (a diff of a truncated file) falls back to plain text.
+    return highlighted !== undefined && palette.enabled && stripAnsiCodes(highlighted) === plain ? highlighted : plain;
+  };
   const shown = lines.slice(0, maxLines).map((line) => {
     if (line.startsWith('+++') || line.startsWith('---')) return palette.bold(line);
-    if (line.startsWith('@@')) return palette.cyan(line);
-    if (line.startsWith('+')) return palette.green(line);
-    if (line.startsWith('-')) return palette.red(line);
+    if (line.startsWith('@@')) {
+      const numbers = /^@@ -(\d+)(?:,\d+)? \+(\d+)/.exec(line);
+      oldLine = Number(numbers?.[1] ?? 0);
+      newLine = Number(numbers?.[2] ?? 0);
+      return palette.cyan(line);
+    }
+    if (line.startsWith('+')) {
+      const text = line.slice(1);
+      const result = language === null ? palette.green(line) : `${palette.green('+')}${code(newSide, newLine, text)}`;
+      newLine += 1;
+      return result;
+    }
+    if (line.startsWith('-')) {
+      const text = line.slice(1);
+      const result = language === null ? palette.red(line) : `${palette.red('-')}${code(oldSide, oldLine, text)}`;
+      oldLine += 1;
+      return result;
+    }
     if (line.startsWith('\\')) return palette.dim(line);
-    return line;
+    const result = language === null ? line : ` ${code(newSide, newLine, line.slice(1))}`;
+    oldLine += 1;
+    newLine += 1;
+    return result;
   });
   const rest = lines.length - shown.length;
   if (rest > 0) shown.push(palette.dim(`… ${rest} more diff lines`));
@@ -91,6 +129,7 @@ export class TurnRenderer {
   readonly #output: ChatOutput;
   readonly #palette: Palette;
   #streaming: 'text' | 'reasoning' | null = null;
+  #markdown: MarkdownStream | null = null;
 
   constructor(output: ChatOutput) {
     this.#output = output;
@@ -123,8 +162,16 @@ export class TurnRenderer {
         if (this.#streaming !== 'text') {
           this.#endStream();
           this.#streaming = 'text';
+          this.#markdown = new MarkdownStream({
+            palette,
+            live: output.animated,
+            write: (text) => output.write(text),
+            erase: (rows) => output.eraseRows(rows),
+            columns: () => output.columns,
+            rows: () => output.rows,
+          });
         }
-        output.write(event.text);
+        this.#markdown?.push(event.text);
         return;
       case 'message.end':
         this.#endStream();
@@ -223,6 +270,8 @@ export class TurnRenderer {
   }
 
   #endStream(): void {
+    this.#markdown?.end();
+    this.#markdown = null;
     if (this.#streaming !== null) this.#output.endLine();
     this.#streaming = null;
   }
