@@ -63,6 +63,12 @@ export {
   PROVIDER_ALIASES,
   parseModelSpec,
 } from './providers/index.js';
+export {
+  createDemoModel,
+  createDemoProvider,
+  DEMO_MODEL_SPEC,
+  DEMO_WORKSPACE_PREFIX,
+} from './providers/demo-model.js';
 export type { ProviderAdapter, ResolvedRoute } from './providers/types.js';
 export {
   buildSkillMessage,
