@@ -40,8 +40,7 @@ export class MarkdownStream {
   /** Text of the open (not yet committed) block, outside a code fence. */
   #pending = '';
   /** The open code fence: its closing marker, its language and the code lines seen so far. */
-  #fence: { marker: string; language: string | null; lines: string[]; printed: number; indent: string } | null =
-    null;
+  #fence: { marker: string; language: string | null; lines: string[]; printed: number; indent: string } | null = null;
   /** The unfinished last line of the input (no newline yet). */
   #partial = '';
   /** Terminal rows the live preview occupies (the cursor is on its last row). */
@@ -88,7 +87,7 @@ export class MarkdownStream {
     const fence = this.#fence;
     if (fence !== null) {
       const closing = FENCE.exec(line);
-      if (closing && closing[1]?.startsWith(fence.marker) && (closing[2] ?? '').trim() === '') {
+      if (closing?.[1]?.startsWith(fence.marker) && (closing[2] ?? '').trim() === '') {
         this.#commitFenceLines();
         this.#fence = null;
         return;

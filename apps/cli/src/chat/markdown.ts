@@ -55,7 +55,11 @@ function renderBlock(token: Token, context: Context, indent: string): string | n
     case 'heading': {
       const heading = token as Tokens.Heading;
       const text = renderInline(heading.tokens, palette);
-      return wrapText(heading.depth === 1 ? palette.bold(palette.underline(text)) : palette.bold(text), context, indent);
+      return wrapText(
+        heading.depth === 1 ? palette.bold(palette.underline(text)) : palette.bold(text),
+        context,
+        indent,
+      );
     }
     case 'paragraph':
       return wrapText(renderInline((token as Tokens.Paragraph).tokens, palette), context, indent);

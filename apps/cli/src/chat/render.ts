@@ -91,6 +91,8 @@ export interface StatusLineInput {
   usage: Usage;
   contextRatio: number | null;
   costUsd: number | null;
+  /** The chat's approval mode, shown when it is not the default. */
+  approvalMode?: 'manual' | 'yolo';
 }
 
 /** "model · session · 1.2k in / 300 out · context 4% · $0.0012", dimmed. */
@@ -102,14 +104,17 @@ export function formatStatusLine(input: StatusLineInput, palette: Palette): stri
   ];
   if (input.contextRatio !== null) parts.push(`context ${Math.round(input.contextRatio * 100)}%`);
   if (input.costUsd !== null && input.costUsd > 0) parts.push(`$${input.costUsd.toFixed(4)}`);
-  return palette.dim(`─ ${parts.join(' · ')}`);
+  const line = palette.dim(`─ ${parts.join(' · ')}`);
+  if (input.approvalMode === 'yolo') return `${line}${palette.dim(' · ')}${palette.yellow('yolo')}`;
+  return input.approvalMode === 'manual' ? `${line}${palette.dim(' · approvals: manual')}` : line;
 }
 
 /** The status line of an agent, from its live usage snapshot. */
-export function statusLineOf(agent: Agent, palette: Palette): string {
+export function statusLineOf(agent: Agent, palette: Palette, approvalMode?: 'manual' | 'yolo'): string {
   const usage = agent.usage();
   return formatStatusLine(
     {
+      ...(approvalMode === undefined ? {} : { approvalMode }),
       model: agent.model?.spec ?? null,
       session: agent.title() ?? agent.sessionId,
       usage: usage.session,

@@ -85,7 +85,24 @@ function nextStep(prompt: LanguageModelV3Prompt, toolNames: Set<string>): Step {
     };
   }
   return {
-    text: `That is the whole loop: streaming, a tool call with a diff, and an approval. You said: "${question}". To talk to a real model, set HERMES_MODEL (for example anthropic:claude-sonnet-4-5) and its API key, or HERMES_BASE_URL and HERMES_MODEL for any OpenAI-compatible endpoint, then restart.`,
+    text: [
+      '## That is the whole loop',
+      '',
+      '- **streaming** text, rendered as Markdown where the client can',
+      '- a tool call with a **diff**',
+      '- a dangerous command that waits for your **approval**',
+      '',
+      `You said: "${question}".`,
+      '',
+      'To talk to a real model, set `HERMES_MODEL` and its API key, then restart:',
+      '',
+      '```sh',
+      'export HERMES_MODEL=anthropic:claude-sonnet-4-5',
+      'export ANTHROPIC_API_KEY=...',
+      '```',
+      '',
+      'Any OpenAI-compatible endpoint works too: set `HERMES_BASE_URL` and `HERMES_MODEL`.',
+    ].join('\n'),
   };
 }
 
@@ -99,7 +116,8 @@ function usageOf(prompt: LanguageModelV3Prompt, output: string): LanguageModelV3
 }
 
 function words(text: string): string[] {
-  return text.match(/\S+\s*/g) ?? [];
+  // Whitespace stays with the word before it, so the line breaks of the Markdown stream through.
+  return text.match(/\s*\S+\s*/g) ?? [];
 }
 
 /** The offline demo language model (AI SDK LanguageModelV3). */
