@@ -15,6 +15,7 @@ import type {
   StoredMessage,
   TurnRun,
 } from '@hermes/core';
+import wrapAnsi from 'wrap-ansi';
 import { createCliHost, describeStartupError } from '../host.js';
 import { isDemoAgent, openSession } from '../session-choice.js';
 import { VERSION } from '../version.js';
@@ -230,26 +231,31 @@ class InteractiveChat {
   #printBanner(): void {
     const palette = this.#palette;
     const agent = this.#agent;
-    this.#output.line(`${palette.bold(`Hermes ${VERSION}`)} ${palette.dim('interactive chat')}`);
+    // Word-wrapped on a terminal, so a narrow window does not cut the hints mid-word.
+    const output = {
+      line: (text: string) =>
+        this.#output.line(this.#terminal ? wrapAnsi(text, Math.max(20, this.#output.columns - 1)) : text),
+    };
+    output.line(`${palette.bold(`Hermes ${VERSION}`)} ${palette.dim('interactive chat')}`);
     if (isDemoAgent(agent)) {
-      this.#output.line(
+      output.line(
         palette.yellow(
           'No model is configured, so the offline demo model answers with a fixed script. For a real model set HERMES_MODEL (and the provider key) or run `hermes model set <provider:model>`.',
         ),
       );
     } else if (agent.model === null) {
-      this.#output.line(
+      output.line(
         palette.yellow(
           'No model is configured: set HERMES_MODEL (and the provider key) or run `hermes model set <provider:model>`.',
         ),
       );
     }
-    this.#output.line(this.#statusLine());
-    this.#output.line(
+    output.line(this.#statusLine());
+    output.line(
       palette.dim('Type a message. /help lists commands (Tab completes), Ctrl-C interrupts, Ctrl-D or /exit quits.'),
     );
     if (this.#terminal)
-      this.#output.line(
+      output.line(
         palette.dim(
           'Alt-Enter or a trailing \\ adds a line, /edit opens $EDITOR, @path attaches a file, Ctrl-R searches history, Shift-Tab switches the approval mode.',
         ),
@@ -479,7 +485,7 @@ class InteractiveChat {
     const choices: PickerChoice<string>[] = page.items
       .filter((session) => session.id !== this.#agent.sessionId)
       .map((session) => ({
-        label: `${session.title ?? '(untitled)'}  ${this.#palette.dim(new Date(session.lastActivityAt).toLocaleString())}`,
+        label: `${session.title ?? '(untitled)'}  ${this.#palette.dim(new Date(session.lastActivityAt).toISOString().slice(0, 16).replace('T', ' '))}`,
         value: session.id,
         hint: `${session.id} · ${session.messageCount} messages · ${session.preview}`.slice(0, 200),
       }));
@@ -493,7 +499,13 @@ class InteractiveChat {
 
   async #pickModel(): Promise<void> {
     const current = this.#agent.model?.spec ?? null;
-    const choices: PickerChoice<string>[] = this.#host.listModels().map((model) => ({
+    const models = this.#host.listModels();
+    if (models.length === 0) {
+      // Nothing to pick from: the command's own text says what is current and how to switch.
+      await this.#command('/model');
+      return;
+    }
+    const choices: PickerChoice<string>[] = models.map((model) => ({
       label: `${model.spec}${model.spec === current ? ' (current)' : ''}${model.configured ? '' : ' (not configured)'}`,
       value: model.spec,
     }));
