@@ -6,6 +6,11 @@ export interface SessionChoice {
   resume?: string;
   continue?: boolean;
   cwd?: string;
+  /**
+   * Use the offline demo model when no model is configured (the interactive chat). `-q` does not:
+   * a script must not get a scripted answer and exit 0.
+   */
+  demoWhenUnconfigured?: boolean;
 }
 
 /** True when no model is configured (config.yaml, HERMES_MODEL): the offline demo model answers. */
@@ -51,6 +56,6 @@ export async function openSession(host: AgentHost, choice: SessionChoice): Promi
   if (choice.model) {
     checkModelSpec(host, choice.model);
     sessionOptions.model = choice.model;
-  } else if (usesDemoModel(host)) sessionOptions.model = DEMO_MODEL_SPEC;
+  } else if (choice.demoWhenUnconfigured && usesDemoModel(host)) sessionOptions.model = DEMO_MODEL_SPEC;
   return host.newSession(sessionOptions);
 }

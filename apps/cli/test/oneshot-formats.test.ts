@@ -110,11 +110,4 @@ describe('model choice at start', () => {
     expect(result.stderr).toContain("unknown provider 'nosuch'");
     expect(result.stderr).toMatch(/Known providers: .*anthropic.*openrouter/);
   }, 60_000);
-
-  it('with no model configured the offline demo model answers, and says so', async () => {
-    const result = await hermes(['-q', 'hello demo'], {});
-    expect(result.code).toBe(0);
-    expect(result.stderr).toContain('offline demo model');
-    expect(result.stdout).toContain('You said: "hello demo"');
-  }, 60_000);
 });

@@ -893,7 +893,7 @@ export async function runInteractiveChat(options: InteractiveChatOptions = {}): 
     return 1;
   }
   try {
-    const agent = await openSession(host, options);
+    const agent = await openSession(host, { ...options, demoWhenUnconfigured: true });
     chat = new InteractiveChat(host, agent, output, options.yolo === true);
     const recap = options.resume || options.continue ? resumeRecap(agent, await agent.history(), palette) : [];
     await chat.run(input, outputStream, recap);

@@ -3,7 +3,7 @@ import { createInterface } from 'node:readline';
 import type { Agent, AgentHost, ApprovalDecision, ApprovalRequest, HostCallbacks, TurnResult } from '@hermes/core';
 import { approvalChoicesText, parseApprovalAnswer } from '../chat/answers.js';
 import { createCliHost, describeStartupError } from '../host.js';
-import { isDemoAgent, openSession } from '../session-choice.js';
+import { openSession } from '../session-choice.js';
 
 /** What `-q` prints on stdout: the answer, one JSON result, or one JSON object per event. */
 export type OutputFormat = 'text' | 'json' | 'stream-json';
@@ -130,10 +130,6 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
   try {
     agent = await openSession(host, options);
     if (options.yolo) agent.setYolo(true);
-    if (isDemoAgent(agent))
-      progress(
-        'hermes: no model is configured, so the offline demo model answers (set HERMES_MODEL and its API key).\n',
-      );
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
     // `hermes -q "/<skill> <request>"` runs the skill, as the interactive chat does.
