@@ -27,13 +27,22 @@ export function isDemoAgent(agent: Agent): boolean {
  * Checks a `-m` model before any session starts, so a typo is one clear error at once instead of
  * a failed first turn: an unknown provider prefix lists the known providers.
  */
-export function checkModelSpec(host: AgentHost, spec: string): void {
+export function checkModelSpec(host: AgentHost, spec: string, options: { onlyUnknownProvider?: boolean } = {}): void {
   try {
     host.resolveModel(spec);
   } catch (error) {
-    if (!HermesError.isInstance(error) || error.code !== 'invalid_model_spec') throw error;
+    // The configured default is checked for a bad provider only: a missing key must not keep the
+    // chat from opening, where /model can switch to another model.
+    const unresolvable = HermesError.isInstance(error) && error.code === 'invalid_model_spec';
+    if (!unresolvable) {
+      if (options.onlyUnknownProvider) return;
+      throw error;
+    }
     const prefix = spec.includes(':') ? spec.slice(0, spec.indexOf(':')).trim() : '';
-    if (prefix === '') throw error;
+    if (prefix === '') {
+      if (options.onlyUnknownProvider) return;
+      throw error;
+    }
     const known = [...new Set([...BUILTIN_PROVIDER_IDS, ...host.customProviders(), 'demo'])].sort();
     throw new HermesError(
       'unknown_provider',
@@ -56,6 +65,8 @@ export async function openSession(host: AgentHost, choice: SessionChoice): Promi
   if (choice.model) {
     checkModelSpec(host, choice.model);
     sessionOptions.model = choice.model;
+  } else if (host.config.model.default) {
+    checkModelSpec(host, host.config.model.default, { onlyUnknownProvider: true });
   } else if (choice.demoWhenUnconfigured && usesDemoModel(host)) sessionOptions.model = DEMO_MODEL_SPEC;
   return host.newSession(sessionOptions);
 }

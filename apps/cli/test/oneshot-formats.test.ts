@@ -109,5 +109,9 @@ describe('model choice at start', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toContain("unknown provider 'nosuch'");
     expect(result.stderr).toMatch(/Known providers: .*anthropic.*openrouter/);
+    // The same for a configured default model.
+    const configured = await hermes(['-q', 'hi'], { HERMES_MODEL: 'nosuch:model' });
+    expect(configured.code).toBe(1);
+    expect(configured.stderr).toContain("unknown provider 'nosuch' in 'nosuch:model'");
   }, 60_000);
 });

@@ -123,7 +123,8 @@ class InteractiveChat {
 
   /** The status line of the current agent, with the approval mode. */
   #statusLine(agent: Agent = this.#agent): string {
-    return statusLineOf(agent, this.#palette, this.#approvalMode);
+    const line = statusLineOf(agent, this.#palette, this.#approvalMode);
+    return this.#terminal ? wrapAnsi(line, Math.max(20, this.#output.columns - 1)) : line;
   }
 
   /** The agent the chat currently talks to; slash commands may switch it. */
