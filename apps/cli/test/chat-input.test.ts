@@ -165,6 +165,27 @@ describe('input (on a pseudo-terminal)', () => {
     expect((await session.exited).code).toBe(0);
   });
 
+  it('@image.png attaches the image as an image part', async () => {
+    const cwd = temp('hermes-ws-');
+    // A 1×1 PNG.
+    const png = Buffer.from(
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+      'base64',
+    );
+    writeFileSync(join(cwd, 'shot.png'), png);
+    const scripted = await server([step(text('A single pixel.'))]);
+    const session = chat([], { ...modelEnv(scripted.baseURL), NO_COLOR: '1' }, cwd);
+    await session.waitFor(READY);
+    session.type('what is in @shot.png\r');
+    await session.waitFor('attached shot.png (image, image/png)');
+    await session.waitFor('A single pixel.');
+    const sent = JSON.stringify(scripted.calls[0]?.messages);
+    expect(sent).toContain(`data:image/png;base64,${png.toString('base64')}`);
+    expect(sent).toContain('what is in @shot.png');
+    session.type('/exit\r');
+    expect((await session.exited).code).toBe(0);
+  });
+
   it('Ctrl-V on an empty line explains that a terminal cannot paste an image', async () => {
     const scripted = await server([]);
     const session = chat([], { ...modelEnv(scripted.baseURL), NO_COLOR: '1' }, temp('hermes-ws-'));

@@ -416,7 +416,7 @@ class InteractiveChat {
     if (key?.ctrl && key.name === 'v' && readline.line === '') {
       this.#aboveInput(
         this.#palette.dim(
-          'Nothing to paste as text: terminals do not pass images to programs. Save the image and mention it as @path instead.',
+          'Nothing to paste as text: terminals do not pass images to programs. Save the image and mention it as @path (PNG, JPEG, GIF, WebP) to attach it.',
         ),
       );
       return;
@@ -611,13 +611,21 @@ class InteractiveChat {
     const skill = text.startsWith('/') ? await this.#host.skills.expand(text, { cwd: this.#agent.cwd }) : null;
     if (skill) return this.#renderTurn(this.#agent.runTurn(skill.input));
     const attached = attachMentions(text, this.#agent.cwd);
-    for (const mention of attached.mentions)
-      this.#output.line(
-        this.#palette.dim(
-          `attached ${mention.written} (${mention.lines} lines${mention.truncated ? ', cut to its first 100 kB' : ''})`,
-        ),
-      );
-    return this.#renderTurn(this.#agent.runTurn({ text: attached.text }));
+    for (const mention of attached.mentions) {
+      if (mention.skipped !== undefined)
+        this.#output.line(this.#palette.yellow(`not attached: ${mention.written} (${mention.skipped})`));
+      else if (mention.image !== undefined)
+        this.#output.line(this.#palette.dim(`attached ${mention.written} (image, ${mention.image})`));
+      else
+        this.#output.line(
+          this.#palette.dim(
+            `attached ${mention.written} (${mention.lines} lines${mention.truncated ? ', cut to its first 100 kB' : ''})`,
+          ),
+        );
+    }
+    const input =
+      attached.images.length > 0 ? { text: attached.text, content: attached.images } : { text: attached.text };
+    return this.#renderTurn(this.#agent.runTurn(input));
   }
 
   async #renderTurn(run: TurnRun): Promise<void> {

@@ -1,29 +1,52 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { dirname, extname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import type { ContentPart } from '@hermes/core';
 
 /** Bytes of one mentioned file attached to a message; the rest is cut with a note. */
 export const MAX_MENTION_BYTES = 100_000;
+
+/** Bytes of one mentioned image; the core refuses larger attachments. */
+export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
+
+/** Image files a mention sends as an image, by extension. */
+const IMAGE_TYPES: Record<string, string> = {
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.gif': 'image/gif',
+  '.webp': 'image/webp',
+};
 
 /** A file attached to a message through an `@path` mention. */
 export interface Mention {
   /** The path as written after `@`. */
   written: string;
   absolute: string;
+  /** Lines of a text file; 0 for an image. */
   lines: number;
   truncated: boolean;
+  /** The media type of an image sent as an image. */
+  image?: string;
+  /** Why the file was not attached (an image over 5 MiB). */
+  skipped?: string;
 }
 
 /** `@path` words: an @ at the start or after whitespace, then the path up to whitespace. */
 const MENTION = /(?:^|\s)@((?:\\ |[^\s])+)/g;
 
 /**
- * Finds the `@path` mentions of existing files in `text` and returns the message with each file's
- * content appended, so the model sees it without a tool call. Words that are not files (an e-mail
- * address, `@someone`) are left alone.
+ * Finds the `@path` mentions of existing files in `text` and returns the message with each text
+ * file's content appended, so the model sees it without a tool call, and each image file (PNG,
+ * JPEG, GIF, WebP) as an image part. Words that are not files (an e-mail address, `@someone`) and
+ * other binary files are left alone.
  */
-export function attachMentions(text: string, cwd: string): { text: string; mentions: Mention[] } {
+export function attachMentions(
+  text: string,
+  cwd: string,
+): { text: string; mentions: Mention[]; images: ContentPart[] } {
   const mentions: Mention[] = [];
   const blocks: string[] = [];
+  const images: ContentPart[] = [];
   for (const match of text.matchAll(MENTION)) {
     const written = (match[1] ?? '').replace(/[.,;:!?)]+$/, '');
     const absolute = resolve(cwd, written.replaceAll('\\ ', ' '));
@@ -35,6 +58,17 @@ export function attachMentions(text: string, cwd: string): { text: string; menti
     } catch {
       continue;
     }
+    const imageType = IMAGE_TYPES[extname(absolute).toLowerCase()];
+    if (imageType !== undefined) {
+      // Terminals cannot paste images, so an image is attached by mentioning its file.
+      if (content.length > MAX_IMAGE_BYTES) {
+        mentions.push({ written, absolute, lines: 0, truncated: false, image: imageType, skipped: 'over 5 MiB' });
+        continue;
+      }
+      images.push({ type: 'image', mediaType: imageType, data: content.toString('base64') });
+      mentions.push({ written, absolute, lines: 0, truncated: false, image: imageType });
+      continue;
+    }
     if (content.includes(0)) continue;
     const truncated = content.length > MAX_MENTION_BYTES;
     const body = content.subarray(0, MAX_MENTION_BYTES).toString('utf8');
@@ -44,8 +78,8 @@ export function attachMentions(text: string, cwd: string): { text: string; menti
     );
     mentions.push({ written, absolute, lines: body.split('\n').length - (body.endsWith('\n') ? 1 : 0), truncated });
   }
-  if (blocks.length === 0) return { text, mentions };
-  return { text: `${text}\n\nFiles mentioned above:\n${blocks.join('\n')}`, mentions };
+  if (blocks.length === 0) return { text, mentions, images };
+  return { text: `${text}\n\nFiles mentioned above:\n${blocks.join('\n')}`, mentions, images };
 }
 
 /**
