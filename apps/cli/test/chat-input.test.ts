@@ -112,6 +112,20 @@ describe('input (on a pseudo-terminal)', () => {
     expect((await session.exited).code).toBe(0);
   });
 
+  it('/edit sends what the editor wrote', async () => {
+    const cwd = temp('hermes-ws-');
+    const editor = join(temp('hermes-editor-'), 'editor.sh');
+    writeFileSync(editor, '#!/bin/sh\nprintf \'from the editor\\nsecond line\\n\' > "$1"\n', { mode: 0o755 });
+    const scripted = await server([step(text('Edited message received.'))]);
+    const session = chat([], { ...modelEnv(scripted.baseURL), NO_COLOR: '1', EDITOR: editor }, cwd);
+    await session.waitFor(READY);
+    session.type('/edit\r');
+    await session.waitFor('Edited message received.');
+    expect(sentText(scripted, 0)).toBe('from the editor\nsecond line');
+    session.type('/exit\r');
+    expect((await session.exited).code).toBe(0);
+  });
+
   it('keeps the history per project across runs and Ctrl-R picks an entry from it', async () => {
     const scripted = await server([step(text('First.')), step(text('Again.'))]);
     const home = newHome();

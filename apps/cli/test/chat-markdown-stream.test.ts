@@ -147,6 +147,27 @@ describe('MarkdownStream (answers rendered while they stream)', () => {
     expect(target.written.split('Paragraph 0 ').length - 1).toBeLessThan(30);
   });
 
+  it('reasoning is rendered the same way, every line dimmed', async () => {
+    const palette = createPalette(true);
+    const target = screen(30);
+    const stream = new MarkdownStream({
+      palette,
+      live: true,
+      write: (text) => target.write(text),
+      erase: (rows) => target.erase(rows),
+      columns: () => 30,
+      rows: () => 60,
+      decorate: palette.dim,
+      redrawIntervalMs: 0,
+    });
+    for (const delta of deltas('I should check **both** files before I answer the question.', 5)) stream.push(delta);
+    stream.end();
+    const lines = await target.lines();
+    expect(lines).toEqual(['I should check both files', 'before I answer the question.']);
+    const committed = target.written.slice(target.written.lastIndexOf('\x1b[J') + 3);
+    for (const line of committed.trimEnd().split('\n')) expect(line.startsWith('\x1b[2m')).toBe(true);
+  });
+
   it('off a terminal writes the Markdown unchanged as it arrives', async () => {
     const target = screen(60);
     const stream = streamInto(target, 60, false, false);

@@ -18,6 +18,8 @@ export interface MarkdownStreamOptions {
    * written as it arrives, unchanged: a pipe or a log gets the model's text.
    */
   live: boolean;
+  /** Styles each rendered line (reasoning is dimmed); default none. */
+  decorate?: (line: string) => string;
   /** Milliseconds between two redraws of the open block (default {@link REDRAW_INTERVAL_MS}). */
   redrawIntervalMs?: number;
 }
@@ -58,7 +60,7 @@ export class MarkdownStream {
   push(delta: string): void {
     if (delta === '') return;
     if (!this.#options.live) {
-      this.#options.write(delta);
+      this.#options.write(this.#options.decorate ? this.#options.decorate(delta) : delta);
       return;
     }
     const text = this.#partial + delta;
@@ -127,7 +129,7 @@ export class MarkdownStream {
     if (rendered === '') return;
     this.#startBlock();
     this.#eraseLive();
-    this.#options.write(`${rendered}\n`);
+    this.#options.write(`${this.#decorate(rendered)}\n`);
   }
 
   /** Commits the code lines of the open fence that are not shown yet, highlighted in context. */
@@ -139,7 +141,7 @@ export class MarkdownStream {
     const fresh = highlighted.slice(fence.printed).map((line) => `    ${line}`);
     fence.printed = fence.lines.length;
     this.#eraseLive();
-    this.#options.write(`${fresh.join('\n')}\n`);
+    this.#options.write(`${this.#decorate(fresh.join('\n'))}\n`);
   }
 
   /** An empty line between two committed blocks. */
@@ -149,6 +151,15 @@ export class MarkdownStream {
       this.#options.write('\n');
     }
     this.#committedBlocks += 1;
+  }
+
+  #decorate(text: string): string {
+    const decorate = this.#options.decorate;
+    if (decorate === undefined) return text;
+    return text
+      .split('\n')
+      .map((line) => (line === '' ? line : decorate(line)))
+      .join('\n');
   }
 
   #width(): number {
@@ -196,7 +207,7 @@ export class MarkdownStream {
     const gap = shown !== '' && this.#committedBlocks > 0 && this.#fence === null ? '\n' : '';
     this.#eraseLive();
     if (shown === '') return;
-    this.#options.write(gap + shown);
+    this.#options.write(gap + this.#decorate(shown));
     this.#liveRows = rows + (gap === '' ? 0 : 1);
   }
 

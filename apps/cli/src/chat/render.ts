@@ -157,8 +157,9 @@ export class TurnRenderer {
         if (this.#streaming !== 'reasoning') {
           this.#endStream();
           this.#streaming = 'reasoning';
+          this.#markdown = this.#markdownStream(palette.dim);
         }
-        output.write(palette.dim(event.text));
+        this.#markdown?.push(event.text);
         return;
       case 'reasoning.end':
         if (this.#streaming === 'reasoning') this.#endStream();
@@ -167,14 +168,7 @@ export class TurnRenderer {
         if (this.#streaming !== 'text') {
           this.#endStream();
           this.#streaming = 'text';
-          this.#markdown = new MarkdownStream({
-            palette,
-            live: output.animated,
-            write: (text) => output.write(text),
-            erase: (rows) => output.eraseRows(rows),
-            columns: () => output.columns,
-            rows: () => output.rows,
-          });
+          this.#markdown = this.#markdownStream();
         }
         this.#markdown?.push(event.text);
         return;
@@ -272,6 +266,20 @@ export class TurnRenderer {
     } else if (result.outcome === 'failed') {
       this.#output.line(palette.red(`Error: ${result.error?.message ?? result.exitReason}`));
     }
+  }
+
+  /** A Markdown renderer for one streamed answer (or reasoning, dimmed) on this output. */
+  #markdownStream(decorate?: (line: string) => string): MarkdownStream {
+    const output = this.#output;
+    return new MarkdownStream({
+      palette: this.#palette,
+      live: output.animated,
+      write: (text) => output.write(text),
+      erase: (rows) => output.eraseRows(rows),
+      columns: () => output.columns,
+      rows: () => output.rows,
+      ...(decorate === undefined ? {} : { decorate }),
+    });
   }
 
   #endStream(): void {
