@@ -88,8 +88,10 @@ export async function createProgram(argv: readonly string[] = process.argv): Pro
     .addHelpText(
       'after',
       `
-Without -q, on a terminal, hermes starts an interactive chat: streamed answers, tool calls and
-diffs, inline approvals, slash commands (/help, Tab completes), Ctrl-C interrupts a turn.
+Without -q, on a terminal, hermes starts an interactive chat: answers rendered as Markdown,
+tool calls and highlighted diffs, inline approvals, slash commands (/help, Tab completes),
+Shift-Tab switches the approval mode, Ctrl-C interrupts a turn. With text piped in and no -q,
+hermes answers that text as with -q -.
 
 Examples:
   $ hermes                                 interactive chat in this directory
