@@ -1,9 +1,12 @@
 import headless from '@xterm/headless';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { loadHighlighter } from '../src/chat/highlight.js';
 import { renderMarkdown } from '../src/chat/markdown.js';
 import { MarkdownStream } from '../src/chat/markdown-stream.js';
 import { renderDiff } from '../src/chat/render.js';
 import { createPalette, stripAnsi } from '../src/chat/style.js';
+
+beforeAll(loadHighlighter);
 
 const { Terminal } = headless;
 

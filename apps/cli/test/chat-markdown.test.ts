@@ -1,6 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { loadHighlighter } from '../src/chat/highlight.js';
 import { renderMarkdown } from '../src/chat/markdown.js';
 import { createPalette, stripAnsi } from '../src/chat/style.js';
+
+beforeAll(loadHighlighter);
 
 const plain = createPalette(false);
 const colored = createPalette(true);

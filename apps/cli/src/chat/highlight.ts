@@ -1,9 +1,22 @@
 import { extname } from 'node:path';
-import { common, createEmphasize } from 'emphasize';
+import type { createEmphasize } from 'emphasize';
 import type { Palette } from './style.js';
 
-/** highlight.js with its common grammars (about 40 languages), created on first use. */
+/** highlight.js with its common grammars (about 40 languages), once loaded. */
 let emphasize: ReturnType<typeof createEmphasize> | null = null;
+let loading: Promise<void> | null = null;
+
+/**
+ * Loads highlight.js and its grammars (about 100 ms of module evaluation). The chat starts this
+ * while it opens the host and waits for it before the first prompt; until it is loaded, code is
+ * shown unhighlighted.
+ */
+export function loadHighlighter(): Promise<void> {
+  loading ??= import('emphasize').then((module) => {
+    emphasize = module.createEmphasize(module.common);
+  });
+  return loading;
+}
 
 /** File extensions highlight.js does not register as aliases, mapped to a grammar it has. */
 const EXTENSION_LANGUAGES: Record<string, string> = {
@@ -68,8 +81,7 @@ function sheetOf(palette: Palette): Record<string, (value: string) => string> {
 
 /** The grammar name for a fence's info string (` ```ts `) or a file path, or null when none is known. */
 export function languageOf(hint: string | undefined, kind: 'fence' | 'path' = 'fence'): string | null {
-  if (hint === undefined || hint.trim() === '') return null;
-  emphasize ??= createEmphasize(common);
+  if (hint === undefined || hint.trim() === '' || emphasize === null) return null;
   const word =
     kind === 'path'
       ? extname(hint).slice(1).toLowerCase()
@@ -86,8 +98,7 @@ export function languageOf(hint: string | undefined, kind: 'fence' | 'path' = 'f
  * language is unknown; the result has exactly the lines of the input.
  */
 export function highlightCode(code: string, language: string | null, palette: Palette): string {
-  if (!palette.enabled || language === null) return code;
-  emphasize ??= createEmphasize(common);
+  if (!palette.enabled || language === null || emphasize === null) return code;
   try {
     return emphasize.highlight(language, code, sheetOf(palette)).value;
   } catch {

@@ -20,6 +20,7 @@ import { createCliHost, describeStartupError } from '../host.js';
 import { isDemoAgent, openSession } from '../session-choice.js';
 import { VERSION } from '../version.js';
 import { approvalChoicesText, type ParsedAnswer, parseApprovalAnswer, parseClarifyAnswer } from './answers.js';
+import { loadHighlighter } from './highlight.js';
 import { InputHistory } from './history.js';
 import { renderMarkdown } from './markdown.js';
 import { attachMentions, completeMention } from './mentions.js';
@@ -888,6 +889,8 @@ export async function runInteractiveChat(options: InteractiveChatOptions = {}): 
   const env = options.env ?? process.env;
   const palette = createPalette(shouldUseColor(outputStream, env));
   const output = new ChatOutput(outputStream, palette, outputStream.isTTY === true);
+  // Loaded while the host opens; only colors need it.
+  const highlighter = palette.enabled ? loadHighlighter().catch(() => {}) : Promise.resolve();
   // The host needs the callbacks before the chat exists, so they forward to it once it does.
   let chat: InteractiveChat | undefined;
   const callbacks: HostCallbacks = {
@@ -904,6 +907,7 @@ export async function runInteractiveChat(options: InteractiveChatOptions = {}): 
   try {
     const agent = await openSession(host, { ...options, demoWhenUnconfigured: true });
     chat = new InteractiveChat(host, agent, output, options.yolo === true);
+    await highlighter;
     const recap = options.resume || options.continue ? resumeRecap(agent, await agent.history(), palette) : [];
     await chat.run(input, outputStream, recap);
     await chat.agent.close({ endReason: 'cli_exit' });
