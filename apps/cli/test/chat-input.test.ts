@@ -266,6 +266,22 @@ describe('modes and pickers (on a pseudo-terminal)', () => {
     expect((await session.exited).code).toBe(0);
   });
 
+  it('/model without arguments opens a picker of the available models; Enter switches', async () => {
+    const scripted = await server([]);
+    const env = { ...modelEnv(scripted.baseURL), NO_COLOR: '1', OPENAI_API_KEY: 'sk-test-not-used' };
+    const session = chat([], env, temp('hermes-ws-'));
+    await session.waitFor(READY);
+    session.type('/model\r');
+    await session.waitFor('Model (now custom:scripted');
+    session.type('gpt-4.1-mini');
+    await session.waitFor(/gpt-4\.1-mini\s*\n❯ openai:gpt-4\.1-mini[^\n]*\n\s*\n/);
+    session.type('\r');
+    await session.waitFor('Model switched to openai:gpt-4.1-mini');
+    await session.waitFor('› ');
+    session.type('/exit\r');
+    expect((await session.exited).code).toBe(0);
+  });
+
   it('without a model the chat runs the offline demo model and its banner says so', async () => {
     const session = chat([], { ...modelEnv(null), NO_COLOR: '1' }, temp('hermes-ws-'));
     await session.waitFor('offline demo model answers');
