@@ -106,6 +106,35 @@ describe('MarkdownStream (answers rendered while they stream)', () => {
     expect(expected.join('\n')).not.toMatch(/```|\*\*|`/);
   });
 
+  it('commits a long list item by item: it shows while written, even taller than the screen', async () => {
+    const items = Array.from({ length: 60 }, (_, index) => `${index + 1}. item number ${index + 1}`);
+    const loose = '- first\n\n  more of the first\n\n- second\n  - nested under second\n- third';
+    const answer = `Steps:\n${items.join('\n')}\n\nAfter.\n\n${loose}\n\n> quoted **text**\n\n---\n\n~~~\nplain fence\n~~~`;
+    const expected = renderMarkdown(answer, createPalette(false), { width: 59, blockGap: true }).split('\n');
+    const target = screen(60, 20);
+    const stream = new MarkdownStream({
+      palette: createPalette(false),
+      live: true,
+      write: (text) => target.write(text),
+      erase: (rows) => target.erase(rows),
+      columns: () => 60,
+      rows: () => 20,
+      redrawIntervalMs: 0,
+    });
+    const parts = deltas(answer, 6);
+    const half = Math.floor(parts.length / 4);
+    for (const delta of parts.slice(0, half)) stream.push(delta);
+    // A quarter of the way through, the first items are on screen already.
+    expect(target.written).toContain('10. item number 10');
+    for (const delta of parts.slice(half)) stream.push(delta);
+    stream.end();
+    expect(await target.lines()).toEqual(expected);
+    expect(expected).toContain('60. item number 60');
+    expect(expected).toContain('  more of the first');
+    expect(expected).toContain('  • nested under second');
+    expect(expected).toContain('│ quoted text');
+  });
+
   it('highlights fenced code by its language, in colors on a terminal', async () => {
     const target = screen(80);
     const stream = streamInto(target, 80, true);

@@ -27,6 +27,16 @@ export interface MarkdownStreamOptions {
 /** Milliseconds between two redraws of the open block: deltas arriving faster are batched. */
 const REDRAW_INTERVAL_MS = 40;
 
+/** A list item at the margin (a bullet or a number; an indented one is nested); group 1 is its marker. */
+const LIST_ITEM = /^([-*+]|\d{1,9}[.)])(?:[ \t]|$)/;
+
+/** What makes two items one list: the same bullet, or numbers with the same delimiter. */
+function listKind(line: string): string | null {
+  const marker = LIST_ITEM.exec(line)?.[1];
+  if (marker === undefined) return null;
+  return /\d/.test(marker) ? `1${marker.at(-1)}` : marker;
+}
+
 /** A fence line (``` or ~~~, up to three spaces in) and its info string. */
 const FENCE = /^ {0,3}(`{3,}|~{3,})(.*)$/;
 
@@ -48,6 +58,8 @@ export class MarkdownStream {
   /** Terminal rows the live preview occupies (the cursor is on its last row). */
   #liveRows = 0;
   #committedBlocks = 0;
+  /** The last commit was an item of a list that goes on: the next item follows without a gap. */
+  #listOpen = false;
   #dirty = false;
   #lastDraw = 0;
   #timer: NodeJS.Timeout | null = null;
@@ -111,15 +123,19 @@ export class MarkdownStream {
       this.#startBlock();
       return;
     }
-    // A block ends at an empty line followed by text that starts at the margin: an indented line
-    // after an empty one continues a list item, so the list stays one block.
+    // A new item of a list commits the items before it, so a long list shows as it is written
+    // (rendered alone, each item keeps its number). Otherwise a block ends at an empty line
+    // followed by text at the margin: an indented line after an empty one continues a list item.
     const previousBlank = this.#pending.endsWith('\n\n') || this.#pending === '\n';
-    if (previousBlank && line.trim() !== '' && !/^\s/.test(line)) this.#commitPending();
+    const kind = listKind(line);
+    if (kind !== null && this.#pending.split('\n').some((pending) => listKind(pending) === kind))
+      this.#commitPending(true);
+    else if (previousBlank && line.trim() !== '' && !/^\s/.test(line)) this.#commitPending();
     this.#pending += `${line}\n`;
   }
 
-  /** Commits the open text block, rendered. */
-  #commitPending(): void {
+  /** Commits the open text block, rendered; `listGoesOn` when the next line is another item. */
+  #commitPending(listGoesOn = false): void {
     if (this.#pending.trim() === '') {
       this.#pending = '';
       return;
@@ -130,6 +146,7 @@ export class MarkdownStream {
     this.#startBlock();
     this.#eraseLive();
     this.#options.write(`${this.#decorate(rendered)}\n`);
+    this.#listOpen = listGoesOn;
   }
 
   /** Commits the code lines of the open fence that are not shown yet, highlighted in context. */
@@ -144,9 +161,11 @@ export class MarkdownStream {
     this.#options.write(`${this.#decorate(fresh.join('\n'))}\n`);
   }
 
-  /** An empty line between two committed blocks. */
+  /** An empty line between two committed blocks (none between two items of one list). */
   #startBlock(): void {
-    if (this.#committedBlocks > 0 && !(this.#fence !== null && this.#fence.printed > 0)) {
+    const sameList = this.#listOpen && this.#fence === null;
+    this.#listOpen = false;
+    if (this.#committedBlocks > 0 && !sameList && !(this.#fence !== null && this.#fence.printed > 0)) {
       this.#eraseLive();
       this.#options.write('\n');
     }
@@ -204,7 +223,7 @@ export class MarkdownStream {
     const rows = text === '' ? 0 : text.split('\n').length;
     // Taller than the screen, the preview could not be erased: the block shows when it is complete.
     const shown = rows < this.#options.rows() - 1 ? text : '';
-    const gap = shown !== '' && this.#committedBlocks > 0 && this.#fence === null ? '\n' : '';
+    const gap = shown !== '' && this.#committedBlocks > 0 && this.#fence === null && !this.#listOpen ? '\n' : '';
     this.#eraseLive();
     if (shown === '') return;
     this.#options.write(gap + this.#decorate(shown));
