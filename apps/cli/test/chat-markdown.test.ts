@@ -30,4 +30,25 @@ describe('renderMarkdown (command output in the terminal chat)', () => {
       ['Title', '1. one', '2. two', '    npm test'].join('\n'),
     );
   });
+
+  it('aligns table columns, and lays a table too wide for the terminal out as one "header: value" line per cell', () => {
+    const table =
+      '| name | note |\n| --- | --- |\n| a.ts | short |\n| b.ts | a much longer note that will not fit in a narrow terminal |';
+    expect(renderMarkdown(table, plain, { width: 100 }).split('\n')).toEqual([
+      'name │ note',
+      '─────┼──────────────────────────────────────────────────────────',
+      'a.ts │ short',
+      'b.ts │ a much longer note that will not fit in a narrow terminal',
+    ]);
+    const narrow = renderMarkdown(table, plain, { width: 40 }).split('\n');
+    expect(narrow).toEqual([
+      'name: a.ts',
+      'note: short',
+      '────────────────────',
+      'name: b.ts',
+      'note: a much longer note that will not',
+      'fit in a narrow terminal',
+    ]);
+    for (const line of narrow) expect(line.length).toBeLessThanOrEqual(40);
+  });
 });

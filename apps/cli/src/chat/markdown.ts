@@ -121,6 +121,17 @@ function renderTable(table: Tokens.Table, context: Context, indent: string): str
     if (align === 'center') return ' '.repeat(Math.floor(room / 2)) + cell + ' '.repeat(Math.ceil(room / 2));
     return cell + ' '.repeat(room);
   };
+  const total = widths.reduce((sum, width) => sum + width, 0) + 3 * (widths.length - 1) + stringWidth(indent);
+  if (context.width !== undefined && total > context.width) {
+    // Too wide for the terminal: each row as "header: value" lines, which wrap like text.
+    return rows
+      .map((row) =>
+        row
+          .map((cell, column) => wrapText(`${palette.bold(`${header[column] ?? ''}:`)} ${cell}`, context, indent))
+          .join('\n'),
+      )
+      .join(`\n${indent}${palette.dim('─'.repeat(Math.min(20, context.width)))}\n`);
+  }
   const line = (cells: string[]) => `${indent}${cells.map(pad).join(palette.dim(' │ ')).trimEnd()}`;
   const rule = `${indent}${palette.dim(widths.map((width) => '─'.repeat(width)).join('─┼─'))}`;
   return [line(header.map((cell) => palette.bold(cell))), rule, ...rows.map(line)].join('\n');
