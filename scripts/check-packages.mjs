@@ -1,9 +1,12 @@
 // Packs every public workspace package with pnpm (so `workspace:` ranges are rewritten as they
-// would be on publish) and checks the tarball with attw (esm-only profile) and publint.
+// would be on publish) and checks the tarball with attw (esm-only profile) and publint. Then bundles
+// the client-sdk's browser entry as a web app's bundler would and holds it to its size budget.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { build } from 'esbuild';
 
 const root = resolve(import.meta.dirname, '..');
 const bin = (name) => join(root, 'node_modules', '.bin', name);
@@ -38,8 +41,49 @@ try {
 } finally {
   rmSync(out, { recursive: true, force: true });
 }
+// The browser gateway client (ADR 0044): what a page pays for `GatewayClient` and `RunsClient`, minified and gzipped.
+const BROWSER_BUDGET_BYTES = 60 * 1024;
+process.stderr.write('\n== @hermes/client-sdk browser bundle\n');
+const entryDir = mkdtempSync(join(root, 'packages', 'client-sdk', '.size-'));
+try {
+  const entry = join(entryDir, 'entry.js');
+  writeFileSync(entry, "export { GatewayClient, RunsClient } from '@hermes/client-sdk';\n");
+  const result = await build({
+    entryPoints: [entry],
+    bundle: true,
+    minify: true,
+    format: 'esm',
+    platform: 'browser',
+    write: false,
+    metafile: true,
+    logLevel: 'silent',
+    // The package's tsconfig maps its own name to the sources for tests; a host resolves the published exports.
+    tsconfigRaw: {},
+  });
+  const code = result.outputFiles[0].contents;
+  const nodeInputs = Object.keys(result.metafile.inputs).filter((input) =>
+    /(^|\/)(ws|zod)\/|^node:|child_process/.test(input),
+  );
+  const gzipped = gzipSync(code, { level: 9 }).length;
+  process.stderr.write(`${code.length} bytes minified, ${gzipped} bytes gzipped (budget ${BROWSER_BUDGET_BYTES})\n`);
+  if (nodeInputs.length > 0) {
+    process.stderr.write(`the browser bundle reaches Node-only or schema modules: ${nodeInputs.join(', ')}\n`);
+    failures += 1;
+  }
+  if (gzipped > BROWSER_BUDGET_BYTES) {
+    process.stderr.write('the browser bundle is over its budget\n');
+    failures += 1;
+  }
+} catch (error) {
+  process.stderr.write(`bundling the browser entry failed: ${error.message}\n`);
+  failures += 1;
+} finally {
+  rmSync(entryDir, { recursive: true, force: true });
+}
 if (failures > 0) {
   process.stderr.write(`\n${failures} package check(s) failed\n`);
   process.exit(1);
 }
-process.stderr.write(`\nAll ${packages.length} public packages pass attw and publint.\n`);
+process.stderr.write(
+  `\nAll ${packages.length} public packages pass attw and publint; the browser client is within budget.\n`,
+);

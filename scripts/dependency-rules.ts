@@ -27,7 +27,12 @@ const WORKSPACE_FOLDERS = ['packages', 'apps', 'examples', 'bench'];
 const APP_NAMES = new Set(['@hermes/cli', '@hermes/server']);
 const CORE = '@hermes/core';
 const PROTOCOLS = new Set(['@hermes/protocol-acp', '@hermes/protocol-tui', '@hermes/protocol-openai']);
-const WIRE_ENTRIES = new Set(['@hermes/protocol-tui/wire', '@hermes/protocol-openai/wire']);
+/** The protocols' `/wire` entries; `/wire/framing` is the same folder without the schemas (the browser client's). */
+const WIRE_ENTRIES = new Set([
+  '@hermes/protocol-tui/wire',
+  '@hermes/protocol-tui/wire/framing',
+  '@hermes/protocol-openai/wire',
+]);
 /** What a protocol's `/wire` folder may import besides its own relative files. */
 const WIRE_ALLOWED = new Set(['zod', 'json-rpc-2.0']);
 

@@ -34,6 +34,7 @@ interface Manifest {
   exports: Record<string, unknown>;
   dependencies?: Record<string, string>;
   peerDependencies?: Record<string, string>;
+  peerDependenciesMeta?: Record<string, { optional?: boolean }>;
 }
 
 const workspace = new Map<string, { dir: string; manifest: Manifest }>();
@@ -68,6 +69,9 @@ function install(modules: string, name: string, fromDir: string): void {
     cpSync(join(own.dir, entry), join(target, entry), { recursive: true });
   }
   for (const dependency of Object.keys({ ...own.manifest.dependencies, ...own.manifest.peerDependencies })) {
+    // An optional third-party peer (`pg`) is what a consumer leaves out unless it needs it.
+    const optional = own.manifest.peerDependenciesMeta?.[dependency]?.optional === true;
+    if (optional && !workspace.has(dependency)) continue;
     install(modules, dependency, own.dir);
   }
 }
@@ -109,6 +113,30 @@ describe('packages as installed by a consumer', () => {
     // The native better-sqlite3 binding loads and the shipped migrations apply.
     expect(answer.sessions).toBe(0);
   }, 30_000);
+
+  it('without the optional peer `pg`, SQLite works and a PostgreSQL URL fails at once naming the package', async () => {
+    expect(existsSync(join(consumer, 'node_modules', 'pg'))).toBe(false);
+    writeFileSync(
+      join(consumer, 'no-pg.mjs'),
+      [
+        "import { openSessionStore } from '@hermes/core';",
+        "const sqlite = await openSessionStore({ location: ':memory:' });",
+        'await sqlite.close();',
+        'try {',
+        "  await openSessionStore({ location: 'postgres://hermes:secret@127.0.0.1:9/hermes', source: 'HERMES_DATABASE_URL', urlOnly: true });",
+        "  process.stdout.write('opened');",
+        '} catch (error) {',
+        '  process.stdout.write(JSON.stringify({ code: error.code, message: error.message }));',
+        '}',
+      ].join('\n'),
+    );
+    const { stdout } = await run(process.execPath, ['no-pg.mjs'], { cwd: consumer });
+    const failure = JSON.parse(stdout) as { code: string; message: string };
+    expect(failure.code).toBe('missing_dependency');
+    expect(failure.message).toContain('HERMES_DATABASE_URL');
+    expect(failure.message).toContain('npm install pg');
+    expect(failure.message).not.toContain('secret');
+  }, 60_000);
 
   it('the public types check with only the declared dependencies, from ES modules and CommonJS', async () => {
     const imports = entries.map((entry, index) => ({ entry, alias: `entry${index}` }));
@@ -164,4 +192,53 @@ describe('packages as installed by a consumer', () => {
     });
     expect(problems).toEqual([]);
   }, 180_000);
+
+  /** Every diagnostic of a program over the consumer's entry files, third-party declarations included. */
+  function diagnosticsWithLibraries(
+    rootNames: string[],
+    resolution: { module: ts.ModuleKind; moduleResolution: ts.ModuleResolutionKind },
+  ): string[] {
+    const program = ts.createProgram({
+      rootNames,
+      options: {
+        target: ts.ScriptTarget.ES2022,
+        lib: ['lib.es2023.d.ts', 'lib.dom.d.ts'],
+        ...resolution,
+        strict: true,
+        noEmit: true,
+        skipLibCheck: false,
+        types: ['node'],
+        typeRoots: [join(consumer, 'node_modules', '@types')],
+      },
+    });
+    return ts.getPreEmitDiagnostics(program).map((diagnostic) => {
+      const text = ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n');
+      const where = diagnostic.file === undefined ? '' : `${diagnostic.file.fileName.replace(consumer, '')}: `;
+      return `${where}TS${diagnostic.code} ${text}`;
+    });
+  }
+
+  it.each([
+    ['node16', ts.ModuleKind.Node16, ts.ModuleResolutionKind.Node16, 'mts'],
+    ['nodenext', ts.ModuleKind.NodeNext, ts.ModuleResolutionKind.NodeNext, 'mts'],
+    ['bundler', ts.ModuleKind.ESNext, ts.ModuleResolutionKind.Bundler, 'ts'],
+  ] as const)(
+    "@hermes/core's public types check with skipLibCheck off under %s resolution, third-party declarations included",
+    (label, module, moduleResolution, extension) => {
+      const file = join(consumer, `strict-${label}.${extension}`);
+      writeFileSync(
+        file,
+        [
+          "import * as core from '@hermes/core';",
+          "import * as testing from '@hermes/core/testing';",
+          "import { openSqliteStore, type SessionStore } from '@hermes/core';",
+          "export const store: Promise<SessionStore> = openSqliteStore({ path: ':memory:' });",
+          'export const all = [core, testing];',
+          '',
+        ].join('\n'),
+      );
+      expect(diagnosticsWithLibraries([file], { module, moduleResolution })).toEqual([]);
+    },
+    180_000,
+  );
 });

@@ -5,7 +5,9 @@ export default defineConfig({
   format: ['esm'],
   target: 'node20',
   platform: 'node',
-  dts: true,
+  // `@internal` members (store constructors taking a driver connection, the pg pool) stay out of the public
+  // declarations, so a consumer's type check never loads drizzle-orm, pg or better-sqlite3 (issue 36.4).
+  dts: { compilerOptions: { stripInternal: true } },
   sourcemap: true,
   clean: true,
   splitting: true,

@@ -25,6 +25,7 @@ const LAYERS = [
       'connection.ts',
       'skills.ts',
       'instance-relay.ts',
+      'gateway-tickets.ts',
     ],
   ],
   // Server requests (§6) and the host callbacks that raise them; they see a session only as a

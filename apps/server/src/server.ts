@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import {
   type AgentHost,
@@ -13,8 +13,24 @@ import {
   resolveHomeDir,
   writeDotenvValue,
 } from '@hermes/core';
-import { ApiError, createOpenAIApp, type OpenAIApp, weakKeyReason } from '@hermes/protocol-openai';
-import { attachGatewayWebSocket, createGateway, type Gateway } from '@hermes/protocol-tui';
+import {
+  ApiError,
+  createOpenAIApp,
+  hardenHttpServer,
+  httpServerOptions,
+  type OpenAIApp,
+  refuseUpgrade,
+  resolveHttpTimeouts,
+  weakKeyReason,
+} from '@hermes/protocol-openai';
+import {
+  attachGatewayWebSocket,
+  createGateway,
+  GATEWAY_SUBPROTOCOL,
+  GATEWAY_TICKET_PROTOCOL_PREFIX,
+  type Gateway,
+  GatewayTicketStore,
+} from '@hermes/protocol-tui';
 import { createAdaptorServer } from '@hono/node-server';
 import { Hono } from 'hono';
 import { requestId } from 'hono/request-id';
@@ -46,6 +62,9 @@ function runIdOf(path: string, location: string | null): { runId?: string } {
   const match = /\/v1\/runs\/(run_[A-Za-z0-9]+)/.exec(path) ?? /\/v1\/runs\/(run_[A-Za-z0-9]+)/.exec(location ?? '');
   return match?.[1] ? { runId: match[1] } : {};
 }
+
+/** Where the gateway's WebSocket is served; an upgrade to any path but this and browser control's is refused. */
+const GATEWAY_PATH = '/api/ws';
 
 /** Thrown when the server must not start; its message is the one line to show. */
 export class StartupRefused extends Error {}
@@ -83,6 +102,8 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise
     homeDir,
     logger: coreLogger(logger),
     providers: [createDemoProvider()],
+    // The key may be generated, the gateway token set apart: the core keeps both out of commands and tool output.
+    secrets: { API_SERVER_KEY: key, ...(settings.gatewayToken ? { HERMES_GATEWAY_TOKEN: settings.gatewayToken } : {}) },
     ...(demo ? { config: { model: { default: DEMO_MODEL_SPEC } } } : {}),
   });
 
@@ -124,15 +145,38 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise
       'request',
     );
   });
-  // /health/detailed also says which model answers, so a newcomer sees the demo model is in use.
+  // /health/detailed also says which model answers, so a newcomer sees the demo model is in use, and which sandbox
+  // commands run in (terminal.sandbox, probed at start).
   app.use('/health/detailed', async (context, next) => {
     await next();
     if (context.res.status !== 200) return;
     const body = (await context.res.json()) as Record<string, unknown>;
     context.res = new Response(
-      JSON.stringify({ ...body, model: { default: host.config.model.default ?? null, demo } }),
+      JSON.stringify({
+        ...body,
+        model: { default: host.config.model.default ?? null, demo },
+        sandbox: {
+          setting: host.sandbox.setting,
+          active: host.sandbox.active,
+          network: host.sandbox.network,
+          reason: host.sandbox.reason,
+        },
+      }),
       context.res,
     );
+  });
+  // A browser can set no header on a WebSocket: it trades the API key (checked by the API's auth stage, with its CORS)
+  // for a single-use 30 s ticket that it offers as a subprotocol (tui-gateway spec §1.3), keeping the key out of URLs.
+  const gatewayTickets = new GatewayTicketStore();
+  api.app.post('/api/ws/ticket', (context) => {
+    const { ticket, expiresAt } = gatewayTickets.mint();
+    return context.json({
+      object: 'gateway.ticket',
+      ticket,
+      expires_at: Math.floor(expiresAt / 1000),
+      ws_path: '/api/ws',
+      subprotocols: [GATEWAY_SUBPROTOCOL, `${GATEWAY_TICKET_PROTOCOL_PREFIX}${ticket}`],
+    });
   });
   app.route('/', api.app);
   // Paths neither app knows get the API's JSON error envelope, not hono's plain-text default (spec §5: `not_found`).
@@ -142,14 +186,25 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise
     }),
   );
 
-  const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+  // Slow or silent connections of every kind are closed after a timeout (api_server.*_timeout_s), and every request
+  // Node's parser rejects gets the JSON error envelope.
+  const timeouts = resolveHttpTimeouts(host);
+  const server = createAdaptorServer({ fetch: app.fetch, serverOptions: httpServerOptions(timeouts) }) as Server;
+  hardenHttpServer(server, timeouts);
   // WebSocket upgrades reach the gateway through this gate, so that while draining a new connection gets the same
   // retryable 503 as a new turn instead of starting a session the shutdown is about to cut (spec §6.4).
   let draining = false;
   const upgrades = Object.assign(new EventEmitter(), { address: () => server.address() });
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    // Node stops watching an upgraded socket: one whose WebSocket handshake never completes is closed here (`ws` clears
+    // the timeout once it owns the socket, and then pings it).
+    (socket as Socket).setTimeout(timeouts.upgradeTimeoutMs, () => socket.destroy());
     if (!draining) {
       if (api.browserControl.handleUpgrade(request, socket, head)) return;
+      if (new URL(request.url ?? '/', 'http://placeholder').pathname !== GATEWAY_PATH) {
+        refuseUpgrade(socket, new ApiError(404, 'not_found', `Not found: ${request.url ?? '/'}`));
+        return;
+      }
       // The gateway checks Host against the bound address (a DNS-rebinding guard). A trusted proxy forwards the
       // public Host it was reached by; it already chose this backend, so the gateway sees the bound address and the
       // public name stays in X-Forwarded-Host.
@@ -162,11 +217,9 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise
       upgrades.emit('upgrade', request, socket, head);
       return;
     }
-    const body = JSON.stringify(
-      new ApiError(503, 'gateway_draining', 'The server is shutting down.', { headers: { 'Retry-After': '1' } }).body(),
-    );
-    socket.end(
-      `HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    refuseUpgrade(
+      socket,
+      new ApiError(503, 'gateway_draining', 'The server is shutting down.', { headers: { 'Retry-After': '1' } }),
     );
   });
   const detachGateway = attachGatewayWebSocket(upgrades as unknown as Server, {
@@ -174,6 +227,9 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise
     token: settings.gatewayToken ?? key,
     boundHost: settings.host,
     allowedHosts: settings.allowedHosts,
+    tickets: gatewayTickets,
+    path: GATEWAY_PATH,
+    pingIntervalMs: timeouts.pingIntervalMs,
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -1,4 +1,4 @@
-import { RpcError } from '@hermes/protocol-tui/wire';
+import { RpcError } from '@hermes/protocol-tui/wire/framing';
 
 export { RpcError };
 

@@ -1,7 +1,7 @@
 /**
  * @hermes/client-sdk: typed clients for the TUI gateway (stdio or WebSocket) and the runs API.
  * Depends only on the protocols' `/wire` entries, so installing it installs neither the core nor
- * any native module.
+ * any native module. This is the Node entry; a bundler targeting the browser gets the `browser` entry instead.
  *
  * @packageDocumentation
  */
@@ -31,8 +31,7 @@ export {
 } from './gateway/connection.js';
 export {
   type EventStreamOptions,
-  GatewayClient,
-  type GatewayClientOptions,
+  GatewayClientBase,
   type HeartbeatOptions,
   type ReconnectOptions,
   type ReconnectReport,
@@ -41,6 +40,7 @@ export {
   type TrackedSession,
   type WaitForEventOptions,
 } from './gateway/gateway-client.js';
+export { GatewayClient, type GatewayClientOptions } from './gateway/node-client.js';
 export type {
   AnyGatewayEvent,
   ApprovalAnswer,

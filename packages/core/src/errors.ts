@@ -16,6 +16,7 @@ export type HermesErrorCode =
   | 'not_supported'
   | 'schema_too_new'
   | 'lease_timeout'
+  | 'missing_dependency'
   | (string & {});
 
 /**

@@ -71,6 +71,13 @@ export {
 } from './providers/index.js';
 export type { ProviderAdapter, ResolvedRoute } from './providers/types.js';
 export {
+  collectHostSecrets,
+  type HostSecret,
+  type NamedSecret,
+  SERVER_SECRET_VARIABLES,
+  SecretRedactor,
+} from './security/index.js';
+export {
   buildSkillMessage,
   createSkillRegistry,
   parseSkillFile,
@@ -110,12 +117,20 @@ export {
 } from './store/index.js';
 export type * from './store/types.js';
 export {
+  buildSubprocessEnv,
   builtinTools,
+  CORE_ENV_PATTERNS,
+  type CommandSandbox,
   capToolResult,
   createLocalCommandRunner,
   createLocalFileAccess,
   filterSubprocessEnv,
   findRipgrep,
+  resolveSandbox,
+  type SandboxSetting,
+  type SandboxStatus,
+  type SubprocessEnvMode,
+  type SubprocessEnvPolicy,
 } from './tools/index.js';
 export type {
   ApprovalOutcome,

@@ -43,6 +43,23 @@ function onPath(program: string, env: Record<string, string | undefined>): boole
   return (env.PATH ?? '').split(delimiter).some((directory) => directory && existsSync(join(directory, program)));
 }
 
+/** Which sandbox commands run in (`terminal.sandbox`); a working bubblewrap that `auto` could not use is a warning. */
+function sandboxLine(sandbox: {
+  setting: string;
+  active: string;
+  network: boolean;
+  reason: string | null;
+}): AcpCheckLine {
+  if (sandbox.active === 'bwrap')
+    return {
+      level: 'OK',
+      name: 'sandbox',
+      detail: `commands run in bubblewrap (network ${sandbox.network ? 'on' : 'off'})`,
+    };
+  if (sandbox.setting === 'none') return { level: 'OK', name: 'sandbox', detail: 'none (terminal.sandbox: none)' };
+  return { level: 'WARN', name: 'sandbox', detail: `none: ${sandbox.reason ?? 'bubblewrap is not available'}` };
+}
+
 /** The checks that need the core: configuration, session store and credentials. */
 async function coreChecks(
   core: CoreModule,
@@ -75,6 +92,7 @@ async function coreChecks(
       const host = await createAgentHost({ homeDir, env, connectMcp: false, logger: silentLogger });
       try {
         lines.push({ level: 'OK', name: 'session-store', detail: `${join(host.homeDir, 'state.db')} opens` });
+        lines.push(sandboxLine(host.sandbox));
         const spec = host.config.model.default ?? '';
         try {
           const route = host.resolveModel(spec);
@@ -92,7 +110,15 @@ async function coreChecks(
         await host.close();
       }
     } catch (error) {
-      lines.push({ level: 'FAIL', name: 'session-store', detail: `the session store does not open: ${String(error)}` });
+      // An explicit `terminal.sandbox: bwrap` that cannot start stops the host before its store opens.
+      if ((error as { code?: unknown } | null)?.code === 'sandbox_unavailable')
+        lines.push({ level: 'FAIL', name: 'sandbox', detail: (error as Error).message });
+      else
+        lines.push({
+          level: 'FAIL',
+          name: 'session-store',
+          detail: `the session store does not open: ${String(error)}`,
+        });
     }
   }
   return lines;

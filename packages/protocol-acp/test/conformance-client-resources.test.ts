@@ -272,6 +272,10 @@ describe('ACP conformance: CLI modes (spec/acp.md §19)', () => {
     expect(ready.stdout.trim().split('\n').at(-1)).toBe('ready');
     // The core ships ripgrep, so search_files has it even where PATH has no `rg`.
     expect(ready.stdout).toMatch(/^OK\s+rg: rg found/m);
+    // Which sandbox commands run in (issue 32): bubblewrap where it works, else none and why.
+    expect(ready.stdout).toMatch(
+      /^(OK\s+sandbox: commands run in bubblewrap \(network on\)|WARN\s+sandbox: none: .+)$/m,
+    );
     expect(ready.durationMs).toBeLessThan(10_000);
     expect(ready.stdout).not.toContain('jsonrpc');
 
@@ -286,6 +290,18 @@ describe('ACP conformance: CLI modes (spec/acp.md §19)', () => {
     expect(missing.code).toBe(1);
     expect(missing.stdout).toMatch(/^FAIL\s+credentials.*hermes acp --setup/m);
     expect(missing.stdout).not.toContain('jsonrpc');
+  }, 40000);
+
+  it('--check fails with a clear line when terminal.sandbox asks for bwrap and it cannot start', async () => {
+    const fixture = await fixtureFor();
+    const config = await readFile(join(fixture.home, 'config.yaml'), 'utf8').catch(() => '');
+    await writeFile(
+      join(fixture.home, 'config.yaml'),
+      `${config}\nterminal:\n  sandbox: bwrap\n  bwrap_path: /nonexistent/bwrap\n`,
+    );
+    const checked = await runCli(['acp', '--check'], environmentFor(fixture.home));
+    expect(checked.code).toBe(1);
+    expect(checked.stdout).toMatch(/^FAIL\s+sandbox: terminal\.sandbox is "bwrap", but bubblewrap cannot start/m);
   }, 40000);
 
   it('57. --setup without a terminal, --version and an unknown flag exit with 1, 0 and 2', async () => {

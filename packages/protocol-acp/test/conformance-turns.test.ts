@@ -102,7 +102,8 @@ describe('ACP conformance: prompt turns (spec/acp.md §19)', () => {
 
   describe('one turn with every tool', () => {
     async function runEveryTool() {
-      const fixture = { script: [] };
+      // The fetched site is on loopback, which web_fetch refuses unless configured.
+      const fixture = { script: [], fixture: { extraConfig: 'web:\n  allow_private_hosts: [127.0.0.1]' } };
       const run = await openRun({ ...fixture, mode: 'yolo' });
       const project = run.fixture.project;
       await writeFile(join(project, 'a.txt'), 'alpha\nbeta\n');

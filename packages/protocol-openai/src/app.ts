@@ -5,13 +5,7 @@ import { BrowserControlBroker, type BrowserControlOptions, registerBrowserContro
 import { handleChatCompletions } from './chat-completions.js';
 import { ApiError, errorResponse } from './http-error.js';
 import { registerInfoRoutes } from './info-routes.js';
-import {
-  authStage,
-  bodySizeStage,
-  corsStage,
-  SECURITY_HEADERS as SECURITY_HEADER_LINES,
-  securityHeaders,
-} from './pipeline.js';
+import { authStage, bodySizeStage, corsStage, securityHeaders } from './pipeline.js';
 import { registerResponsesRoutes } from './responses.js';
 import { RUN_RETENTION_MS, RunRegistry, registerRunsRoutes } from './runs.js';
 import { ApprovalRegistry, type ServerContext } from './server-context.js';
@@ -180,31 +174,4 @@ export function createOpenAIApp(options: OpenAIAppOptions): OpenAIApp {
       await admission.whenIdle();
     },
   };
-}
-
-/**
- * A Node `clientError` listener for the HTTP server (spec §6.1): Node's parser rejects a bad `Content-Length` before
- * the application runs, so this writes the same JSON answer, with the security headers, and closes the connection.
- */
-export function handleClientError(error: Error & { code?: string }, socket: import('node:stream').Duplex): void {
-  if (!socket.writable) {
-    socket.destroy();
-    return;
-  }
-  const invalidLength = error.code === 'HPE_INVALID_CONTENT_LENGTH' || error.code === 'HPE_UNEXPECTED_CONTENT_LENGTH';
-  const failure = invalidLength
-    ? new ApiError(400, 'invalid_content_length', 'Content-Length must be a non-negative integer.', {
-        param: 'Content-Length',
-      })
-    : new ApiError(400, 'invalid_json', 'Malformed HTTP request.');
-  const body = JSON.stringify(failure.body());
-  const headers = [
-    'HTTP/1.1 400 Bad Request',
-    'Content-Type: application/json',
-    `Content-Length: ${Buffer.byteLength(body)}`,
-    'Cache-Control: no-store',
-    'Connection: close',
-    ...Object.entries(SECURITY_HEADER_LINES).map(([name, value]) => `${name}: ${value}`),
-  ];
-  socket.end(`${headers.join('\r\n')}\r\n\r\n${body}`);
 }

@@ -6,6 +6,7 @@ import type { Hono } from 'hono';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { z } from 'zod';
 import { ApiError } from './http-error.js';
+import { pingWebSockets, refuseUpgrade, resolveHttpTimeouts } from './http-hardening.js';
 
 /**
  * Browser-extension control (spec/openai-api.md §24): a browser extension registers as the
@@ -90,6 +91,7 @@ export class BrowserControlBroker {
   private readonly controllers = new Map<string, Controller>();
   /** Session → principal of its first controller: a session's browser lane never changes hands. */
   private readonly owners = new Map<string, string>();
+  private readonly stopPings: () => void;
   private readonly sockets = new WebSocketServer({
     noServer: true,
     handleProtocols: (protocols) => (protocols.has(BROWSER_CONTROL_PROTOCOL) ? BROWSER_CONTROL_PROTOCOL : false),
@@ -100,6 +102,7 @@ export class BrowserControlBroker {
     options: BrowserControlOptions = {},
   ) {
     this.enabled = options.enabled ?? enabledInConfig(host);
+    this.stopPings = pingWebSockets(this.sockets, resolveHttpTimeouts(host).pingIntervalMs);
     if (this.enabled) for (const tool of this.tools()) if (!host.tools.get(tool.name)) host.tools.register(tool);
   }
 
@@ -164,13 +167,16 @@ export class BrowserControlBroker {
   handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): boolean {
     const url = new URL(request.url ?? '/', 'http://localhost');
     if (url.pathname !== WS_PATH) return false;
-    const refuse = (status: number, message: string) => {
-      const body = JSON.stringify({ error: { message, type: 'invalid_request_error', param: null, code: null } });
-      socket.end(
-        `HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : status === 404 ? 'Not Found' : 'Bad Request'}\r\n` +
-          `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    // Answered and destroyed: a refused socket left to the client's FIN would hold a descriptor for good.
+    const refuse = (status: 400 | 401 | 404, message: string) =>
+      refuseUpgrade(
+        socket,
+        new ApiError(
+          status,
+          status === 404 ? 'not_found' : status === 401 ? 'invalid_ticket' : 'invalid_request',
+          message,
+        ),
       );
-    };
     if (!this.enabled) {
       refuse(404, 'Browser control is disabled');
       return true;
@@ -216,6 +222,7 @@ export class BrowserControlBroker {
 
   /** Closes every controller socket. */
   close(): void {
+    this.stopPings();
     for (const controller of this.controllers.values()) this.detach(controller, 'server_closing', true);
     this.sockets.close();
   }

@@ -3,7 +3,7 @@
  *
  * @packageDocumentation
  */
-export { createOpenAIApp, handleClientError, type OpenAIApp, type OpenAIAppOptions } from './app.js';
+export { createOpenAIApp, type OpenAIApp, type OpenAIAppOptions } from './app.js';
 export {
   BROWSER_CAPABILITIES,
   BROWSER_CONTROL_PROTOCOL,
@@ -12,6 +12,16 @@ export {
   principalOfKey,
 } from './browser-control.js';
 export { ApiError, type ApiErrorType } from './http-error.js';
+export {
+  DEFAULT_HTTP_TIMEOUTS,
+  type HttpTimeouts,
+  handleClientError,
+  hardenHttpServer,
+  httpServerOptions,
+  pingWebSockets,
+  refuseUpgrade,
+  resolveHttpTimeouts,
+} from './http-hardening.js';
 export { BODY_LIMIT_BYTES, SECURITY_HEADERS } from './pipeline.js';
 export {
   type ApiServerSettings,

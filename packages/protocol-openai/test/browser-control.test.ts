@@ -1,4 +1,7 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { systemClock } from '@hermes/core';
 import { createTestHost, type ModelScript, step, type TestHost, text, toolCall } from '@hermes/core/testing';
 import { type ServerType, serve } from '@hono/node-server';
@@ -26,11 +29,18 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function startRig(script: ModelScript, enabled: boolean | undefined): Promise<Rig> {
+async function startRig(script: ModelScript, enabled: boolean | undefined, configYaml?: string): Promise<Rig> {
+  // Protocol-owned sections (`api_server`) are read from config.yaml.
+  const homeDir = configYaml === undefined ? undefined : mkdtempSync(join(tmpdir(), 'hermes-browser-'));
+  if (homeDir !== undefined) {
+    writeFileSync(join(homeDir, 'config.yaml'), configYaml as string);
+    cleanups.push(() => rmSync(homeDir, { recursive: true, force: true }));
+  }
   const host = await createTestHost({
     script,
     clock: systemClock as never,
     config: { session: { auto_title: false } } as never,
+    ...(homeDir === undefined ? {} : { homeDir }),
   });
   const api = createOpenAIApp({
     host,
@@ -107,6 +117,24 @@ function connectExtension(
 }
 
 describe('browser-extension control (spec §24, issue 16.6)', () => {
+  it('terminates a controller socket that stops answering pings (api_server.ws_ping_interval_s)', async () => {
+    const rig = await startRig([step(text('hello'))], true, 'api_server:\n  ws_ping_interval_s: 0.2\n');
+    expect(await chat(rig, 'hi')).toBe('hello');
+    const registered = (await (await rig.post('/v1/browser-control/register', registration())).json()) as Json;
+    const silent = new WebSocket(`${rig.base.replace('http', 'ws')}/v1/browser-control/ws`, registered.subprotocols, {
+      autoPong: false,
+    });
+    cleanups.push(() => silent.terminate());
+    let pings = 0;
+    silent.on('ping', () => {
+      pings += 1;
+    });
+    const closed = new Promise<void>((resolve) => silent.on('close', () => resolve()));
+    await new Promise((resolve) => silent.once('open', resolve));
+    await closed;
+    expect(pings).toBeGreaterThanOrEqual(1);
+  }, 30_000);
+
   it('is off by default: register answers 404 and the WebSocket is refused before the upgrade', async () => {
     const rig = await startRig([step(text('hi'))], undefined);
     const response = await rig.post('/v1/browser-control/register', registration());

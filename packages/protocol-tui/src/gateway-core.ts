@@ -174,6 +174,17 @@ export class GatewayCore extends GatewayState {
       );
       return;
     }
+    const oversized = overlongText(params, this.maxTextChars());
+    if (oversized !== null) {
+      answer(
+        new RpcError(
+          ErrorCode.invalidValue,
+          `invalid value for ${oversized.path}: ${oversized.characters} characters exceed tui_gateway.max_text_chars (${oversized.limit})`,
+          { param: oversized.path, max_chars: oversized.limit },
+        ),
+      );
+      return;
+    }
     const run = async () => {
       const afterResponse: (() => void)[] = [];
       const context: MethodContext = { gateway: this, connection, params, after: (fn) => afterResponse.push(fn) };
@@ -248,4 +259,46 @@ export class GatewayCore extends GatewayState {
 
 function transport(connection: GatewayConnection): Transport {
   return connection.transport;
+}
+
+/**
+ * The first string in a frame's params (at any depth) longer than `limit` code points, or null. A prompt, a paste, a
+ * steer or a seeded message is held in memory, stored and sent to the model: one frame must not bring megabytes.
+ */
+export function overlongText(
+  params: Record<string, unknown>,
+  limit: number,
+): { path: string; characters: number; limit: number } | null {
+  const pending: [string, unknown][] = Object.entries(params);
+  while (pending.length > 0) {
+    const [path, value] = pending.pop() as [string, unknown];
+    if (typeof value === 'string') {
+      // A string of at most `limit` UTF-16 units has at most `limit` code points; only longer ones are counted.
+      if (value.length > limit) {
+        const characters = codePoints(value);
+        if (characters > limit) return { path, characters, limit };
+      }
+    } else if (Array.isArray(value)) {
+      for (const [index, item] of value.entries()) pending.push([`${path}[${index}]`, item]);
+    } else if (typeof value === 'object' && value !== null) {
+      for (const [key, item] of Object.entries(value)) pending.push([`${path}.${key}`, item]);
+    }
+  }
+  return null;
+}
+
+function codePoints(text: string): number {
+  let count = text.length;
+  for (let index = 0; index < text.length; index += 1) {
+    const unit = text.charCodeAt(index);
+    // A high surrogate followed by a low one is one code point in two units.
+    if (unit >= 0xd800 && unit <= 0xdbff) {
+      const next = text.charCodeAt(index + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        count -= 1;
+        index += 1;
+      }
+    }
+  }
+  return count;
 }

@@ -59,7 +59,22 @@ export interface GatewayOptions {
   relayBus?: RelayBus;
   /** A tunnel to another instance whose other end is silent this long is closed (default `tui_gateway.instance_silence_s`, 30 s). */
   instanceSilenceMs?: number;
+  /**
+   * Overrides `tui_gateway.max_text_chars` (default 65,536, the HTTP API's text cap): a frame whose params hold a
+   * longer string is refused with 4002 before its method runs.
+   */
+  maxTextChars?: number;
+  /**
+   * Overrides `tui_gateway.max_frame_bytes` (default 16 MiB, the least the spec allows): a longer stdio line is
+   * discarded unread and answered -32700; a longer WebSocket message closes the socket with 1009.
+   */
+  maxFrameBytes?: number;
 }
+
+/** `tui_gateway.max_text_chars` default: the HTTP API's cap on one message's text (spec/openai-api.md §6.2). */
+export const DEFAULT_MAX_TEXT_CHARS = 65_536;
+/** `tui_gateway.max_frame_bytes` default: the least inbound frame size the spec requires (§1.1). */
+export const DEFAULT_MAX_FRAME_BYTES = 16 * 1024 * 1024;
 
 type ResolvedOptions = Required<
   Omit<
@@ -72,9 +87,14 @@ type ResolvedOptions = Required<
     | 'logger'
     | 'relayBus'
     | 'instanceSilenceMs'
+    | 'maxTextChars'
+    | 'maxFrameBytes'
   >
 > &
-  Pick<GatewayOptions, 'onAgentBuild' | 'reapGraceMs' | 'activityStaleMs' | 'maxResumeMessages'>;
+  Pick<
+    GatewayOptions,
+    'onAgentBuild' | 'reapGraceMs' | 'activityStaleMs' | 'maxResumeMessages' | 'maxTextChars' | 'maxFrameBytes'
+  >;
 
 /**
  * The gateway's state, shared by every connection: the settings, the live-session registry, the
@@ -121,6 +141,8 @@ export class GatewayState implements SessionGateway {
       reapGraceMs: options.reapGraceMs,
       activityStaleMs: options.activityStaleMs,
       maxResumeMessages: options.maxResumeMessages,
+      maxTextChars: options.maxTextChars,
+      maxFrameBytes: options.maxFrameBytes,
     };
   }
 
@@ -154,6 +176,21 @@ export class GatewayState implements SessionGateway {
     if (this.options.activityStaleMs !== undefined) return this.options.activityStaleMs;
     const value = this.section('tui_gateway', 'ws_orphan_activity_stale_s');
     return (typeof value === 'number' && value >= 0 ? value : 600) * 1000;
+  }
+
+  /** `tui_gateway.max_text_chars`: the longest string a frame's params may hold. */
+  maxTextChars(): number {
+    if (this.options.maxTextChars !== undefined) return this.options.maxTextChars;
+    const value = this.section('tui_gateway', 'max_text_chars');
+    return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : DEFAULT_MAX_TEXT_CHARS;
+  }
+
+  /** `tui_gateway.max_frame_bytes`: the longest inbound frame; never below the spec's 16 MiB. */
+  maxFrameBytes(): number {
+    const value = this.options.maxFrameBytes ?? this.section('tui_gateway', 'max_frame_bytes');
+    return typeof value === 'number' && Number.isInteger(value) && value >= DEFAULT_MAX_FRAME_BYTES
+      ? value
+      : DEFAULT_MAX_FRAME_BYTES;
   }
 
   maxResumeMessages(): number {

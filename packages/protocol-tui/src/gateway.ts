@@ -16,6 +16,8 @@ export interface Gateway {
   liveSessionIds(): string[];
   /** Shutdown steps 1–5 (§1.6); the caller exits the process afterwards. */
   shutdown(): Promise<void>;
+  /** The longest inbound frame a transport reads (`tui_gateway.max_frame_bytes`, default 16 MiB). */
+  readonly maxFrameBytes: number;
 }
 
 /** Creates a gateway on an agent host (spec tui-gateway.md). */
@@ -35,5 +37,8 @@ export function createGateway(options: GatewayOptions): Gateway {
     },
     liveSessionIds: () => [...core.sessions.keys()],
     shutdown: () => core.shutdown(),
+    get maxFrameBytes() {
+      return core.maxFrameBytes();
+    },
   };
 }

@@ -58,6 +58,7 @@ export function serveStdio(options: ServeStdioOptions): void {
     input: process.stdin,
     output: output as unknown as Parameters<typeof createStdioTransport>[0]['output'],
     onWriteError: () => quit(0),
+    maxLineBytes: options.gateway.maxFrameBytes,
   });
   process.on('SIGINT', () => {});
   process.on('SIGPIPE', () => {});

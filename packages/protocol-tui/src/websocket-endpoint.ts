@@ -1,9 +1,15 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer } from 'ws';
+import { type WebSocket, WebSocketServer } from 'ws';
 import type { Gateway } from './gateway.js';
-import { CloseCode, createWebSocketTransport } from './wire/index.js';
+import type { GatewayTicketStore } from './gateway-tickets.js';
+import {
+  CloseCode,
+  createWebSocketTransport,
+  GATEWAY_SUBPROTOCOL,
+  GATEWAY_TICKET_PROTOCOL_PREFIX,
+} from './wire/index.js';
 
 /** Options of {@link attachGatewayWebSocket}. */
 export interface GatewayWebSocketOptions {
@@ -22,6 +28,13 @@ export interface GatewayWebSocketOptions {
    * naming one of them is admitted as the bound address is. Default: none.
    */
   allowedHosts?: readonly string[];
+  /** Where tickets presented in `Sec-WebSocket-Protocol` are redeemed; without it only the token admits. */
+  tickets?: GatewayTicketStore;
+  /**
+   * Liveness: every socket is pinged this often, and one that has not answered the previous ping is terminated, so
+   * a peer that vanished without a close does not hold its connection and sessions for good. Default 30 s; 0 off.
+   */
+  pingIntervalMs?: number;
 }
 
 /** A generated server token: 32 random bytes, base64url (256 bits). */
@@ -72,6 +85,7 @@ export function admit(
   boundHost: string,
   token: string,
   allowedHosts: readonly string[] = [],
+  tickets?: GatewayTicketStore,
 ): number | null {
   const bound = hostName(boundHost);
   const loopbackBind = isLoopbackHost(bound);
@@ -96,9 +110,19 @@ export function admit(
     )
       return CloseCode.forbidden;
   }
+  const ticket = presentedTicket(request);
+  if (ticket !== null) return tickets?.redeem(ticket) ? null : CloseCode.unauthorized;
   const given = presentedToken(request);
   if (given === null || !tokensEqual(given, token)) return CloseCode.unauthorized;
   return null;
+}
+
+/** The ticket a browser offered as `hermes-gateway-ticket.<ticket>` beside `hermes-gateway-v1` (§1.3), if any. */
+function presentedTicket(request: IncomingMessage): string | null {
+  const offered = (request.headers['sec-websocket-protocol'] ?? '').split(',').map((entry) => entry.trim());
+  if (!offered.includes(GATEWAY_SUBPROTOCOL)) return null;
+  const entry = offered.find((value) => value.startsWith(GATEWAY_TICKET_PROTOCOL_PREFIX));
+  return entry === undefined ? null : entry.slice(GATEWAY_TICKET_PROTOCOL_PREFIX.length);
 }
 
 /**
@@ -108,24 +132,57 @@ export function admit(
  */
 export function attachGatewayWebSocket(server: Server, options: GatewayWebSocketOptions): () => void {
   const path = options.path ?? '/api/ws';
-  const sockets = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 * 1024 });
+  // A message over the cap closes the socket with 1009 as its header arrives: its payload is never buffered or parsed.
+  const maxFrameBytes = options.gateway.maxFrameBytes;
+  const sockets = new WebSocketServer({
+    noServer: true,
+    maxPayload: maxFrameBytes,
+    // With a ticket, echo the protocol name, never the ticket entry; otherwise `ws`'s default (the first offered).
+    handleProtocols: (protocols) =>
+      protocols.has(GATEWAY_SUBPROTOCOL) ? GATEWAY_SUBPROTOCOL : (protocols.values().next().value ?? false),
+  });
+  const answered = new WeakMap<WebSocket, boolean>();
+  const pingIntervalMs = options.pingIntervalMs ?? 30_000;
+  const pinger =
+    pingIntervalMs > 0
+      ? setInterval(() => {
+          for (const client of sockets.clients) {
+            if (answered.get(client) === false) {
+              client.terminate();
+              continue;
+            }
+            answered.set(client, false);
+            try {
+              client.ping();
+            } catch {
+              // A socket closing right now; its close runs the detach.
+            }
+          }
+        }, pingIntervalMs)
+      : undefined;
+  pinger?.unref?.();
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = new URL(request.url ?? '/', 'http://placeholder');
     if (url.pathname !== path) return;
     const address = server.address();
     const boundHost = options.boundHost ?? (typeof address === 'object' && address ? address.address : '127.0.0.1');
-    const refusal = admit(request, boundHost, options.token, options.allowedHosts);
+    const refusal = admit(request, boundHost, options.token, options.allowedHosts, options.tickets);
     sockets.handleUpgrade(request, socket, head, (webSocket) => {
+      answered.set(webSocket, true);
+      webSocket.on('pong', () => answered.set(webSocket, true));
       if (refusal !== null) {
         webSocket.close(refusal, refusal === CloseCode.unauthorized ? 'unauthorized' : 'forbidden');
         return;
       }
       (request.socket as { setNoDelay?: (value: boolean) => void }).setNoDelay?.(true);
-      options.gateway.connect(createWebSocketTransport(webSocket, { underlying: socket }));
+      options.gateway.connect(
+        createWebSocketTransport(webSocket, { underlying: socket, maxMessageBytes: maxFrameBytes }),
+      );
     });
   };
   server.on('upgrade', onUpgrade);
   return () => {
+    if (pinger !== undefined) clearInterval(pinger);
     server.off('upgrade', onUpgrade);
     for (const client of sockets.clients) client.terminate();
     sockets.close();

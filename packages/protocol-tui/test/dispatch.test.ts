@@ -46,6 +46,27 @@ describe('dispatch (§12 checks 8–14)', () => {
     expect(resume.error).toEqual({ code: 4006, message: 'session_id required' });
   });
 
+  it('a string in params over tui_gateway.max_text_chars answers 4002 before the method runs, at any depth', async () => {
+    const client = await (await fixture({ configYaml: 'tui_gateway:\n  max_text_chars: 10\n' })).connect();
+    const created = await client.result('session.create', {});
+    const prompt = await client.call('prompt.submit', { session_id: created.session_id, text: 'eleven char' });
+    expect(prompt.error).toEqual({
+      code: 4002,
+      message: 'invalid value for text: 11 characters exceed tui_gateway.max_text_chars (10)',
+      data: { param: 'text', max_chars: 10 },
+    });
+    const seeded = await client.call('session.create', {
+      messages: [
+        { role: 'user', content: 'short' },
+        { role: 'assistant', content: 'far too long here' },
+      ],
+    });
+    expect(seeded.error).toMatchObject({ code: 4002, data: { param: 'messages[1].content' } });
+    // Ten code points, twenty UTF-16 units: within the cap.
+    const steer = await client.call('session.steer', { session_id: created.session_id, text: '😀'.repeat(10) });
+    expect(steer.error).toBeUndefined();
+  });
+
   it('10. client notifications get no reply, errors included', async () => {
     const client = await (await fixture()).connect();
     client.send({ jsonrpc: '2.0', method: 'ping' });

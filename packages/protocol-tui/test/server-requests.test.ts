@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { systemClock } from '@hermes/core';
 import { createTestHost, step, text, toolCall } from '@hermes/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -19,6 +19,7 @@ async function fixture(options: Parameters<typeof createFixture>[0] = {}): Promi
   return created;
 }
 
+/** A folder to delete, in its own workspace: the session runs there (commands write only to their workspace in the sandbox). */
 function victim(): string {
   const dir = mkdtempSync(join(tmpdir(), 'hermes-victim-'));
   mkdirSync(join(dir, 'target'));
@@ -104,7 +105,7 @@ describe('server requests (§12 checks 50–59)', () => {
     cleanups.push(() => web.dispose());
     const first = await web.open();
     await first.result('client.capabilities', { server_requests: true });
-    const created = await startTurn(first);
+    const created = await startTurn(first, { cwd: dirname(target) });
     const approval = await first.waitFor((frame) => frame.method === 'approval');
     first.socket.close();
     await first.closeCode;
@@ -125,7 +126,7 @@ describe('server requests (§12 checks 50–59)', () => {
         script: [step(toolCall('terminal', { command: `rm -rf ${target}` }, 'call_rm')), step(text('x'))],
       })
     ).connect();
-    const { session_id: sid } = await startTurn(client);
+    const { session_id: sid } = await startTurn(client, { cwd: dirname(target) });
     const approval = await client.waitFor((frame) => frame.method === 'approval');
     await client.result('session.interrupt', { session_id: sid });
     const cancel = await client.event('request.cancel', sid);
@@ -236,7 +237,7 @@ describe('server requests (§12 checks 50–59)', () => {
         script: [step(toolCall('terminal', { command: `rm -rf ${target}` }, 'call_rm')), step(text('x'))],
       })
     ).connect();
-    const { session_id: sid } = await startTurn(client);
+    const { session_id: sid } = await startTurn(client, { cwd: dirname(target) });
     const approval = await client.waitFor((frame) => frame.method === 'approval');
     const pending = await client.result('approval.pending', { session_id: sid });
     expect(pending.approvals).toHaveLength(1);
@@ -280,7 +281,7 @@ describe('withdrawn approvals', () => {
     })();
     core.connect(pair.server);
     await client.waitFor((frame) => frame.params?.type === 'gateway.ready');
-    const { session_id: sid } = await startTurn(client);
+    const { session_id: sid } = await startTurn(client, { cwd: dirname(target) });
     const approval = await client.waitFor((frame) => frame.method === 'approval');
     const session = core.sessions.get(sid);
     expect(session).toBeDefined();

@@ -1,6 +1,8 @@
 import { startScriptedOpenAIServer, step, text, toolCall } from '@hermes/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PARSE_ERROR_FRAME } from '../src/wire/index.js';
+import WebSocket from 'ws';
+import { GatewayTicketStore } from '../src/index.js';
+import { GATEWAY_SUBPROTOCOL, GATEWAY_TICKET_PROTOCOL_PREFIX, PARSE_ERROR_FRAME } from '../src/wire/index.js';
 import {
   type ChildGateway,
   createWebSocketFixture,
@@ -138,6 +140,42 @@ describe('transport and framing (§12 checks 1–7, real child process and real 
     const wrong = await fixture.ws({ headers: { Authorization: 'Bearer not-the-token' } }, null);
     expect(await wrong.closeCode).toBe(4401);
     expect(wrong.frames).toHaveLength(0);
+  });
+
+  it('WebSocket ticket: admitted once from Sec-WebSocket-Protocol; reused, unknown, expired or bare → 4401', async () => {
+    const tickets = new GatewayTicketStore();
+    const fixture = await ws({}, { tickets });
+    const offer = (ticket: string, protocols = [GATEWAY_SUBPROTOCOL, `${GATEWAY_TICKET_PROTOCOL_PREFIX}${ticket}`]) =>
+      new Promise<{ code: number; protocol: string; frames: string[] }>((resolveOffer) => {
+        const socket = new WebSocket(fixture.url(null), protocols);
+        const frames: string[] = [];
+        socket.on('message', (data) => {
+          frames.push(String(data));
+          socket.close(1000);
+        });
+        socket.on('close', (code) => resolveOffer({ code, protocol: socket.protocol, frames }));
+        socket.on('error', () => {});
+      });
+    const { ticket } = tickets.mint();
+    const first = await offer(ticket);
+    expect(first.protocol).toBe(GATEWAY_SUBPROTOCOL);
+    expect(JSON.parse(first.frames[0] as string).params.type).toBe('gateway.ready');
+    // Single use: the same ticket again is refused, as are a made-up one and one offered without the protocol name.
+    expect(await offer(ticket)).toMatchObject({ code: 4401, frames: [] });
+    expect(await offer('made-up-ticket')).toMatchObject({ code: 4401, frames: [] });
+    expect(await offer(tickets.mint().ticket, [`${GATEWAY_TICKET_PROTOCOL_PREFIX}x`])).toMatchObject({ code: 4401 });
+    const expiring = new GatewayTicketStore({ lifetimeMs: 1 });
+    const short = await ws({}, { tickets: expiring });
+    const stale = expiring.mint().ticket;
+    await sleep(20);
+    const socket = new WebSocket(short.url(null), [GATEWAY_SUBPROTOCOL, `${GATEWAY_TICKET_PROTOCOL_PREFIX}${stale}`]);
+    socket.on('error', () => {});
+    expect(await new Promise((resolveCode) => socket.on('close', resolveCode))).toBe(4401);
+    // An endpoint without a ticket store admits no ticket at all.
+    const plain = await ws();
+    const bare = new WebSocket(plain.url(null), [GATEWAY_SUBPROTOCOL, `${GATEWAY_TICKET_PROTOCOL_PREFIX}${ticket}`]);
+    bare.on('error', () => {});
+    expect(await new Promise((resolveCode) => bare.on('close', resolveCode))).toBe(4401);
   });
 
   it('6. WebSocket message forms: binary with trailing spaces answered, empty text ignored', async () => {

@@ -1,5 +1,8 @@
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { type AgentHost, createRunBus, type RunBus } from '@hermes/core';
+import { ApiError, DEFAULT_HTTP_TIMEOUTS, hardenHttpServer, refuseUpgrade } from '@hermes/protocol-openai';
 import {
   attachGatewayWebSocket,
   createGateway,
@@ -92,6 +95,14 @@ async function serveWebSocket(options: GatewayCommandOptions): Promise<void> {
   const server = createServer((_request, response) => {
     response.statusCode = 404;
     response.end();
+  });
+  // Slow or silent connections are closed after a timeout, and an upgrade to any other path is answered 404 and
+  // closed instead of holding its socket.
+  hardenHttpServer(server, DEFAULT_HTTP_TIMEOUTS);
+  server.on('upgrade', (request: IncomingMessage, socket: Duplex) => {
+    (socket as Socket).setTimeout(DEFAULT_HTTP_TIMEOUTS.upgradeTimeoutMs, () => socket.destroy());
+    if (new URL(request.url ?? '/', 'http://placeholder').pathname !== '/api/ws')
+      refuseUpgrade(socket, new ApiError(404, 'not_found', `Not found: ${request.url ?? '/'}`));
   });
   attachGatewayWebSocket(server, { gateway, token, boundHost: bindHost });
   await new Promise<void>((resolve, reject) => {

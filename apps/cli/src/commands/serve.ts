@@ -1,5 +1,13 @@
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createOpenAIApp, handleClientError, resolveApiServerSettings, weakKeyReason } from '@hermes/protocol-openai';
+import {
+  createOpenAIApp,
+  hardenHttpServer,
+  httpServerOptions,
+  resolveApiServerSettings,
+  resolveHttpTimeouts,
+  weakKeyReason,
+} from '@hermes/protocol-openai';
 import { serve } from '@hono/node-server';
 import type { Command } from 'commander';
 import { createCliHost, describeStartupError } from '../host.js';
@@ -50,13 +58,20 @@ export function registerServeCommand(program: Command): void {
         return;
       }
       const api = createOpenAIApp({ host, settings });
+      const timeouts = resolveHttpTimeouts(host);
       const server = serve(
-        { fetch: api.app.fetch, hostname: settings.host, port: settings.port },
+        {
+          fetch: api.app.fetch,
+          hostname: settings.host,
+          port: settings.port,
+          serverOptions: httpServerOptions(timeouts),
+        },
         (info: AddressInfo) => {
           process.stderr.write(`hermes serve: listening on http://${info.address}:${info.port}\n`);
         },
       );
-      server.on('clientError', handleClientError);
+      // Slow or silent connections are closed after a timeout; parse-level rejections get the JSON envelope.
+      hardenHttpServer(server as Server, timeouts);
       server.on('error', async (error) => {
         process.stderr.write(`${describeStartupError(error)}\n`);
         await host.close();

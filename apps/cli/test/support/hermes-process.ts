@@ -96,5 +96,12 @@ export function spawnGateway(scripted: ScriptedServer, options: { path?: string;
     child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
     return waitFor((frame) => frame.id === id);
   };
-  return { home, frames, waitFor, call, send: (frame: unknown) => child.stdin.write(`${JSON.stringify(frame)}\n`) };
+  return {
+    child,
+    home,
+    frames,
+    waitFor,
+    call,
+    send: (frame: unknown) => child.stdin.write(`${JSON.stringify(frame)}\n`),
+  };
 }

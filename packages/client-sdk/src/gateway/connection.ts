@@ -1,11 +1,9 @@
 import { spawn } from 'node:child_process';
-import {
-  createStdioTransport,
-  createWebSocketTransport,
-  type Transport,
-  type WebSocketLike,
-} from '@hermes/protocol-tui/wire';
+import { createStdioTransport, createWebSocketTransport, type WebSocketLike } from '@hermes/protocol-tui/wire';
 import WebSocket from 'ws';
+import type { OpenedConnection } from './opened-connection.js';
+
+export type { OpenedConnection };
 
 /** Start `hermes gateway` (or any command that speaks the gateway protocol on stdio) as a child process. */
 export interface SpawnConnectionOptions {
@@ -33,18 +31,6 @@ export interface WebSocketConnectionOptions {
 
 /** How a {@link GatewayClient} reaches its gateway. */
 export type GatewayConnectionOptions = SpawnConnectionOptions | WebSocketConnectionOptions;
-
-/** One open wire: a transport plus what the client needs to end it. */
-export interface OpenedConnection {
-  readonly transport: Transport;
-  readonly kind: 'stdio' | 'websocket';
-  /** The WebSocket close code once closed (4401 and 4403 mean the server refused us). */
-  closeCode(): number | undefined;
-  /** Ends the wire at once, without a closing handshake (heartbeat failure). */
-  terminate(): void;
-  /** Ends the wire politely: EOF on stdin (the gateway's shutdown sequence), or a WebSocket close. */
-  dispose(): Promise<void>;
-}
 
 /** True when the options describe a spawned gateway. */
 export function isSpawnConnection(options: GatewayConnectionOptions): options is SpawnConnectionOptions {

@@ -1,17 +1,10 @@
-import {
-  ErrorCode,
-  EventEnvelopeSchema,
-  type EventPayload,
-  GatewayReadyPayloadSchema,
-  type InboundFrame,
-  type OpenRequest,
-  RpcError,
-  ServerRequestParamsSchemas,
-} from '@hermes/protocol-tui/wire';
+import type { EventPayload, GatewayReadyPayloadSchema, OpenRequest } from '@hermes/protocol-tui/wire';
+import { ErrorCode, type InboundFrame, RpcError } from '@hermes/protocol-tui/wire/framing';
 import type { z } from 'zod';
 import { AsyncQueue } from '../async-queue.js';
 import { ClientError } from '../errors.js';
-import { type GatewayConnectionOptions, type OpenedConnection, openConnection } from './connection.js';
+import type { FrameChecks } from './frame-checks.js';
+import type { OpenedConnection } from './opened-connection.js';
 import type {
   AnyGatewayEvent,
   ConnectionState,
@@ -27,6 +20,13 @@ import type {
   ServerRequestHandlers,
   ServerRequestMethod,
 } from './types.js';
+
+/** What differs between the Node and the browser client: how a wire is opened, and how frames are checked. */
+export interface GatewayRuntime<TConnection> {
+  /** Opens a wire; the returned transport may still fail (its readable then simply ends). */
+  open(options: TConnection): Promise<OpenedConnection>;
+  checks: FrameChecks;
+}
 
 /** Reconnect policy: exponential backoff, as Hermes Agent clients do (1 s doubling up to 30 s, spec §1.7). */
 export interface ReconnectOptions {
@@ -46,10 +46,13 @@ export interface HeartbeatOptions {
   timeoutMs?: number;
 }
 
-/** Options of {@link GatewayClient}. */
-export interface GatewayClientOptions {
-  /** Spawn a gateway (`{ command, args }`) or attach to a WebSocket (`{ url, token }`). */
-  connection: GatewayConnectionOptions;
+/**
+ * Options of {@link GatewayClient}. `TConnection` is how the client reaches its gateway: in Node a spawned child or a
+ * WebSocket with a token, in a browser a WebSocket with a ticket.
+ */
+export interface GatewayClientOptions<TConnection> {
+  /** How to reach the gateway: e.g. `{ command, args }` or `{ url, token }` in Node, `{ url, apiKey }` in a browser. */
+  connection: TConnection;
   /** Server-request handlers; a kind left out is declined with `-32601`. More can be added with `handle()`. */
   handlers?: ServerRequestHandlers;
   /** Default timeout of every request in milliseconds; default 120 000; 0 waits forever. */
@@ -71,7 +74,7 @@ export interface GatewayClientOptions {
 }
 
 /** Every key of {@link GatewayClientOptions}; anything else is a mistake the constructor reports. */
-const GATEWAY_CLIENT_OPTION_KEYS: readonly (keyof GatewayClientOptions)[] = [
+const GATEWAY_CLIENT_OPTION_KEYS: readonly (keyof GatewayClientOptions<unknown>)[] = [
   'connection',
   'handlers',
   'requestTimeoutMs',
@@ -180,8 +183,9 @@ const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
  * with backoff, and after a reconnect re-attaches its sessions, re-delivers their open requests and
  * replays missed events, so that the host sees every session event exactly once, in `seq` order.
  */
-export class GatewayClient {
-  readonly #options: GatewayClientOptions;
+export class GatewayClientBase<TConnection> {
+  readonly #options: GatewayClientOptions<TConnection>;
+  readonly #runtime: GatewayRuntime<TConnection>;
   readonly #handlers: ServerRequestHandlers;
   readonly #pending = new Map<string, PendingRequest>();
   readonly #sessions = new Map<string, SessionTrack>();
@@ -196,15 +200,15 @@ export class GatewayClient {
   #epoch: string | undefined;
   #nextId = 1;
   #nextHeartbeat = 1;
-  #heartbeatTimer: NodeJS.Timeout | undefined;
+  #heartbeatTimer: ReturnType<typeof setInterval> | undefined;
   #closedByHost = false;
   #connected!: Promise<void>;
   #resolveConnected!: () => void;
   #rejectConnected!: (error: unknown) => void;
   #wakeReconnect: (() => void) | undefined;
 
-  /** Creates a client; call {@link GatewayClient.connect} (or use the static `connect`) to open it. */
-  constructor(options: GatewayClientOptions) {
+  /** Creates a client; call `connect()` (or use the subclass's static `connect`) to open it. */
+  constructor(options: GatewayClientOptions<TConnection>, runtime: GatewayRuntime<TConnection>) {
     const unknown = Object.keys(options).filter(
       (key) => !(GATEWAY_CLIENT_OPTION_KEYS as readonly string[]).includes(key),
     );
@@ -214,18 +218,12 @@ export class GatewayClient {
       );
     }
     this.#options = options;
+    this.#runtime = runtime;
     this.#handlers = { ...options.handlers };
     if (options.onReconnect) this.#reconnectListeners.add(options.onReconnect);
     if (options.onResync) this.#resyncListeners.add(options.onResync);
     if (options.onStateChange) this.#stateListeners.add(options.onStateChange);
     this.#resetConnected();
-  }
-
-  /** Creates a client and waits until it is connected (after `gateway.ready` and `client.capabilities`). */
-  static async connect(options: GatewayClientOptions): Promise<GatewayClient> {
-    const client = new GatewayClient(options);
-    await client.connect();
-    return client;
   }
 
   /** The connection state. */
@@ -589,7 +587,7 @@ export class GatewayClient {
   }
 
   async #establish(isReconnect: boolean): Promise<void> {
-    const opened = openConnection(this.#options.connection);
+    const opened = await this.#runtime.open(this.#options.connection);
     let resolveReady!: Connection['resolveReady'];
     let resolveLost!: () => void;
     const connection: Connection = {
@@ -709,7 +707,7 @@ export class GatewayClient {
     // Frame kinds (spec §2.1): an event; a string id with a method is a server request; an id alone a response.
     if (frame.method === 'event') {
       if (!isEventEnvelope(frame.params)) {
-        this.#protocolError('an event with an invalid envelope', EventEnvelopeSchema.safeParse(frame.params).error);
+        this.#protocolError('an event with an invalid envelope', this.#runtime.checks.envelopeIssue(frame.params));
         return;
       }
       this.#onEvent(connection, frame.params as AnyGatewayEvent);
@@ -746,8 +744,8 @@ export class GatewayClient {
 
   #onEvent(connection: Connection, event: AnyGatewayEvent): void {
     if (event.type === 'gateway.ready') {
-      const parsed = GatewayReadyPayloadSchema.safeParse(event.payload);
-      if (!parsed.success) this.#protocolError('an invalid gateway.ready payload', parsed.error);
+      const issue = this.#runtime.checks.readyPayloadIssue(event.payload);
+      if (issue !== undefined) this.#protocolError('an invalid gateway.ready payload', issue);
       connection.resolveReady(event.payload as z.output<typeof GatewayReadyPayloadSchema>);
       this.#deliver(event);
       return;
@@ -929,7 +927,7 @@ export class GatewayClient {
       return;
     }
     const method = request.method as ServerRequestMethod;
-    const handler = Object.hasOwn(ServerRequestParamsSchemas, method)
+    const handler = this.#runtime.checks.isServerRequestMethod(method)
       ? (this.#handlers[method] as ServerRequestHandler<ServerRequestMethod> | undefined)
       : undefined;
     if (!handler) {
@@ -940,8 +938,8 @@ export class GatewayClient {
       });
       return;
     }
-    const parsed = ServerRequestParamsSchemas[method].safeParse(request.params);
-    if (!parsed.success) this.#protocolError(`invalid ${method} request params`, parsed.error);
+    const issue = this.#runtime.checks.serverRequestIssue(method, request.params);
+    if (issue !== undefined) this.#protocolError(`invalid ${method} request params`, issue);
     const entry: ServerRequestEntry = { controller: new AbortController(), answer: undefined };
     this.#serverRequests.set(request.id, entry);
     const context = { id: request.id, signal: entry.controller.signal, redelivered };
@@ -991,7 +989,7 @@ export class GatewayClient {
       return Promise.reject(new ClientError('not_connected', 'the client is closed'));
     const id = `${idPrefix}${idPrefix === 'c-' ? this.#nextId++ : this.#nextHeartbeat++}`;
     return new Promise<Record<string, unknown>>((resolve, reject) => {
-      let timer: NodeJS.Timeout | undefined;
+      let timer: ReturnType<typeof setTimeout> | undefined;
       const cleanup = () => {
         if (timer) clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
@@ -1162,7 +1160,8 @@ export class GatewayClient {
         },
       );
     }, intervalMs);
-    this.#heartbeatTimer.unref();
+    // In Node the heartbeat must not keep the process alive; a browser's timer is a number without `unref`.
+    (this.#heartbeatTimer as { unref?: () => void }).unref?.();
   }
 
   #stopHeartbeat(): void {

@@ -1,10 +1,10 @@
-import {
-  type ApprovalResponseRequest,
-  ErrorEnvelopeSchema,
-  type RunCreated,
-  type RunEvent,
-  type RunStatusObject,
-  type RunWireStatus,
+import type {
+  ApprovalResponseRequest,
+  ErrorEnvelope,
+  RunCreated,
+  RunEvent,
+  RunStatusObject,
+  RunWireStatus,
 } from '@hermes/protocol-openai/wire';
 import { ClientError } from '../errors.js';
 import { readServerSentEventBatches } from './sse.js';
@@ -155,7 +155,8 @@ export class RunsClient {
   constructor(options: RunsClientOptions) {
     this.#options = options;
     this.#base = options.baseURL.replace(/\/+$/, '').replace(/\/v1$/, '');
-    this.#fetch = options.fetch ?? globalThis.fetch;
+    // Called through globalThis, never as a detached method: a browser's fetch called unbound throws "Illegal invocation".
+    this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
   }
 
   /** `POST /v1/runs`: starts a run (202); with `idempotencyKey`, a retry returns the same run. */
@@ -296,18 +297,29 @@ export class RunsClient {
     });
     if (response.ok) return response;
     const text = await response.text();
-    let parsed: ReturnType<typeof ErrorEnvelopeSchema.safeParse> | undefined;
-    try {
-      parsed = ErrorEnvelopeSchema.safeParse(JSON.parse(text));
-    } catch {
-      parsed = undefined;
-    }
-    if (parsed?.success) {
-      const error = parsed.data.error;
-      throw new RunsApiError(response.status, error.code, error.message, error.type, error.param);
-    }
+    const error = errorOfEnvelope(text);
+    if (error) throw new RunsApiError(response.status, error.code, error.message, error.type, error.param);
     throw new RunsApiError(response.status, 'http_error', text || response.statusText, 'server_error', null);
   }
+}
+
+/**
+ * The `error` of an OpenAI error envelope, or undefined when `text` is not one. Checked by hand rather than with the
+ * wire's zod schema, so that the client stays free of zod in a browser bundle (ADR 0044).
+ */
+function errorOfEnvelope(text: string): ErrorEnvelope['error'] | undefined {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const error = (body as { error?: Record<string, unknown> } | null)?.error;
+  if (typeof error !== 'object' || error === null) return undefined;
+  const { message, type, param, code } = error;
+  if (typeof message !== 'string' || typeof type !== 'string' || typeof code !== 'string') return undefined;
+  if (param !== null && typeof param !== 'string') return undefined;
+  return error as ErrorEnvelope['error'];
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {

@@ -44,7 +44,10 @@ export function requireBuilt(path: string): void {
 /** A fresh HERMES_HOME; automatic titling is off so it never consumes scripted steps. */
 export function makeHome(cleanups: Cleanups): string {
   const home = mkdtempSync(join(tmpdir(), 'hermes-sdk-home-'));
-  writeFileSync(join(home, 'config.yaml'), 'session:\n  auto_title: false\n');
+  // The approval tests delete a folder in the OS temporary directory, outside the session's workspace, which the
+  // default command sandbox (terminal.sandbox: auto) keeps out of reach; these tests are about the wire, and the
+  // sandbox is tested in the core and apps/server.
+  writeFileSync(join(home, 'config.yaml'), 'session:\n  auto_title: false\nterminal:\n  sandbox: none\n');
   cleanups.add(() => rmSync(home, { recursive: true, force: true }));
   return home;
 }

@@ -2,11 +2,30 @@ import { detectDangerousCommand } from '../approvals/detect.js';
 import { HermesError } from '../errors.js';
 import type { AgentEventPayloads } from '../events.js';
 import { newId } from '../ids.js';
+import type { CommandSandbox } from '../tools/sandbox.js';
 import type { ApprovalOutcome, ClarifyOutcome, ToolContext } from '../tools/types.js';
 import type { ApprovalChoice, ApprovalRequest, ClarifyAnswer, ClarifyRequest, HostCallbacks } from '../types.js';
 import { AgentTranscript } from './agent-transcript.js';
 import type { SessionInternals } from './internals.js';
+import type { HermesSettings } from './settings.js';
 import type { TurnRunner } from './turn.js';
+
+/**
+ * The settings a policy change is judged by: manual mode, no YOLO, no allowlist, so that only the
+ * user can approve it (issue 32).
+ */
+function userOnly(settings: HermesSettings): HermesSettings {
+  return {
+    ...settings,
+    approvals: { ...settings.approvals, mode: 'manual', yolo: false },
+    command_allowlist: [],
+  };
+}
+
+/** The `sandbox` field of a tool context, left out when commands run unconfined. */
+function sandboxOf(sandbox: CommandSandbox | undefined): { sandbox?: CommandSandbox } {
+  return sandbox === undefined ? {} : { sandbox };
+}
 
 /** The tool context of each call: approvals, clarify questions, sudo and missing secrets (spec/core.md §12). */
 export abstract class AgentApprovals extends AgentTranscript {
@@ -20,6 +39,9 @@ export abstract class AgentApprovals extends AgentTranscript {
   /** Builds the context a tool call executes with. */
   toolContext(turn: TurnRunner, callId: string, signal: AbortSignal): ToolContext {
     const host = this.host;
+    // Live output is redacted as it streams: a secret cut by a chunk boundary is held back until whole.
+    const redactor = host.secretRedactor();
+    const liveOutput = redactor.empty ? null : redactor.stream();
     let lastProgress = 0;
     let pendingOutput = '';
     let flushTimer: (() => void) | null = null;
@@ -39,6 +61,7 @@ export abstract class AgentApprovals extends AgentTranscript {
       cwd: this.cwd,
       signal,
       env: host.subprocessEnv(),
+      ...sandboxOf(host.commandSandbox(this.cwd)),
       settings: host.toolSettings(),
       files: this.checkpointedFiles,
       commands: this.commandRunner,
@@ -46,16 +69,17 @@ export abstract class AgentApprovals extends AgentTranscript {
       progress: (update) => {
         // At most 10 progress events per second per call; output chunks are coalesced.
         if (update.message !== undefined) {
-          this.emitTurnEvent(turn, 'tool.progress', { callId, message: update.message });
+          this.emitTurnEvent(turn, 'tool.progress', { callId, message: redactor.redact(update.message) });
           return;
         }
         if (update.output === undefined) return;
-        pendingOutput += update.output;
+        pendingOutput += liveOutput === null ? update.output : liveOutput.push(update.output);
         const wait = 100 - (host.clock.now() - lastProgress);
         if (wait <= 0) flush();
         else if (!flushTimer) flushTimer = host.clock.setTimer(flush, wait);
       },
-      requestApproval: (input) => this.requestApproval(turn, callId, input.command, input.cwd, signal),
+      requestApproval: (input) =>
+        this.requestApproval(turn, callId, input.command, input.cwd, signal, input.policyChange),
       clarify: (input) => this.askClarify(turn, callId, input, signal),
       sudoPassword: (command) => this.askSudo(turn, callId, command, signal),
       clientRequest: async (method, params) => {
@@ -103,9 +127,20 @@ export abstract class AgentApprovals extends AgentTranscript {
     command: string,
     cwd: string,
     signal: AbortSignal,
+    policyChange?: { toolName: string; path: string },
   ): Promise<ApprovalOutcome> {
-    const detection = detectDangerousCommand(command);
-    const settings = this.host.settings();
+    // A change to the agent's own policy (config.yaml, skills) is judged by the user alone: no mode,
+    // YOLO, allowlist, grant or smart check may approve it, so a model cannot switch its approvals off.
+    const settings = policyChange === undefined ? this.host.settings() : userOnly(this.host.settings());
+    const detection =
+      policyChange === undefined
+        ? detectDangerousCommand(command)
+        : {
+            blocked: false,
+            blockReason: null,
+            patternKeys: ['policy_change'],
+            descriptions: [`changes the agent's own settings or skills (${policyChange.path})`],
+          };
     const requestId = newId('apr_', 16);
     const resolved = (
       choice: ApprovalChoice | null,
@@ -121,7 +156,8 @@ export abstract class AgentApprovals extends AgentTranscript {
     if (detection.blocked) return resolved('deny', 'policy', false, detection.blockReason ?? 'blocked by policy');
     if (detection.patternKeys.length === 0) return { approved: true, choice: null, source: 'none', cancelled: false };
     const root = this.grantRoot;
-    if (root.yolo || this.yolo || settings.approvals.yolo) return resolved('once', 'yolo', true);
+    if (policyChange === undefined && (root.yolo || this.yolo)) return resolved('once', 'yolo', true);
+    if (settings.approvals.yolo) return resolved('once', 'yolo', true);
     if (settings.approvals.mode === 'off') return resolved('once', 'policy', true);
     const allowlist = new Set(settings.command_allowlist);
     if (detection.patternKeys.every((key) => allowlist.has(key))) return resolved('once', 'allowlist', true);
@@ -147,15 +183,18 @@ export abstract class AgentApprovals extends AgentTranscript {
       return resolved('deny', 'no_callback', false, 'no approval callback is installed');
     }
     const timeoutMs = settings.approvals.timeout * 1000;
-    const choices: ApprovalChoice[] = this.host.configWritable()
-      ? ['once', 'session', 'always', 'deny']
-      : ['once', 'session', 'deny'];
+    const choices: ApprovalChoice[] =
+      policyChange !== undefined
+        ? ['once', 'deny']
+        : this.host.configWritable()
+          ? ['once', 'session', 'always', 'deny']
+          : ['once', 'session', 'deny'];
     const request: ApprovalRequest = {
       requestId,
       sessionId: root.sessionId,
       turnId: turn.turnId,
       callId,
-      toolName: 'terminal',
+      toolName: policyChange?.toolName ?? 'terminal',
       command,
       cwd,
       patternKeys: detection.patternKeys,
@@ -193,6 +232,7 @@ export abstract class AgentApprovals extends AgentTranscript {
         ? resolved('deny', 'user', false, 'denied by the user')
         : resolved('deny', 'policy', false, `refused by policy: ${policy}`);
     }
+    if (policyChange !== undefined) return resolved('once', 'user', true);
     if (choice === 'session' || choice === 'always')
       for (const key of detection.patternKeys) root.sessionGrants.add(key);
     if (choice === 'always') {

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { SharedV3ProviderOptions } from '@ai-sdk/provider';
 import type { Agent, AgentHost, CommandRegistry, HostEvent, ResumeOptions, SessionOptions } from '../api/types.js';
 import { FileCheckpointStore } from '../checkpoints/file-checkpoints.js';
@@ -22,6 +22,8 @@ import { createMcpManager, type McpManagerInternal } from '../mcp/manager.js';
 import type { McpManager } from '../mcp/types.js';
 import { costStatusFor, createProviderCatalog, type ProviderCatalog } from '../providers/index.js';
 import type { ProviderAdapter, ResolvedRoute } from '../providers/types.js';
+import { collectHostSecrets } from '../security/host-secrets.js';
+import { SecretRedactor } from '../security/secret-redactor.js';
 import { createSkillRegistry } from '../skills/registry.js';
 import { createSkillTools } from '../skills/skill-tools.js';
 import type { SkillRegistry } from '../skills/types.js';
@@ -34,9 +36,13 @@ import {
   createLocalFileAccess,
   createProcessRegistry,
   createToolRegistry,
-  filterSubprocessEnv,
 } from '../tools/index.js';
+import { isInside, resolveToolPath } from '../tools/paths.js';
+import { expandHermesHome, POLICY_PATHS } from '../tools/protected-paths.js';
+import { type CommandSandbox, resolveSandbox, type SandboxStatus } from '../tools/sandbox.js';
+import { buildSubprocessEnv } from '../tools/subprocess-env.js';
 import type { ProcessRegistry, ToolDefinition, ToolRegistry, ToolSettings } from '../tools/types.js';
+import { markBuiltinFetch } from '../tools/web-fetch.js';
 import type { Clock, CostStatus, DeepPartial, HostCallbacks, Logger, ModelOption, Usage } from '../types.js';
 import { BoundedMemo } from '../util/bounded-memo.js';
 import { AgentCore } from './agent.js';
@@ -75,6 +81,11 @@ export interface AgentHostOptions {
   clock?: Clock;
   /** Lease holder identity; default host:pid:random. */
   holderId?: string;
+  /**
+   * More secrets by name (a server's API key, its gateway token): never passed to a subprocess and
+   * redacted from tool output as `[REDACTED:<name>]`, like the secrets the host finds itself.
+   */
+  secrets?: Readonly<Record<string, string>>;
 }
 
 class HostImpl implements HostContext {
@@ -93,6 +104,10 @@ class HostImpl implements HostContext {
   readonly checkpoints = new FileCheckpointStore({ now: () => this.clock.now() });
   readonly defaultCommandRunner = createLocalCommandRunner();
   readonly spawnGate = new SpawnGate();
+  sandbox: SandboxStatus;
+  /** The session store's own files when it is a SQLite file outside HERMES_HOME (protected like state.db). */
+  private readonly storeFiles: string[];
+  private redactor: SecretRedactor | null = null;
   private loaded: LoadedConfig;
   private catalog: ProviderCatalog;
   private readonly agents = new Map<string, AgentCore>();
@@ -111,14 +126,18 @@ class HostImpl implements HostContext {
     logger: Logger;
     clock: Clock;
     store: SessionStore;
+    sandbox: SandboxStatus;
+    storeFiles: string[];
   }) {
     this.options = init.options;
+    this.sandbox = init.sandbox;
+    this.storeFiles = init.storeFiles;
     this.homeDir = init.homeDir;
     this.loaded = init.loaded;
     this.logger = init.logger;
     this.clock = init.clock;
     this.store = init.store;
-    this.fetch = init.options.fetch ?? globalThis.fetch.bind(globalThis);
+    this.fetch = init.options.fetch ?? markBuiltinFetch(globalThis.fetch.bind(globalThis));
     this.callbacks = init.options.callbacks ?? {};
     this.holderId = init.options.holderId ?? `${hostname()}:${process.pid}:${newId('', 8)}`;
     this.catalog = this.providerCatalog();
@@ -155,8 +174,14 @@ class HostImpl implements HostContext {
       terminalTimeout: config.terminal.timeout,
       terminalMaxTimeout: config.terminal.max_timeout,
       writeDenylist: [...config.file.write_denylist],
+      protectedPaths: [
+        ...expandHermesHome(config.file.protected_paths, this.homeDir),
+        ...(config.file.protected_paths.length > 0 ? this.storeFiles : []),
+      ],
+      policyPaths: expandHermesHome(POLICY_PATHS, this.homeDir),
       webFetchTimeout: config.web.fetch_timeout,
       webMaxBytes: config.web.max_bytes,
+      webAllowPrivateHosts: [...config.web.allow_private_hosts],
       maxResultChars: config.tools.max_result_chars,
       clarifyTimeout: config.agent.clarify_timeout,
       maxConcurrentChildren: config.delegation.max_concurrent_children,
@@ -233,7 +258,39 @@ class HostImpl implements HostContext {
   }
 
   subprocessEnv(): Record<string, string> {
-    return filterSubprocessEnv(this.loaded.env, this.loaded.config.terminal.env_passthrough);
+    const terminal = this.loaded.config.terminal;
+    return buildSubprocessEnv(this.loaded.env, {
+      mode: terminal.env,
+      include: terminal.env_include,
+      exclude: terminal.env_exclude,
+      passthrough: terminal.env_passthrough,
+      secretValues: this.hostSecrets()
+        .filter((secret) => secret.server)
+        .map((secret) => secret.value),
+    });
+  }
+
+  private hostSecrets() {
+    return collectHostSecrets(this.loaded, this.options.secrets);
+  }
+
+  secretRedactor(): SecretRedactor {
+    this.redactor ??= new SecretRedactor(this.hostSecrets());
+    return this.redactor;
+  }
+
+  commandSandbox(workspace: string): CommandSandbox | undefined {
+    if (this.sandbox.active !== 'bwrap' || this.sandbox.executable === null) return undefined;
+    const terminal = this.loaded.config.terminal;
+    const userHome = this.loaded.env.HOME ?? process.env.HOME ?? '/';
+    return {
+      kind: 'bwrap',
+      executable: this.sandbox.executable,
+      workspace,
+      writable: terminal.sandbox_writable.map((path) => resolveToolPath(path, workspace, userHome)),
+      hidden: [this.homeDir, ...this.storeFiles],
+      network: terminal.sandbox_network,
+    };
   }
 
   async persistAllowlist(keys: string[]): Promise<void> {
@@ -247,6 +304,8 @@ class HostImpl implements HostContext {
     await writeDotenvValue(this.homeDir, envVar, value);
     // lookup() reads this map, so the key works without a reload.
     this.loaded.dotenv[envVar] = value;
+    // A new key is a new secret to redact.
+    this.redactor = null;
   }
 
   configWritable(): boolean {
@@ -414,6 +473,8 @@ class HostImpl implements HostContext {
       logger: this.logger,
     });
     this.catalog = this.providerCatalog();
+    this.redactor = null;
+    this.sandbox = await sandboxFor(this.loaded);
   }
 
   /** Starts background duties: orphaned runs and the runs heartbeat (spec/core.md §9.4.12). */
@@ -461,19 +522,33 @@ export async function createAgentHost(options: AgentHostOptions = {}): Promise<A
   const loaded = await loadConfig({ homeDir, env, overrides: options.config, logger: bootstrapLogger });
   const logger = options.logger ?? createStderrLogger({ secrets: () => secretValues(loaded) });
   const clock = options.clock ?? systemClock;
+  // Probed before anything opens: an explicit `bwrap` that cannot start stops the host here.
+  const sandbox = await sandboxFor(loaded);
+  const location = resolveStoreLocation({
+    database: options.database,
+    // The environment first, then HERMES_HOME/.env, like every other HERMES_* variable (§4.2).
+    env: { HERMES_DATABASE_URL: loaded.lookup('HERMES_DATABASE_URL') },
+    configUrl: loaded.config.database.url,
+    defaultPath: join(homeDir, 'state.db'),
+  });
   const store = await openSessionStore({
-    ...resolveStoreLocation({
-      database: options.database,
-      // The environment first, then HERMES_HOME/.env, like every other HERMES_* variable (§4.2).
-      env: { HERMES_DATABASE_URL: loaded.lookup('HERMES_DATABASE_URL') },
-      configUrl: loaded.config.database.url,
-      defaultPath: join(homeDir, 'state.db'),
-    }),
+    ...location,
     clock,
     journalMode: loaded.config.database.journal_mode,
     logger,
   });
-  const host = new HostImpl({ options, homeDir, loaded, logger, clock, store });
+  const host = new HostImpl({
+    options,
+    homeDir,
+    loaded,
+    logger,
+    clock,
+    store,
+    sandbox,
+    storeFiles: storeFilesOutside(location, homeDir),
+  });
+  if (sandbox.reason !== null && sandbox.setting === 'auto')
+    logger.info(`commands run without a sandbox: ${sandbox.reason}`);
   host.mcpManager = createMcpManager({
     host,
     connect: options.connectMcp ?? true,
@@ -483,6 +558,26 @@ export async function createAgentHost(options: AgentHostOptions = {}): Promise<A
   await host.start();
   await host.mcpManager.start();
   return host;
+}
+
+/** The sandbox the configuration asks for, probed once per process (issue 32). */
+function sandboxFor(loaded: LoadedConfig): Promise<SandboxStatus> {
+  const terminal = loaded.config.terminal;
+  return resolveSandbox({
+    setting: terminal.sandbox,
+    network: terminal.sandbox_network,
+    executable: terminal.bwrap_path,
+    path: loaded.env.PATH ?? process.env.PATH,
+  });
+}
+
+/** The files of a SQLite store that lies outside HERMES_HOME (inside it, `state.db*` already covers them). */
+function storeFilesOutside(location: { location: string; urlOnly: boolean }, homeDir: string): string[] {
+  const path = location.location;
+  if (location.urlOnly || path === ':memory:' || path === '' || /^[a-z][a-z0-9+.-]*:\/\//i.test(path)) return [];
+  const absolute = resolve(path);
+  if (isInside(absolute, homeDir)) return [];
+  return [absolute, `${absolute}-wal`, `${absolute}-shm`, `${absolute}-journal`];
 }
 
 /** One call for embedding: a private host and a new session on it (spec/core.md §5.1). */

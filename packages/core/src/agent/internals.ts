@@ -7,7 +7,9 @@ import type { Agent, AgentHost, CompressionResult, SessionOptions, SubagentInfo 
 import type { FileCheckpointStore } from '../checkpoints/file-checkpoints.js';
 import type { AgentEventPayloads, AgentEventType, AgentPhase } from '../events.js';
 import type { ProviderAdapter, ResolvedRoute } from '../providers/types.js';
+import type { SecretRedactor } from '../security/secret-redactor.js';
 import type { NewMessage, SessionModelConfig, SessionRow, StoredMessage } from '../store/types.js';
+import type { CommandSandbox } from '../tools/sandbox.js';
 import type { CommandRunner, FileAccess, ToolContext, ToolDefinition, ToolSettings } from '../tools/types.js';
 import type { TurnInput, TurnResult } from '../turn-types.js';
 import type { CostStatus, HostCallbacks, Usage } from '../types.js';
@@ -35,8 +37,12 @@ export interface HostContext extends AgentHost {
   providerOptions(route: ResolvedRoute, reasoningEffort: string | null): SharedV3ProviderOptions | undefined;
   /** Cost of one call on a route. */
   cost(route: ResolvedRoute, usage: Usage): { costUsd: number; status: CostStatus };
-  /** Environment for subprocesses (spec/core.md §20). */
+  /** Environment for subprocesses (spec/core.md §20), built from the `terminal.env` allowlist. */
   subprocessEnv(): Record<string, string>;
+  /** Redacts the values of the host's secrets from tool output (issue 32). */
+  secretRedactor(): SecretRedactor;
+  /** The OS sandbox for a command of a session working in `workspace`, or undefined when commands run unconfined. */
+  commandSandbox(workspace: string): CommandSandbox | undefined;
   /** Appends keys to `command_allowlist` in config.yaml, keeping comments. */
   persistAllowlist(keys: string[]): Promise<void>;
   /** Saves a secret the user supplied to HERMES_HOME/.env and makes it visible at once (spec/core.md §24.7). */

@@ -1,5 +1,6 @@
 import type { ZodType } from 'zod';
 import type { AgentEventPayloads } from '../events.js';
+import type { SecretRedactor } from '../security/secret-redactor.js';
 import type { NewMessage } from '../store/types.js';
 import { capToolResult } from '../tools/index.js';
 import type { ToolContext, ToolDefinition, ToolResult } from '../tools/types.js';
@@ -178,6 +179,8 @@ export abstract class TurnTools extends TurnBase {
         status = 'failed';
       }
     }
+    // The host's secrets never reach the model, the store or an event, whatever the tool printed.
+    result = redactToolResult(result, this.agent.host.secretRedactor());
     const cap = tool.maxResultChars ?? this.settings.tools.max_result_chars;
     const capped = capToolResult(result.content, cap);
     const truncated = capped !== result.content;
@@ -234,6 +237,23 @@ export abstract class TurnTools extends TurnBase {
     const [rowId] = await this.appendRows([{ turnId: this.turnId, role: 'user', content: text, displayKind: 'steer' }]);
     this.emit('steer.delivered', { text, rowId: rowId ?? null, afterCallIds });
   }
+}
+
+/** A tool result with the values of the host's secrets replaced in its text, structured data and diffs. */
+export function redactToolResult(result: ToolResult, redactor: SecretRedactor): ToolResult {
+  if (redactor.empty) return result;
+  const redacted: ToolResult = { ...result, content: redactor.redact(result.content) };
+  if (result.structured !== undefined) redacted.structured = redactor.redactJson(result.structured);
+  if (result.displayMetadata !== undefined)
+    redacted.displayMetadata = redactor.redactJson(result.displayMetadata as JsonObject);
+  if (result.diffs !== undefined)
+    redacted.diffs = result.diffs.map((diff) => ({
+      ...diff,
+      oldText: diff.oldText === null ? null : redactor.redact(diff.oldText),
+      newText: redactor.redact(diff.newText),
+      unified: redactor.redact(diff.unified),
+    }));
+  return redacted;
 }
 
 function safeJson(text: string): unknown {

@@ -208,6 +208,11 @@ export interface AgentHost {
   readonly logger: Logger;
   readonly clock: Clock;
   readonly holderId: string;
+  /**
+   * The OS sandbox commands run in (`terminal.sandbox`, probed at start): for `--check` output and
+   * health reports.
+   */
+  readonly sandbox: import('../tools/sandbox.js').SandboxStatus;
   newSession(options?: SessionOptions): Promise<Agent>;
   resumeSession(idOrTitle: string, options?: ResumeOptions): Promise<Agent>;
   getAgent(sessionId: string): Agent | undefined;

@@ -22,6 +22,7 @@ export {
 } from './home.js';
 export { createLookup, type LoadConfigOptions, type LoadedConfig, loadConfig, parseConfigText } from './load.js';
 export {
+  DEFAULT_PROTECTED_PATHS,
   DEFAULT_TOOLSETS,
   DEFAULT_WRITE_DENYLIST,
   defaultConfig,

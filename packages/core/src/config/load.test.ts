@@ -9,6 +9,7 @@ import { HermesError } from '../errors.js';
 import type { JsonObject, Logger } from '../types.js';
 import { secretValues } from './environment.js';
 import { loadConfig } from './load.js';
+import { DEFAULT_PROTECTED_PATHS } from './schema.js';
 
 let homeDir: string;
 
@@ -83,11 +84,24 @@ describe('defaults', () => {
       command_allowlist: [],
       compression: { enabled: true, threshold: 0.5, protect_first_n: 3, protect_last_n: 20 },
       session: { auto_title: true, lease_ttl: 300, lease_wait: 1800 },
-      terminal: { timeout: 180, max_timeout: 600, env_passthrough: [] },
+      terminal: {
+        timeout: 180,
+        max_timeout: 600,
+        env_passthrough: [],
+        env: 'core',
+        env_include: [],
+        env_exclude: [],
+        sandbox: 'auto',
+        sandbox_network: true,
+        sandbox_writable: [],
+      },
       tools: { max_result_chars: 100000, disabled: [] },
       toolsets: ['file', 'terminal', 'web', 'interaction', 'delegation', 'mcp', 'client', 'browser', 'skills'],
-      file: { write_denylist: ['~/.ssh/**', '**/.git/objects/**', '/etc/**'] },
-      web: { fetch_timeout: 30, max_bytes: 5242880 },
+      file: {
+        write_denylist: ['~/.ssh/**', '**/.git/objects/**', '/etc/**'],
+        protected_paths: [...DEFAULT_PROTECTED_PATHS],
+      },
+      web: { fetch_timeout: 30, max_bytes: 5242880, allow_private_hosts: [] },
       delegation: { max_iterations: 50, max_concurrent_children: 3, model: 'main' },
       mcp_servers: {},
       pricing: {},

@@ -57,6 +57,22 @@ export const DEFAULT_TOOLSETS: readonly string[] = [
   'skills',
 ];
 
+/**
+ * Default of `file.protected_paths` (issue 32): what no file tool reads or writes. `$HERMES_HOME`
+ * stands for the home directory of Hermes.
+ */
+export const DEFAULT_PROTECTED_PATHS: readonly string[] = [
+  '$HERMES_HOME/.env',
+  '$HERMES_HOME/.env.*',
+  '$HERMES_HOME/config.yaml',
+  '$HERMES_HOME/config.yml',
+  '$HERMES_HOME/state.db*',
+  '$HERMES_HOME/auth*',
+  '$HERMES_HOME/auth/**',
+  '$HERMES_HOME/**/*.key',
+  '$HERMES_HOME/**/*.pem',
+];
+
 /** Default of `file.write_denylist` (spec/core.md §4.3). */
 export const DEFAULT_WRITE_DENYLIST: readonly string[] = ['~/.ssh/**', '**/.git/objects/**', '/etc/**'];
 
@@ -196,6 +212,14 @@ export const hermesConfigSchema = z.object(
           timeout: seconds().default(180),
           max_timeout: seconds().default(600),
           env_passthrough: textList().default(() => []),
+          // Issue 32: the subprocess environment is an allowlist (`core`), and commands run in an OS sandbox.
+          env: choice(['core', 'all', 'none']).default('core'),
+          env_include: textList().default(() => []),
+          env_exclude: textList().default(() => []),
+          sandbox: choice(['auto', 'bwrap', 'none']).default('auto'),
+          sandbox_network: flag().default(true),
+          sandbox_writable: textList().default(() => []),
+          bwrap_path: text().optional(),
         },
         { error: mapping },
       )
@@ -211,10 +235,24 @@ export const hermesConfigSchema = z.object(
       .prefault({}),
     toolsets: textList().default(() => [...DEFAULT_TOOLSETS]),
     file: z
-      .object({ write_denylist: textList().default(() => [...DEFAULT_WRITE_DENYLIST]) }, { error: mapping })
+      .object(
+        {
+          write_denylist: textList().default(() => [...DEFAULT_WRITE_DENYLIST]),
+          protected_paths: textList().default(() => [...DEFAULT_PROTECTED_PATHS]),
+        },
+        { error: mapping },
+      )
       .prefault({}),
     web: z
-      .object({ fetch_timeout: seconds().default(30), max_bytes: integer(1).default(5242880) }, { error: mapping })
+      .object(
+        {
+          fetch_timeout: seconds().default(30),
+          max_bytes: integer(1).default(5242880),
+          // Hosts, addresses and CIDR ranges web_fetch may reach although they are not public (ADR 0035).
+          allow_private_hosts: textList().default(() => []),
+        },
+        { error: mapping },
+      )
       .prefault({}),
     delegation: z
       .object(

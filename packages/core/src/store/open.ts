@@ -1,3 +1,4 @@
+import { HermesError } from '../errors.js';
 import type { Clock, Logger } from '../types.js';
 import type { PostgresSessionStore, PostgresStoreOptions } from './pg-store.js';
 import { openSqliteStore } from './sqlite-store.js';
@@ -8,12 +9,36 @@ export function isPostgresUrl(location: string): boolean {
   return /^postgres(ql)?:\/\//iu.test(location.trim());
 }
 
+/** True when `error` is Node's failure to find the package `name` (an optional peer not installed). */
+function isMissingPackage(error: unknown, name: string): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return (
+    (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') &&
+    typeof message === 'string' &&
+    (message.includes(`'${name}'`) || message.includes(`"${name}"`))
+  );
+}
+
 /**
  * Opens the session store on PostgreSQL (see `PostgresStoreOptions`). The driver and its schema are
- * loaded on first use, so a process on SQLite never pays for importing them.
+ * loaded on first use, so a process on SQLite never pays for importing them, and `pg` is an optional peer
+ * dependency that only a PostgreSQL user installs.
+ *
+ * @throws HermesError `missing_dependency` naming the package when `pg` is not installed.
  */
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresSessionStore> {
-  return (await import('./pg-store.js')).openPostgresStore(options);
+  let module: typeof import('./pg-store.js');
+  try {
+    module = await import('./pg-store.js');
+  } catch (error) {
+    if (!isMissingPackage(error, 'pg')) throw error;
+    throw new HermesError(
+      'missing_dependency',
+      `${options.source ?? 'The database URL'} names a PostgreSQL database, but the package "pg" is not installed: run \`npm install pg\` next to @hermes/core.`,
+      { cause: error },
+    );
+  }
+  return module.openPostgresStore(options);
 }
 
 /** Options of {@link openSessionStore}. */

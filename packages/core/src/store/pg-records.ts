@@ -27,6 +27,7 @@ function jsonOrNullText(value: JsonValue): JsonValue | SQL {
 
 /** Stored Responses API objects on PostgreSQL (spec/core.md §9.2.4, §9.4.12). */
 export class PgResponseStore implements ResponseStore {
+  /** @internal Built by the store that owns the connection. */
   constructor(private readonly connection: PgConnection) {}
 
   async put(record: ResponseRecord): Promise<void> {
@@ -81,6 +82,7 @@ export class PgResponseStore implements ResponseStore {
 
 /** Durable run records on PostgreSQL (spec/core.md §9.2.5, §9.4.12). */
 export class PgRunStore implements RunStore {
+  /** @internal Built by the store that owns the connection. */
   constructor(private readonly connection: PgConnection) {}
 
   async findByIdempotencyKey(key: string, withinMs: number = IDEMPOTENCY_WINDOW_MS): Promise<RunRecord | null> {
@@ -167,6 +169,7 @@ export class PgRunStore implements RunStore {
 
 /** The PostgreSQL statements of the turn lease: one upsert takes a free, expired or own lease. */
 export class PgLeaseStatements implements LeaseStatements {
+  /** @internal Built by the store that owns the connection. */
   constructor(private readonly connection: PgConnection) {}
 
   get clock(): Clock {

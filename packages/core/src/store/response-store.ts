@@ -9,6 +9,7 @@ import type { ResponseRecord, ResponseStore } from './types.js';
  * `previous_response_id` and named conversations survive restarts and work across processes.
  */
 export class SqliteResponseStore implements ResponseStore {
+  /** @internal Built by the store that owns the connection. */
   constructor(private readonly connection: StoreConnection) {}
 
   /** Inserts the record, or replaces the stored one with the same id. */

@@ -96,6 +96,7 @@ export class SqliteRunStore implements RunStore {
   /** Updates prepared per set of changed fields (a null value is written as SQL NULL, not bound). */
   private readonly updates = new Map<string, { run(values: Record<string, unknown>): { changes: number } }>();
 
+  /** @internal Built by the store that owns the connection. */
   constructor(private readonly connection: StoreConnection) {}
 
   private get statements(): ReturnType<typeof prepareRunStatements> {

@@ -152,6 +152,7 @@ function prepareLeaseStatements(connection: StoreConnection) {
 export class SqliteLeaseStatements implements LeaseStatements {
   private prepared: ReturnType<typeof prepareLeaseStatements> | undefined;
 
+  /** @internal Built by the store that owns the connection. */
   constructor(private readonly connection: StoreConnection) {}
 
   private get statements(): ReturnType<typeof prepareLeaseStatements> {

@@ -78,6 +78,7 @@ describe('builtinTools', () => {
       writeDenylist: ['~/.ssh/**', '**/.git/objects/**', '/etc/**'],
       webFetchTimeout: 30,
       webMaxBytes: 5_242_880,
+      webAllowPrivateHosts: [],
       maxResultChars: 100_000,
       clarifyTimeout: 300,
       maxConcurrentChildren: 3,

@@ -48,6 +48,7 @@ export function defaultToolSettings(overrides: Partial<ToolSettings> = {}): Tool
     writeDenylist: [...DEFAULT_WRITE_DENYLIST],
     webFetchTimeout: 30,
     webMaxBytes: 5_242_880,
+    webAllowPrivateHosts: [],
     maxResultChars: 100_000,
     clarifyTimeout: 300,
     maxConcurrentChildren: 3,

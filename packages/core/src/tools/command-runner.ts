@@ -3,6 +3,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { systemClock } from '../clock.js';
 import type { Clock } from '../types.js';
 import { HeadTailBuffer } from './output-buffer.js';
+import { sandboxedInvocation } from './sandbox.js';
 import { KILL_GRACE_MS, shellInvocation, signalProcessGroup } from './shell.js';
 import type { CommandRunner, RunningCommand } from './types.js';
 
@@ -27,7 +28,7 @@ export function createLocalCommandRunner(options: LocalCommandRunnerOptions = {}
   const clock = options.clock ?? systemClock;
   return {
     async start(input) {
-      const invocation = shellInvocation(input.command, input.env);
+      const invocation = sandboxedInvocation(shellInvocation(input.command, input.env), input.sandbox, input.cwd);
       const child = spawn(invocation.file, invocation.args, {
         cwd: input.cwd,
         env: { ...input.env },

@@ -18,12 +18,26 @@ export {
   type ProcessRegistryOptions,
 } from './process-registry.js';
 export { createProcessTool, type ProcessArgs } from './process-tool.js';
+export { expandHermesHome, POLICY_PATHS } from './protected-paths.js';
 export { createReadFileTool, type ReadFileArgs } from './read-file.js';
 export { createToolRegistry } from './registry.js';
 export { findRipgrep } from './ripgrep-path.js';
+export {
+  type CommandSandbox,
+  probeBwrap,
+  resolveSandbox,
+  type SandboxSetting,
+  type SandboxStatus,
+} from './sandbox.js';
 export { createSearchFilesTool, type SearchFilesArgs, type SearchFilesOptions } from './search-files.js';
 export { shellInvocation } from './shell.js';
-export { filterSubprocessEnv } from './subprocess-env.js';
+export {
+  buildSubprocessEnv,
+  CORE_ENV_PATTERNS,
+  filterSubprocessEnv,
+  type SubprocessEnvMode,
+  type SubprocessEnvPolicy,
+} from './subprocess-env.js';
 export { createTerminalTool, denialText, TERMINAL_OUTPUT_LIMIT, type TerminalArgs } from './terminal.js';
 export { capToolResult } from './text.js';
 export { createTodoTool, renderTodos, type TodoArgs } from './todo.js';

@@ -5,6 +5,7 @@ import { buildFileDiff, MAX_DIFF_RESULT_CHARS } from './file-diff.js';
 import { describeMissingFile, statOrNull } from './file-lookup.js';
 import { applyPatchMatches, closestCandidates, findPatchMatches, type PatchStrategy } from './patch-matching.js';
 import { displayPath, resolveToolPath } from './paths.js';
+import { policyChangeRefusal } from './protected-paths.js';
 import { cutLine, cutText, numberedLine } from './text.js';
 import type { ToolDefinition, ToolResult } from './types.js';
 import { writeRefusal } from './write-file.js';
@@ -85,6 +86,8 @@ export function createPatchTool(): ToolDefinition<PatchArgs> {
         );
       }
       const newText = applyPatchMatches(oldText, found.matches);
+      const policyRefusal = await policyChangeRefusal(absolutePath, ctx, 'patch');
+      if (policyRefusal !== null) return { ...policyRefusal, locations };
       try {
         await ctx.files.writeText({
           sessionId: ctx.sessionId,

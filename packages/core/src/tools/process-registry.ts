@@ -4,6 +4,7 @@ import { systemClock } from '../clock.js';
 import { HermesError } from '../errors.js';
 import type { Clock } from '../types.js';
 import { RingBuffer } from './output-buffer.js';
+import { sandboxedInvocation } from './sandbox.js';
 import { KILL_GRACE_MS, shellInvocation, signalProcessGroup } from './shell.js';
 import type { ProcessInfo, ProcessRegistry } from './types.js';
 
@@ -84,7 +85,7 @@ export function createProcessRegistry(options: ProcessRegistryOptions = {}): Pro
           `This session already has ${maxRunning} running background processes; stop one with the process tool (action "kill") first.`,
         );
       }
-      const invocation = shellInvocation(input.command, input.env);
+      const invocation = sandboxedInvocation(shellInvocation(input.command, input.env), input.sandbox, input.cwd);
       const child = spawn(invocation.file, invocation.args, {
         cwd: input.cwd,
         env: { ...input.env },

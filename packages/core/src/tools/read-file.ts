@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { errorMessage, isNotFoundError } from './file-access.js';
 import { describeMissingFile, looksBinary, statOrNull } from './file-lookup.js';
 import { displayPath, resolveToolPath } from './paths.js';
+import { protectedPathRefusal } from './protected-paths.js';
 import { countLines, cutLine, numberedLine, splitLines } from './text.js';
 import type { ToolDefinition, ToolResult } from './types.js';
 
@@ -58,6 +59,8 @@ export function createReadFileTool(): ToolDefinition<ReadFileArgs> {
       const offset = args.offset ?? 1;
       const limit = Math.min(args.limit ?? DEFAULT_LIMIT, MAX_LIMIT);
       const locations = [{ path: absolutePath, line: offset }];
+      const refusal = await protectedPathRefusal(absolutePath, ctx, 'read');
+      if (refusal !== null) return { content: refusal, isError: true, locations };
       // Existence, directories and binary detection use the local file system, also when an
       // editor supplies the text (ACP `fs/*`): the seam only reads and writes text.
       const stats = await statOrNull(absolutePath);

@@ -6,6 +6,7 @@ import { errorMessage } from './file-access.js';
 import { statOrNull } from './file-lookup.js';
 import { loadPicomatch } from './glob-match.js';
 import { displayPath, resolveToolPath } from './paths.js';
+import { createProtectedPathChecker, protectedPathRefusal } from './protected-paths.js';
 import { findRipgrep } from './ripgrep-path.js';
 import { createRipgrepEngine } from './search-ripgrep.js';
 import { type FileMatches, type SearchEngine, TooManyMatchesError } from './search-types.js';
@@ -150,6 +151,17 @@ export async function searchFiles(args: SearchFilesArgs, ctx: ToolContext, engin
   const rootStats = await statOrNull(root);
   if (rootStats === null) return { content: `Path not found: ${shownRoot}`, isError: true };
   const rootIsFile = !rootStats.isDirectory();
+  if (rootIsFile) {
+    const refusal = await protectedPathRefusal(root, ctx, 'search');
+    if (refusal !== null) return { content: refusal, isError: true };
+  }
+  // Protected files below the root are left out of every result, as if they did not exist.
+  const protectedChecker = await createProtectedPathChecker(ctx.settings.protectedPaths ?? [], { root });
+  const withoutProtected = async <T>(items: T[], pathOf: (item: T) => string): Promise<T[]> => {
+    if (protectedChecker === null) return items;
+    const verdicts = await Promise.all(items.map((item) => protectedChecker.match(pathOf(item))));
+    return items.filter((_, index) => verdicts[index] === null);
+  };
   const limit = Math.min(args.limit ?? DEFAULT_LIMIT, MAX_LIMIT);
   const offset = args.offset ?? 0;
   const show = (absolutePath: string) => displayPath(absolutePath, ctx.cwd);
@@ -160,7 +172,8 @@ export async function searchFiles(args: SearchFilesArgs, ctx: ToolContext, engin
     if (args.target === 'files') {
       const nameGlob = GLOB_CHARACTERS.test(args.pattern) ? await globMatcher(args.pattern) : null;
       const needle = args.pattern.toLowerCase();
-      const files = (await engine.listFiles(root, rootIsFile, ctx.signal)).filter((absolutePath) => {
+      const listed = await withoutProtected(await engine.listFiles(root, rootIsFile, ctx.signal), (path) => path);
+      const files = listed.filter((absolutePath) => {
         if (!keepFile(absolutePath)) return false;
         if (nameGlob !== null) return nameGlob(absolutePath, root);
         return absolutePath
@@ -186,7 +199,7 @@ export async function searchFiles(args: SearchFilesArgs, ctx: ToolContext, engin
     const context = outputMode === 'content' ? Math.min(args.context ?? 0, MAX_CONTEXT) : 0;
     const basenameGlob =
       args.file_glob !== undefined && args.file_glob !== '' && !args.file_glob.includes('/') ? args.file_glob : null;
-    const files = (
+    const found = await withoutProtected(
       await engine.searchContent({
         root,
         rootIsFile,
@@ -198,8 +211,10 @@ export async function searchFiles(args: SearchFilesArgs, ctx: ToolContext, engin
         basenameGlob,
         maxMatches: outputMode === 'content' ? MAX_CONTENT_MATCHES : null,
         signal: ctx.signal,
-      })
-    )
+      }),
+      (file) => file.absolutePath,
+    );
+    const files = found
       .filter((file) => keepFile(file.absolutePath))
       .map((file) => ({ ...file, shown: show(file.absolutePath) }))
       .sort((left, right) => compareStrings(left.shown, right.shown));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { filterSubprocessEnv } from './subprocess-env.js';
+import { buildSubprocessEnv, filterSubprocessEnv } from './subprocess-env.js';
 
 describe('filterSubprocessEnv', () => {
   it('drops secret-looking names and provider variables, keeps the rest and the passthrough list', () => {
@@ -36,5 +36,80 @@ describe('filterSubprocessEnv', () => {
       HERMES_HOME: '/h',
       TOKENIZER: 'keep',
     });
+  });
+});
+
+describe('buildSubprocessEnv', () => {
+  const env = {
+    PATH: '/bin',
+    HOME: '/home/me',
+    LANG: 'C.UTF-8',
+    LC_ALL: 'C.UTF-8',
+    TERM: 'xterm',
+    API_SERVER_KEY: 'server-key',
+    HERMES_GATEWAY_TOKEN: 'gateway',
+    HERMES_DATABASE_URL: 'postgres://u:p@h/d',
+    OPENAI_API_KEY: 'sk-1',
+    NPM_TOKEN: 'npm',
+    AWS_REGION: 'eu-west-1',
+    AWS_SECRET_ACCESS_KEY: 'aws',
+    NODE_ENV: 'test',
+    ALIAS_OF_KEY: 'server-key',
+    UNSET: undefined,
+  };
+
+  it('core keeps only the basics a shell needs', () => {
+    expect(buildSubprocessEnv(env, { mode: 'core' })).toEqual({
+      PATH: '/bin',
+      HOME: '/home/me',
+      LANG: 'C.UTF-8',
+      LC_ALL: 'C.UTF-8',
+      TERM: 'xterm',
+    });
+  });
+
+  it('include patterns add names; exclude patterns remove them; passthrough names come as they are', () => {
+    expect(
+      buildSubprocessEnv(env, {
+        mode: 'core',
+        include: ['aws_*', 'NODE_ENV'],
+        exclude: ['LC_*'],
+        passthrough: ['NPM_TOKEN'],
+      }),
+    ).toEqual({
+      PATH: '/bin',
+      HOME: '/home/me',
+      LANG: 'C.UTF-8',
+      TERM: 'xterm',
+      AWS_REGION: 'eu-west-1',
+      NODE_ENV: 'test',
+      NPM_TOKEN: 'npm',
+    });
+  });
+
+  it("all drops secret-shaped names, and no setting lets the server's own secrets through", () => {
+    const all = buildSubprocessEnv(env, {
+      mode: 'all',
+      include: ['*'],
+      passthrough: ['API_SERVER_KEY', 'HERMES_DATABASE_URL', 'OPENAI_API_KEY', 'ALIAS_OF_KEY'],
+      secretValues: ['server-key', 'sk-1'],
+    });
+    expect(all).toMatchObject({ PATH: '/bin', AWS_REGION: 'eu-west-1', NODE_ENV: 'test' });
+    for (const name of [
+      'API_SERVER_KEY',
+      'HERMES_GATEWAY_TOKEN',
+      'HERMES_DATABASE_URL',
+      'OPENAI_API_KEY',
+      'NPM_TOKEN',
+    ]) {
+      expect(all[name]).toBeUndefined();
+    }
+    expect(all.AWS_SECRET_ACCESS_KEY).toBeUndefined();
+    // A variable holding the value of a server secret is left out under any name.
+    expect(all.ALIAS_OF_KEY).toBeUndefined();
+  });
+
+  it('none starts from nothing', () => {
+    expect(buildSubprocessEnv(env, { mode: 'none', include: ['PATH'] })).toEqual({ PATH: '/bin' });
   });
 });

@@ -106,7 +106,13 @@ export function denialText(outcome: ApprovalOutcome): string {
 
 async function startBackground(command: string, workdir: string, ctx: ToolContext): Promise<ToolResult> {
   try {
-    const info = await ctx.processes.start({ sessionId: ctx.sessionId, command, cwd: workdir, env: ctx.env });
+    const info = await ctx.processes.start({
+      sessionId: ctx.sessionId,
+      command,
+      cwd: workdir,
+      env: ctx.env,
+      ...(ctx.sandbox === undefined ? {} : { sandbox: ctx.sandbox }),
+    });
     return {
       content: `Started background process ${info.id} (pid ${info.pid ?? 'unknown'}). Use the process tool to read its output or stop it.`,
       structured: { processId: info.id, pid: info.pid },
@@ -149,6 +155,7 @@ async function runForeground(args: TerminalArgs, workdir: string, ctx: ToolConte
       outputByteLimit: TERMINAL_OUTPUT_LIMIT,
       onOutput: progress.push,
       ...(prepared.stdin === undefined ? {} : { stdin: prepared.stdin }),
+      ...(ctx.sandbox === undefined ? {} : { sandbox: ctx.sandbox }),
     });
   } catch (error) {
     return { content: `Could not start the command: ${errorMessage(error)}`, isError: true };

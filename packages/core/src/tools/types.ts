@@ -9,6 +9,7 @@ import type {
   ToolKind,
   ToolLocation,
 } from '../types.js';
+import type { CommandSandbox } from './sandbox.js';
 
 /** What a tool returns (spec/core.md §11.1). */
 export interface ToolResult {
@@ -86,6 +87,11 @@ export interface CommandRunner {
     onOutput?: (chunk: string) => void;
     /** Text written to stdin then closed (sudo -S). */
     stdin?: string;
+    /**
+     * The OS sandbox to run the command in (`terminal.sandbox`); a local runner honours it, a
+     * client's runner (an editor's terminal) runs on the client's terms.
+     */
+    sandbox?: CommandSandbox;
   }): Promise<RunningCommand>;
 }
 
@@ -100,13 +106,24 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Filtered environment for subprocesses (spec/core.md §20). */
   env: Readonly<Record<string, string>>;
+  /** The OS sandbox for commands of this session (`terminal.sandbox`); absent: commands run unconfined. */
+  sandbox?: CommandSandbox;
   /** Resolved settings the tools read. */
   settings: ToolSettings;
   files: FileAccess;
   commands: CommandRunner;
   processes: ProcessRegistry;
   progress(update: { output?: string; message?: string }): void;
-  requestApproval(input: { command: string; cwd: string }): Promise<ApprovalOutcome>;
+  /**
+   * Asks whether a command may run (spec/core.md §12.3). With `policyChange`, the call changes the
+   * agent's own policy (a write to config.yaml or a skill): it asks the user whatever the approval
+   * mode, YOLO, allowlist or grants say.
+   */
+  requestApproval(input: {
+    command: string;
+    cwd: string;
+    policyChange?: { toolName: string; path: string };
+  }): Promise<ApprovalOutcome>;
   clarify(input: {
     question: string;
     choices?: string[];
@@ -143,8 +160,20 @@ export interface ToolSettings {
   terminalTimeout: number;
   terminalMaxTimeout: number;
   writeDenylist: string[];
+  /**
+   * Paths no file tool may read or write (`file.protected_paths`, with `$HERMES_HOME` expanded):
+   * the home's secrets, configuration and session store. Absolute globs.
+   */
+  protectedPaths?: string[];
+  /**
+   * Paths whose change alters the agent's own policy (config.yaml, `.env`, skills): a write asks
+   * for approval whatever the approval mode. Absolute globs.
+   */
+  policyPaths?: string[];
   webFetchTimeout: number;
   webMaxBytes: number;
+  /** `web.allow_private_hosts`: hosts, addresses and CIDR ranges web_fetch may reach although they are not public. */
+  webAllowPrivateHosts: string[];
   maxResultChars: number;
   clarifyTimeout: number;
   maxConcurrentChildren: number;
@@ -207,6 +236,8 @@ export interface ProcessRegistry {
     command: string;
     cwd: string;
     env: Readonly<Record<string, string>>;
+    /** The OS sandbox to run the process in (`terminal.sandbox`). */
+    sandbox?: CommandSandbox;
   }): Promise<ProcessInfo>;
   list(sessionId: string): ProcessInfo[];
   get(sessionId: string, id: string): ProcessInfo | undefined;

@@ -5,6 +5,7 @@ import { VERSION } from '../version.js';
 import { errorMessage } from './file-access.js';
 import { cutText } from './text.js';
 import type { ToolDefinition, ToolResult } from './types.js';
+import { type CheckedTarget, createAddressGuard, type HostLookup, PrivateAddressRefused } from './web-address-guard.js';
 
 const DEFAULT_MAX_CHARS = 50_000;
 const MAX_MAX_CHARS = 100_000;
@@ -32,14 +33,39 @@ const WebFetchArgsSchema = z.object({
 /** Arguments of `web_fetch` (spec/core.md §11.11). */
 export type WebFetchArgs = z.infer<typeof WebFetchArgsSchema>;
 
-/** The `web_fetch` tool (spec/core.md §11.11). */
-export function createWebFetchTool(): ToolDefinition<WebFetchArgs> {
+/** Marks a host's default fetch: web_fetch then makes the connection itself, pinned to the address it checked. */
+const BUILTIN_FETCH = Symbol.for('hermes.builtinFetch');
+
+/** Marks `fetch` as the process's own (the global fetch, bound): see {@link createWebFetchTool}. */
+export function markBuiltinFetch<F extends typeof globalThis.fetch>(fetch: F): F {
+  return Object.assign(fetch, { [BUILTIN_FETCH]: true });
+}
+
+function connectsItself(fetch: typeof globalThis.fetch): boolean {
+  return fetch === globalThis.fetch || (fetch as { [BUILTIN_FETCH]?: boolean })[BUILTIN_FETCH] === true;
+}
+
+/** Options of {@link createWebFetchTool}. */
+export interface WebFetchToolOptions {
+  /** Resolves host names before the address check; default the system resolver. A seam for tests. */
+  lookup?: HostLookup;
+}
+
+/**
+ * The `web_fetch` tool (spec/core.md §11.11). Each URL it requests, the first and every redirect, is resolved and
+ * refused unless every address of its host is public or allowed by `web.allow_private_hosts`; the connection then
+ * goes to the checked address (a custom `lookup` on the connection), so a second DNS answer cannot move it
+ * elsewhere. With a fetch injected by the host (`AgentHostOptions.fetch`), the check still runs before each request
+ * but that fetch makes its own connection.
+ */
+export function createWebFetchTool(options: WebFetchToolOptions = {}): ToolDefinition<WebFetchArgs> {
   return {
     name: 'web_fetch',
     description: [
       'Fetch a web page or an HTTP resource with GET and return its content: HTML converted to Markdown (or plain text),',
       'text and JSON as they are. Binary content is refused. Follows up to 5 redirects; sends no cookies.',
       'The first line gives the final URL, the status and the content type.',
+      'Loopback, private and link-local addresses are refused unless configured.',
     ].join(' '),
     inputSchema: WebFetchArgsSchema,
     toolset: 'web',
@@ -66,10 +92,24 @@ export function createWebFetchTool(): ToolDefinition<WebFetchArgs> {
       const timeout = new AbortController();
       const timer = setTimeout(() => timeout.abort(new Error('timeout')), timeoutSeconds * 1000);
       const signal = AbortSignal.any([ctx.signal, timeout.signal]);
+      const guard = createAddressGuard({
+        allow: ctx.settings.webAllowPrivateHosts,
+        ...(options.lookup === undefined ? {} : { lookup: options.lookup }),
+      });
+      const agents: { destroy(): Promise<void> }[] = [];
       try {
         let response: Response | null = null;
+        let redirectedFrom: string | null = null;
         for (let redirects = 0; ; redirects += 1) {
-          response = await ctx.services.fetch(url, {
+          let target: CheckedTarget;
+          try {
+            target = await untilAborted(guard.check(url), signal);
+          } catch (error) {
+            if (!PrivateAddressRefused.isRefusal(error)) throw error;
+            const hop = redirectedFrom === null ? '' : ` (a redirect from ${redirectedFrom})`;
+            return { content: `${error.message}${hop}`, isError: true };
+          }
+          const init: RequestInit = {
             method: 'GET',
             redirect: 'manual',
             signal,
@@ -77,7 +117,18 @@ export function createWebFetchTool(): ToolDefinition<WebFetchArgs> {
               'user-agent': `hermes-agent/${VERSION} (web_fetch)`,
               accept: 'text/html,application/xhtml+xml,text/markdown,text/plain,application/json;q=0.9,*/*;q=0.8',
             },
-          });
+          };
+          if (connectsItself(ctx.services.fetch)) {
+            const undici = await importOnFirstUse(() => import('undici'));
+            const agent = new undici.Agent({ connect: { lookup: pinnedLookup(target) } });
+            agents.push(agent);
+            response = (await undici.fetch(url, {
+              ...(init as Parameters<typeof undici.fetch>[1]),
+              dispatcher: agent,
+            })) as unknown as Response;
+          } else {
+            response = await ctx.services.fetch(url, init);
+          }
           const location = response.headers.get('location');
           if (!REDIRECT_STATUSES.has(response.status) || location === null) break;
           await response.body?.cancel().catch(() => {});
@@ -91,6 +142,7 @@ export function createWebFetchTool(): ToolDefinition<WebFetchArgs> {
           if (next.protocol !== 'http:' && next.protocol !== 'https:') {
             return { content: `Redirect to an unsupported URL refused: ${next.href}`, isError: true };
           }
+          redirectedFrom = url.href;
           url = next;
         }
         const body = await readCapped(response, ctx.settings.webMaxBytes);
@@ -146,9 +198,45 @@ export function createWebFetchTool(): ToolDefinition<WebFetchArgs> {
         return { content: `Fetch failed for ${url.href}: ${describeFetchError(error)}`, isError: true };
       } finally {
         clearTimeout(timer);
+        for (const agent of agents) void agent.destroy().catch(() => {});
       }
     },
   };
+}
+
+/**
+ * A `lookup` for the connection that answers with the checked address whatever the name, so the connection goes
+ * where the check looked (no second resolution that DNS rebinding could answer differently). Node asks for every
+ * address (`all`) when it races IPv4 and IPv6.
+ */
+function pinnedLookup(target: CheckedTarget) {
+  return (
+    _hostname: string,
+    lookupOptions: { all?: boolean } | undefined,
+    callback: (error: Error | null, address: string | { address: string; family: number }[], family?: number) => void,
+  ) => {
+    if (lookupOptions?.all === true) callback(null, [{ address: target.address, family: target.family }]);
+    else callback(null, target.address, target.family);
+  };
+}
+
+/** Rejects when the signal fires first: a DNS lookup cannot be cancelled, but the turn need not wait for it. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
 }
 
 function describeFetchError(error: unknown): string {

@@ -6,6 +6,7 @@ import { errorMessage, isNotFoundError } from './file-access.js';
 import { buildFileDiff, MAX_DIFF_RESULT_CHARS } from './file-diff.js';
 import { statOrNull } from './file-lookup.js';
 import { displayPath, matchWriteDenylist, resolveToolPath } from './paths.js';
+import { policyChangeRefusal, protectedPathRefusal } from './protected-paths.js';
 import { countLines, cutText } from './text.js';
 import type { ToolContext, ToolDefinition, ToolResult } from './types.js';
 
@@ -45,6 +46,8 @@ export function createWriteFileTool(): ToolDefinition<WriteFileArgs> {
       const locations = [{ path: absolutePath }];
       const refusal = await writeRefusal(absolutePath, ctx);
       if (refusal !== null) return { content: refusal, isError: true, locations };
+      const policyRefusal = await policyChangeRefusal(absolutePath, ctx, 'write_file');
+      if (policyRefusal !== null) return { ...policyRefusal, locations };
 
       const stats = await statOrNull(absolutePath);
       if (stats?.isDirectory())
@@ -90,8 +93,10 @@ export function createWriteFileTool(): ToolDefinition<WriteFileArgs> {
   };
 }
 
-/** The refusal text when `file.write_denylist` covers the path, else null. */
+/** The refusal text when `file.protected_paths` or `file.write_denylist` covers the path, else null. */
 export async function writeRefusal(absolutePath: string, ctx: ToolContext): Promise<string | null> {
+  const protectedRefusal = await protectedPathRefusal(absolutePath, ctx, 'write');
+  if (protectedRefusal !== null) return protectedRefusal;
   const glob = await matchWriteDenylist(absolutePath, {
     denylist: ctx.settings.writeDenylist,
     cwd: ctx.cwd,

@@ -7,6 +7,7 @@ import { defaultToolSettings } from '../../src/tools/builtin.js';
 import { createLocalCommandRunner } from '../../src/tools/command-runner.js';
 import { createLocalFileAccess } from '../../src/tools/file-access.js';
 import { createProcessRegistry } from '../../src/tools/process-registry.js';
+import type { CommandSandbox } from '../../src/tools/sandbox.js';
 import { filterSubprocessEnv } from '../../src/tools/subprocess-env.js';
 import type {
   ApprovalOutcome,
@@ -44,6 +45,8 @@ export interface TestToolContextOptions {
   fetch?: typeof globalThis.fetch;
   delegate?: ToolServices['delegate'];
   sessionId?: string;
+  /** The OS sandbox commands run in (absent: unconfined). */
+  sandbox?: CommandSandbox;
 }
 
 /** A ToolContext with real local seams over a temporary directory, and what the tools asked. */
@@ -107,6 +110,7 @@ export async function createTestToolContext(options: TestToolContextOptions = {}
     cwd,
     signal: controller.signal,
     env: filterSubprocessEnv(options.env ?? process.env, options.envPassthrough ?? []),
+    ...(options.sandbox === undefined ? {} : { sandbox: options.sandbox }),
     settings: defaultToolSettings({ homeDir: home, ...options.settings }),
     files: options.files ?? createLocalFileAccess(),
     commands: options.commands ?? createLocalCommandRunner(),

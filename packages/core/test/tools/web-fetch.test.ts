@@ -90,8 +90,12 @@ afterEach(async () => {
   for (const created of contexts.splice(0)) await created.cleanup();
 });
 
-async function context(settings: Parameters<typeof createTestToolContext>[0] = {}): Promise<TestToolContext> {
-  const created = await createTestToolContext(settings);
+async function context(options: Parameters<typeof createTestToolContext>[0] = {}): Promise<TestToolContext> {
+  // The test server is on loopback, which web_fetch refuses unless web.allow_private_hosts opens it.
+  const created = await createTestToolContext({
+    ...options,
+    settings: { webAllowPrivateHosts: [new URL(base).host], ...options.settings },
+  });
   contexts.push(created);
   return created;
 }
@@ -227,13 +231,15 @@ describe('web_fetch', () => {
 
   it('goes through the fetch service', async () => {
     const seen: string[] = [];
+    // A public address for the name, so the address check passes; the injected fetch makes no connection.
+    const resolving = createWebFetchTool({ lookup: async () => [{ address: '93.184.215.14', family: 4 }] });
     const test = await context({
       fetch: async (input) => {
         seen.push(String(input));
         return new Response('from the service', { headers: { 'content-type': 'text/plain' } });
       },
     });
-    const result = await test.run(webFetch, { url: 'https://example.invalid/x' });
+    const result = await test.run(resolving, { url: 'https://example.invalid/x' });
     expect(seen).toEqual(['https://example.invalid/x']);
     expect(result.content).toBe('URL: https://example.invalid/x (200, text/plain)\n\nfrom the service');
   });

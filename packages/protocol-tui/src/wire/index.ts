@@ -80,5 +80,6 @@ export {
   createStdioTransport,
   type StdioTransportOptions,
 } from './stdio-transport.js';
+export { GATEWAY_SUBPROTOCOL, GATEWAY_TICKET_PROTOCOL_PREFIX } from './subprotocol.js';
 export type { Transport } from './transport.js';
 export { createWebSocketTransport, type WebSocketLike, type WebSocketTransportOptions } from './websocket-transport.js';

@@ -1,8 +1,11 @@
 /** A frame read from a transport: a parsed JSON value, or a line that was not JSON. */
 export type InboundFrame = { kind: 'message'; message: unknown } | { kind: 'parse_error'; reason: string };
 
-/** Default cap on one inbound line: the spec requires at least 16 MiB (§1.1). */
-export const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024;
+/**
+ * Default cap on one inbound line: the 16 MiB the spec requires at least (§1.1). A longer line is discarded as it
+ * arrives, never held whole.
+ */
+export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
 
 /** The exact frame the spec prescribes for a line that is not JSON (§1.2). */
 export const PARSE_ERROR_FRAME = '{"jsonrpc":"2.0","error":{"code":-32700,"message":"parse error"},"id":null}';

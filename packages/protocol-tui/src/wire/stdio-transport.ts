@@ -21,7 +21,7 @@ export interface ByteSink {
 export interface StdioTransportOptions {
   input: ByteSource;
   output: ByteSink;
-  /** Cap on one inbound line; default 64 MiB (the spec requires at least 16 MiB). */
+  /** Cap on one inbound line; default 16 MiB (the least the spec allows). */
   maxLineBytes?: number;
   /** Called once when a write fails because the reader is gone (EPIPE), so the host can exit. */
   onWriteError?: (error: Error) => void;

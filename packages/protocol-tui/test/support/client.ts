@@ -328,7 +328,7 @@ export interface WebSocketFixture extends GatewayFixture {
 
 export async function createWebSocketFixture(
   options: Parameters<typeof createFixture>[0] = {},
-  endpoint: { allowedHosts?: string[] } = {},
+  endpoint: { allowedHosts?: string[]; tickets?: import('../../src/index.js').GatewayTicketStore } = {},
 ): Promise<WebSocketFixture> {
   const { createServer } = await import('node:http');
   const { attachGatewayWebSocket, generateGatewayToken } = await import('../../src/index.js');
