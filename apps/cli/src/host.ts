@@ -1,12 +1,24 @@
-import { type AgentHost, type AgentHostOptions, createAgentHost, createStderrLogger, HermesError } from '@hermes/core';
+import {
+  type AgentHost,
+  type AgentHostOptions,
+  createAgentHost,
+  createDemoProvider,
+  createStderrLogger,
+  HermesError,
+} from '@hermes/core';
 
 /**
  * Creates the host every `hermes` subcommand runs on: HERMES_HOME and the environment from the
- * process, logs on stderr (stdout belongs to the protocol in stdio modes).
+ * process, logs on stderr (stdout belongs to the protocol in stdio modes), and the offline `demo`
+ * provider, which the chat and `-q` use when no model is configured.
  */
 export async function createCliHost(options: AgentHostOptions = {}): Promise<AgentHost> {
   const level = (process.env.HERMES_LOG_LEVEL as 'debug' | 'info' | 'warn' | 'error' | undefined) ?? 'warn';
-  return createAgentHost({ logger: createStderrLogger({ level }), ...options });
+  return createAgentHost({
+    logger: createStderrLogger({ level }),
+    ...options,
+    providers: [createDemoProvider(), ...(options.providers ?? [])],
+  });
 }
 
 /** One clear line for errors a newcomer meets, instead of a stack trace. */

@@ -1,6 +1,6 @@
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import type { InteractiveChatOptions } from './chat/index.js';
-import type { OneShotOptions } from './commands/oneshot.js';
+import type { OneShotOptions, OutputFormat } from './commands/oneshot.js';
 import { VERSION } from './version.js';
 
 /**
@@ -23,6 +23,14 @@ interface RootOptions {
   resume?: string;
   continue?: boolean;
   yolo?: boolean;
+  outputFormat?: OutputFormat;
+}
+
+/** Reads all of a piped stdin. */
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** Examples shown under the help of the protocol subcommands. */
@@ -72,11 +80,18 @@ export async function createProgram(argv: readonly string[] = process.argv): Pro
     .option('--resume <idOrTitle>', 'continue a stored session')
     .option('-c, --continue', 'continue the most recent session')
     .option('--yolo', 'approve dangerous commands without asking (the hard blocklist still applies)')
+    .addOption(
+      new Option('--output-format <format>', 'what -q prints on stdout: the answer, one JSON result, or JSON per event')
+        .choices(['text', 'json', 'stream-json'])
+        .default('text'),
+    )
     .addHelpText(
       'after',
       `
-Without -q, on a terminal, hermes starts an interactive chat: streamed answers, tool calls and
-diffs, inline approvals, slash commands (/help, Tab completes), Ctrl-C interrupts a turn.
+Without -q, on a terminal, hermes starts an interactive chat: answers rendered as Markdown,
+tool calls and highlighted diffs, inline approvals, slash commands (/help, Tab completes),
+Shift-Tab switches the approval mode, Ctrl-C interrupts a turn. With text piped in and no -q,
+hermes answers that text as with -q -.
 
 Examples:
   $ hermes                                 interactive chat in this directory
@@ -84,6 +99,8 @@ Examples:
   $ hermes --resume "release notes"        interactive chat in a stored session (id or title)
   $ hermes -q "Summarize README.md"        one-shot: answer on stdout, progress on stderr
   $ git diff | hermes -q -                 read the prompt from stdin
+  $ echo "Summarize README.md" | hermes    piped stdin without -q is the prompt
+  $ hermes -q "hi" --output-format stream-json   one JSON object per event (schema in the README)
   $ hermes -q "Clean the build" --yolo     run dangerous commands without asking
   $ hermes --continue -q "And the tests?"  follow up in the last session
   $ hermes acp                             serve the Agent Client Protocol on stdio (Zed, VS Code, JetBrains)
@@ -99,12 +116,17 @@ or any OpenAI-compatible endpoint:
   HERMES_BASE_URL=http://127.0.0.1:11434/v1 HERMES_MODEL=qwen2.5-coder hermes -q "hi"`,
     )
     .action(async (options: RootOptions) => {
-      if (options.query === undefined) {
-        if (!process.stdin.isTTY) {
+      let stdinText: string | undefined;
+      if (options.query === undefined && !process.stdin.isTTY) {
+        // `echo text | hermes` asks that text, as `hermes -q -` does; nothing piped shows the help.
+        stdinText = await readStdin();
+        if (stdinText.trim() === '') {
           await loadAllSubcommands(program);
           program.outputHelp();
           return;
         }
+      }
+      if (options.query === undefined && stdinText === undefined) {
         const chat: InteractiveChatOptions = {};
         if (options.model) chat.model = options.model;
         if (options.resume) chat.resume = options.resume;
@@ -114,7 +136,9 @@ or any OpenAI-compatible endpoint:
         process.exitCode = await runInteractiveChat(chat);
         return;
       }
-      const oneShot: OneShotOptions = { query: options.query };
+      const oneShot: OneShotOptions = { query: stdinText === undefined ? (options.query ?? '-') : '-' };
+      if (stdinText !== undefined) oneShot.stdinText = stdinText;
+      if (options.outputFormat) oneShot.outputFormat = options.outputFormat;
       if (options.model) oneShot.model = options.model;
       if (options.resume) oneShot.resume = options.resume;
       if (options.continue) oneShot.continue = true;

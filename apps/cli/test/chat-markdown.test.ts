@@ -1,6 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { loadHighlighter } from '../src/chat/highlight.js';
 import { renderMarkdown } from '../src/chat/markdown.js';
 import { createPalette, stripAnsi } from '../src/chat/style.js';
+
+beforeAll(loadHighlighter);
 
 const plain = createPalette(false);
 const colored = createPalette(true);
@@ -26,5 +29,26 @@ describe('renderMarkdown (command output in the terminal chat)', () => {
     expect(renderMarkdown('# Title\n\n1. one\n2. two\n\n```\nnpm test\n```', plain)).toBe(
       ['Title', '1. one', '2. two', '    npm test'].join('\n'),
     );
+  });
+
+  it('aligns table columns, and lays a table too wide for the terminal out as one "header: value" line per cell', () => {
+    const table =
+      '| name | note |\n| --- | --- |\n| a.ts | short |\n| b.ts | a much longer note that will not fit in a narrow terminal |';
+    expect(renderMarkdown(table, plain, { width: 100 }).split('\n')).toEqual([
+      'name │ note',
+      '─────┼──────────────────────────────────────────────────────────',
+      'a.ts │ short',
+      'b.ts │ a much longer note that will not fit in a narrow terminal',
+    ]);
+    const narrow = renderMarkdown(table, plain, { width: 40 }).split('\n');
+    expect(narrow).toEqual([
+      'name: a.ts',
+      'note: short',
+      '────────────────────',
+      'name: b.ts',
+      'note: a much longer note that will not',
+      'fit in a narrow terminal',
+    ]);
+    for (const line of narrow) expect(line.length).toBeLessThanOrEqual(40);
   });
 });

@@ -1,10 +1,13 @@
 import { Writable } from 'node:stream';
 import type { AgentEvent, TurnResult } from '@hermes/core';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { parseApprovalAnswer, parseClarifyAnswer } from '../src/chat/answers.js';
+import { loadHighlighter } from '../src/chat/highlight.js';
 import { ChatOutput } from '../src/chat/output.js';
 import { formatStatusLine, formatTokens, renderDiff, summarizeResult, TurnRenderer } from '../src/chat/render.js';
 import { createPalette, shouldUseColor, stripAnsi } from '../src/chat/style.js';
+
+beforeAll(loadHighlighter);
 
 function memoryOutput(color: boolean): { output: ChatOutput; text: () => string } {
   let written = '';

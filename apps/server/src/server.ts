@@ -6,7 +6,9 @@ import type { Duplex } from 'node:stream';
 import {
   type AgentHost,
   createAgentHost,
+  createDemoProvider,
   createRunBus,
+  DEMO_MODEL_SPEC,
   loadConfig,
   resolveHomeDir,
   writeDotenvValue,
@@ -33,7 +35,6 @@ import { createAdaptorServer } from '@hono/node-server';
 import { Hono } from 'hono';
 import { requestId } from 'hono/request-id';
 import type { Logger } from 'pino';
-import { createDemoProvider, DEMO_MODEL_SPEC } from './demo-model.js';
 import { coreLogger, createServerLogger } from './logger.js';
 import {
   clientAddress,

@@ -69,6 +69,12 @@ export { createStderrLogger, redactSecrets, silentLogger } from './logger.js';
 export { mcpToolName } from './mcp/manager.js';
 export type { McpManager, McpServerConfig, McpServerStatus } from './mcp/types.js';
 export {
+  createDemoModel,
+  createDemoProvider,
+  DEMO_MODEL_SPEC,
+  DEMO_WORKSPACE_PREFIX,
+} from './providers/demo-model.js';
+export {
   BUILTIN_PROVIDER_IDS,
   BUILTIN_PROVIDERS,
   type BuiltinProviderDescriptor,

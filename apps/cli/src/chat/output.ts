@@ -1,7 +1,5 @@
+import yoctoSpinner, { type Spinner } from 'yocto-spinner';
 import type { Palette } from './style.js';
-
-const SPINNER_FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
-const SPINNER_INTERVAL_MS = 80;
 
 /**
  * The chat's view of the terminal: it remembers whether the cursor sits at the start of a line, so
@@ -10,18 +8,31 @@ const SPINNER_INTERVAL_MS = 80;
  */
 export class ChatOutput {
   readonly palette: Palette;
-  readonly #stream: NodeJS.WritableStream;
+  readonly #stream: NodeJS.WritableStream & { columns?: number; rows?: number };
   readonly #animate: boolean;
   #atLineStart = true;
-  #spinnerTimer: NodeJS.Timeout | null = null;
-  #spinnerText = '';
-  #spinnerFrame = 0;
+  #spinner: Spinner | null = null;
 
-  /** `animate` enables the spinner; only a terminal can redraw a line in place. */
-  constructor(stream: NodeJS.WritableStream, palette: Palette, animate: boolean) {
+  /** `animate` enables the spinner and in-place redraws; only a terminal can redraw a line. */
+  constructor(stream: NodeJS.WritableStream & { columns?: number; rows?: number }, palette: Palette, animate: boolean) {
     this.#stream = stream;
     this.palette = palette;
     this.#animate = animate;
+  }
+
+  /** True when the output is a terminal that can redraw (spinner, live Markdown preview). */
+  get animated(): boolean {
+    return this.#animate;
+  }
+
+  /** Terminal columns (80 when unknown). */
+  get columns(): number {
+    return this.#stream.columns && this.#stream.columns > 0 ? this.#stream.columns : 80;
+  }
+
+  /** Terminal rows (24 when unknown). */
+  get rows(): number {
+    return this.#stream.rows && this.#stream.rows > 0 ? this.#stream.rows : 24;
   }
 
   /** True when nothing has been written on the current line. */
@@ -45,6 +56,18 @@ export class ChatOutput {
     this.#atLineStart = text.endsWith('\n');
   }
 
+  /**
+   * Erases the last `rows` rows, the cursor being on the last of them, and leaves the cursor at
+   * the start of the first: how a live preview is redrawn.
+   */
+  eraseRows(rows: number): void {
+    if (rows <= 0) return;
+    this.stopSpinner();
+    const up = rows - 1;
+    this.#stream.write(`\r${up > 0 ? `\x1b[${up}A` : ''}\x1b[J`);
+    this.#atLineStart = true;
+  }
+
   /** Ends the current line if something is on it. */
   endLine(): void {
     if (!this.#atLineStart) this.write('\n');
@@ -58,32 +81,30 @@ export class ChatOutput {
 
   /** Shows an animated "waiting" line until the next write; does nothing off a terminal. */
   startSpinner(text: string): void {
-    if (!this.#animate) return;
+    // yocto-spinner draws frames as separate lines where it judges the terminal non-interactive.
+    if (!this.#animate || 'CI' in process.env || process.env.TERM === 'dumb') return;
     this.stopSpinner();
     this.endLine();
-    this.#spinnerText = text;
-    this.#drawSpinner();
-    this.#spinnerTimer = setInterval(() => this.#drawSpinner(), SPINNER_INTERVAL_MS);
-    // A spinner must never keep the process alive on its own.
-    this.#spinnerTimer.unref();
+    // The chat handles Ctrl-C itself; the spinner must not install signal handlers of its own.
+    this.#spinner = yoctoSpinner({
+      text: this.palette.dim(text),
+      stream: this.#stream as NodeJS.WriteStream,
+      handleSignals: false,
+      color: 'cyan',
+    }).start();
   }
 
   /** Erases the spinner line, if one is shown. */
   stopSpinner(): void {
-    if (this.#spinnerTimer === null) return;
-    clearInterval(this.#spinnerTimer);
-    this.#spinnerTimer = null;
-    this.#stream.write('\r\x1b[K');
+    const spinner = this.#spinner;
+    if (spinner === null) return;
+    this.#spinner = null;
+    spinner.clear();
+    spinner.stop();
   }
 
   /** True while the spinner is shown. */
   get spinning(): boolean {
-    return this.#spinnerTimer !== null;
-  }
-
-  #drawSpinner(): void {
-    const frame = SPINNER_FRAMES[this.#spinnerFrame % SPINNER_FRAMES.length] ?? '';
-    this.#spinnerFrame += 1;
-    this.#stream.write(`\r\x1b[K${this.palette.cyan(frame)} ${this.palette.dim(this.#spinnerText)}`);
+    return this.#spinner !== null;
   }
 }

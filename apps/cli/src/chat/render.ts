@@ -1,4 +1,7 @@
+import { stripVTControlCharacters as stripAnsiCodes } from 'node:util';
 import type { Agent, AgentEvent, FileDiff, TurnResult, Usage } from '@hermes/core';
+import { highlightCode, languageOf } from './highlight.js';
+import { MarkdownStream } from './markdown-stream.js';
 import type { ChatOutput } from './output.js';
 import type { Palette } from './style.js';
 
@@ -7,16 +10,51 @@ export const MAX_DIFF_LINES = 120;
 /** Characters of a tool result shown on its end line. */
 export const MAX_RESULT_CHARS = 100;
 
-/** Colors a unified diff: additions green, removals red, hunk headers cyan, file headers bold. */
+/**
+ * Colors a unified diff: file headers bold, hunk headers cyan, the `+` and `-` markers green and
+ * red. The code of each line is syntax-highlighted by the file's language, taken from the full old
+ * and new texts so multi-line strings and comments stay right; a file of unknown language gets
+ * whole lines green or red.
+ */
 export function renderDiff(diff: FileDiff, palette: Palette, maxLines = MAX_DIFF_LINES): string {
   const lines = diff.unified.replace(/\n$/, '').split('\n');
+  const language = palette.enabled ? languageOf(diff.path, 'path') : null;
+  const highlightSide = (text: string | null) =>
+    language === null || text === null ? [] : highlightCode(text, language, palette).split('\n');
+  const newSide = highlightSide(diff.newText);
+  const oldSide = highlightSide(diff.oldText);
+  let oldLine = 0;
+  let newLine = 0;
+  const code = (side: string[], index: number, plain: string) => {
+    const highlighted = side[index - 1];
+    // A line the texts disagree on (a diff of a truncated file) falls back to plain text.
+    return highlighted !== undefined && palette.enabled && stripAnsiCodes(highlighted) === plain ? highlighted : plain;
+  };
   const shown = lines.slice(0, maxLines).map((line) => {
     if (line.startsWith('+++') || line.startsWith('---')) return palette.bold(line);
-    if (line.startsWith('@@')) return palette.cyan(line);
-    if (line.startsWith('+')) return palette.green(line);
-    if (line.startsWith('-')) return palette.red(line);
+    if (line.startsWith('@@')) {
+      const numbers = /^@@ -(\d+)(?:,\d+)? \+(\d+)/.exec(line);
+      oldLine = Number(numbers?.[1] ?? 0);
+      newLine = Number(numbers?.[2] ?? 0);
+      return palette.cyan(line);
+    }
+    if (line.startsWith('+')) {
+      const text = line.slice(1);
+      const result = language === null ? palette.green(line) : `${palette.green('+')}${code(newSide, newLine, text)}`;
+      newLine += 1;
+      return result;
+    }
+    if (line.startsWith('-')) {
+      const text = line.slice(1);
+      const result = language === null ? palette.red(line) : `${palette.red('-')}${code(oldSide, oldLine, text)}`;
+      oldLine += 1;
+      return result;
+    }
     if (line.startsWith('\\')) return palette.dim(line);
-    return line;
+    const result = language === null ? line : ` ${code(newSide, newLine, line.slice(1))}`;
+    oldLine += 1;
+    newLine += 1;
+    return result;
   });
   const rest = lines.length - shown.length;
   if (rest > 0) shown.push(palette.dim(`… ${rest} more diff lines`));
@@ -53,6 +91,8 @@ export interface StatusLineInput {
   usage: Usage;
   contextRatio: number | null;
   costUsd: number | null;
+  /** The chat's approval mode, shown when it is not the default. */
+  approvalMode?: 'manual' | 'yolo';
 }
 
 /** "model · session · 1.2k in / 300 out · context 4% · $0.0012", dimmed. */
@@ -64,14 +104,17 @@ export function formatStatusLine(input: StatusLineInput, palette: Palette): stri
   ];
   if (input.contextRatio !== null) parts.push(`context ${Math.round(input.contextRatio * 100)}%`);
   if (input.costUsd !== null && input.costUsd > 0) parts.push(`$${input.costUsd.toFixed(4)}`);
-  return palette.dim(`─ ${parts.join(' · ')}`);
+  const line = palette.dim(`─ ${parts.join(' · ')}`);
+  if (input.approvalMode === 'yolo') return `${line}${palette.dim(' · ')}${palette.yellow('yolo')}`;
+  return input.approvalMode === 'manual' ? `${line}${palette.dim(' · approvals: manual')}` : line;
 }
 
 /** The status line of an agent, from its live usage snapshot. */
-export function statusLineOf(agent: Agent, palette: Palette): string {
+export function statusLineOf(agent: Agent, palette: Palette, approvalMode?: 'manual' | 'yolo'): string {
   const usage = agent.usage();
   return formatStatusLine(
     {
+      ...(approvalMode === undefined ? {} : { approvalMode }),
       model: agent.model?.spec ?? null,
       session: agent.title() ?? agent.sessionId,
       usage: usage.session,
@@ -91,6 +134,7 @@ export class TurnRenderer {
   readonly #output: ChatOutput;
   readonly #palette: Palette;
   #streaming: 'text' | 'reasoning' | null = null;
+  #markdown: MarkdownStream | null = null;
 
   constructor(output: ChatOutput) {
     this.#output = output;
@@ -113,8 +157,9 @@ export class TurnRenderer {
         if (this.#streaming !== 'reasoning') {
           this.#endStream();
           this.#streaming = 'reasoning';
+          this.#markdown = this.#markdownStream(palette.dim);
         }
-        output.write(palette.dim(event.text));
+        this.#markdown?.push(event.text);
         return;
       case 'reasoning.end':
         if (this.#streaming === 'reasoning') this.#endStream();
@@ -123,8 +168,9 @@ export class TurnRenderer {
         if (this.#streaming !== 'text') {
           this.#endStream();
           this.#streaming = 'text';
+          this.#markdown = this.#markdownStream();
         }
-        output.write(event.text);
+        this.#markdown?.push(event.text);
         return;
       case 'message.end':
         this.#endStream();
@@ -222,7 +268,23 @@ export class TurnRenderer {
     }
   }
 
+  /** A Markdown renderer for one streamed answer (or reasoning, dimmed) on this output. */
+  #markdownStream(decorate?: (line: string) => string): MarkdownStream {
+    const output = this.#output;
+    return new MarkdownStream({
+      palette: this.#palette,
+      live: output.animated,
+      write: (text) => output.write(text),
+      erase: (rows) => output.eraseRows(rows),
+      columns: () => output.columns,
+      rows: () => output.rows,
+      ...(decorate === undefined ? {} : { decorate }),
+    });
+  }
+
   #endStream(): void {
+    this.#markdown?.end();
+    this.#markdown = null;
     if (this.#streaming !== null) this.#output.endLine();
     this.#streaming = null;
   }

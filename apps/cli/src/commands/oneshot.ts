@@ -5,9 +5,19 @@ import { alwaysScopeText, approvalChoicesText, parseApprovalAnswer } from '../ch
 import { createCliHost, describeStartupError } from '../host.js';
 import { openSession } from '../session-choice.js';
 
+/** What `-q` prints on stdout: the answer, one JSON result, or one JSON object per event. */
+export type OutputFormat = 'text' | 'json' | 'stream-json';
+
+/** The values `--output-format` accepts. */
+export const OUTPUT_FORMATS: readonly OutputFormat[] = ['text', 'json', 'stream-json'];
+
 /** Options of a one-shot run (`hermes -q`). */
 export interface OneShotOptions {
   query: string;
+  /** Default 'text'. */
+  outputFormat?: OutputFormat;
+  /** Already read prompt text for `query: '-'` (piped into `hermes` without -q). */
+  stdinText?: string;
   model?: string;
   resume?: string;
   continue?: boolean;
@@ -77,6 +87,11 @@ function terminalApprover(
     });
 }
 
+/** Error objects (which JSON.stringify turns into `{}`) as their name and message. */
+function jsonSafe(_key: string, value: unknown): unknown {
+  return value instanceof Error ? { name: value.name, message: value.message } : value;
+}
+
 /** Exit codes of `hermes -q`: completed, failed, cancelled (as after SIGINT). */
 export function exitCodeFor(result: TurnResult): number {
   if (result.outcome === 'completed') return 0;
@@ -90,7 +105,13 @@ export function exitCodeFor(result: TurnResult): number {
  * the prompt was not read from stdin); elsewhere it is denied with a hint about `--yolo`.
  */
 export async function runOneShot(options: OneShotOptions): Promise<number> {
-  const query = options.query === '-' ? readFileSync(0, 'utf8') : options.query;
+  const query = options.query === '-' ? (options.stdinText ?? readFileSync(0, 'utf8')) : options.query;
+  const format = options.outputFormat ?? 'text';
+  // In the JSON formats stdout carries JSON only, one object per line; progress text stays off stderr.
+  const progress = (text: string) => {
+    if (format === 'text') process.stderr.write(text);
+  };
+  const json = (value: unknown) => process.stdout.write(`${JSON.stringify(value, jsonSafe)}\n`);
   if (query.trim() === '') {
     process.stderr.write('hermes: the prompt is empty. Pass text to -q, or - to read it from stdin.\n');
     return 2;
@@ -117,16 +138,18 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
     const skill = await host.skills.expand(query, { cwd: agent.cwd });
     const run = agent.runTurn(skill?.input ?? { text: query });
     for await (const event of run) {
-      if (event.type === 'tool.start') process.stderr.write(`→ ${event.title}\n`);
+      if (format === 'stream-json') json(event);
+      if (event.type === 'tool.start') progress(`→ ${event.title}\n`);
       else if (event.type === 'tool.end' && event.status !== 'completed')
-        process.stderr.write(`  ${event.name}: ${event.status}\n`);
+        progress(`  ${event.name}: ${event.status}\n`);
       else if (event.type === 'retry')
-        process.stderr.write(`retrying (${event.reason}) in ${Math.round(event.delayMs / 1000)} s…\n`);
+        progress(`retrying (${event.reason}) in ${Math.round(event.delayMs / 1000)} s…\n`);
       else if (event.type === 'notice')
-        process.stderr.write(`${event.key === 'no_approval_callback' ? NO_TERMINAL_APPROVAL_TEXT : event.text}\n`);
+        progress(`${event.key === 'no_approval_callback' ? NO_TERMINAL_APPROVAL_TEXT : event.text}\n`);
     }
     const result = await run.result;
-    if (result.finalText !== '')
+    if (format !== 'text') json({ type: 'result', ...result });
+    else if (result.finalText !== '')
       process.stdout.write(result.finalText.endsWith('\n') ? result.finalText : `${result.finalText}\n`);
     if (result.outcome === 'failed') process.stderr.write(`hermes: ${result.error?.message ?? result.exitReason}\n`);
     if (result.outcome === 'cancelled') process.stderr.write('hermes: cancelled.\n');

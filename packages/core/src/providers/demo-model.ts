@@ -1,5 +1,6 @@
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type {
   LanguageModelV3,
   LanguageModelV3CallOptions,
@@ -8,13 +9,16 @@ import type {
   LanguageModelV3StreamPart,
   LanguageModelV3Usage,
 } from '@ai-sdk/provider';
-import type { ProviderAdapter } from '@hermes/core';
+import type { ProviderAdapter } from './types.js';
 
 /** The spec of the offline demo model. */
 export const DEMO_MODEL_SPEC = 'demo:hermes-demo';
 
-/** Where the demo writes its file and asks to delete a scratch folder: never the user's project. */
-export const DEMO_WORKSPACE = join(tmpdir(), 'hermes-demo');
+/**
+ * Prefix of the folders the demo writes its file in and asks to delete a scratch folder from:
+ * never the user's project. Each run of the demo gets a fresh folder, so its diff always shows.
+ */
+export const DEMO_WORKSPACE_PREFIX = join(tmpdir(), 'hermes-demo-');
 
 type Step = { text: string; toolCall?: { name: string; input: Record<string, unknown> } };
 
@@ -44,6 +48,21 @@ function resultsSinceUser(prompt: LanguageModelV3Prompt): string[] {
   return names;
 }
 
+/** The demo folder of this run: the one its first step wrote to (read back from the prompt). */
+function workspaceOf(prompt: LanguageModelV3Prompt): string | null {
+  for (let index = prompt.length - 1; index >= 0; index -= 1) {
+    const message = prompt[index];
+    if (!message || message.role === 'user') break;
+    if (message.role !== 'assistant') continue;
+    for (const part of message.content) {
+      if (part.type !== 'tool-call' || part.toolName !== 'write_file') continue;
+      const input = (typeof part.input === 'string' ? JSON.parse(part.input) : part.input) as { path?: unknown };
+      if (typeof input.path === 'string') return dirname(input.path);
+    }
+  }
+  return null;
+}
+
 /**
  * Deterministic steps that show the whole loop offline: streamed text, a file edit (a diff), a
  * command that needs approval, and a final answer that echoes the prompt.
@@ -51,21 +70,39 @@ function resultsSinceUser(prompt: LanguageModelV3Prompt): string[] {
 function nextStep(prompt: LanguageModelV3Prompt, toolNames: Set<string>): Step {
   const done = resultsSinceUser(prompt);
   const question = lastUserText(prompt);
-  const notes = join(DEMO_WORKSPACE, 'notes.md');
   if (done.length === 0 && toolNames.has('write_file')) {
+    const notes = join(mkdtempSync(DEMO_WORKSPACE_PREFIX), 'notes.md');
     return {
       text: 'Hello! I am the offline demo model of Hermes: no provider is configured yet, so I follow a fixed script. First I will write a small file, so you can see a diff.',
       toolCall: { name: 'write_file', input: { path: notes, content: `# Demo notes\n\nYou asked: ${question}\n` } },
     };
   }
-  if (done.length === 1 && toolNames.has('terminal')) {
+  const workspace = workspaceOf(prompt);
+  if (done.length === 1 && toolNames.has('terminal') && workspace !== null) {
     return {
       text: 'Now a command that deletes a folder. Dangerous commands wait for your approval.',
-      toolCall: { name: 'terminal', input: { command: `rm -rf ${join(DEMO_WORKSPACE, 'scratch')}` } },
+      toolCall: { name: 'terminal', input: { command: `rm -rf ${join(workspace, 'scratch')}` } },
     };
   }
   return {
-    text: `That is the whole loop: streaming, a tool call with a diff, and an approval. You said: "${question}". To talk to a real model, set HERMES_MODEL (for example anthropic:claude-sonnet-4-5) and its API key, or HERMES_BASE_URL and HERMES_MODEL for any OpenAI-compatible endpoint, then restart.`,
+    text: [
+      '## That is the whole loop',
+      '',
+      '- **streaming** text, rendered as Markdown where the client can',
+      '- a tool call with a **diff**',
+      '- a dangerous command that waits for your **approval**',
+      '',
+      `You said: "${question}".`,
+      '',
+      'To talk to a real model, set `HERMES_MODEL` and its API key, then restart:',
+      '',
+      '```sh',
+      'export HERMES_MODEL=anthropic:claude-sonnet-4-5',
+      'export ANTHROPIC_API_KEY=...',
+      '```',
+      '',
+      'Any OpenAI-compatible endpoint works too: set `HERMES_BASE_URL` and `HERMES_MODEL`.',
+    ].join('\n'),
   };
 }
 
@@ -79,7 +116,8 @@ function usageOf(prompt: LanguageModelV3Prompt, output: string): LanguageModelV3
 }
 
 function words(text: string): string[] {
-  return text.match(/\S+\s*/g) ?? [];
+  // Whitespace stays with the word before it, so the line breaks of the Markdown stream through.
+  return text.match(/\s*\S+\s*/g) ?? [];
 }
 
 /** The offline demo language model (AI SDK LanguageModelV3). */
