@@ -10,7 +10,6 @@ import {
   authStage,
   bodySizeStage,
   corsStage,
-  SECURITY_HEADERS as SECURITY_HEADER_LINES,
   securityHeaders,
 } from './pipeline.js';
 import { registerResponsesRoutes } from './responses.js';
