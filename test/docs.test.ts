@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -49,5 +49,29 @@ describe('docs/providers.md', () => {
     for (const match of guide.matchAll(/api_key_env: ([A-Z_]+)/g)) known.add(match[1] ?? '');
     const mentioned = new Set([...guide.matchAll(/\b[A-Z][A-Z0-9]*_(?:API_KEY|BASE_URL|MODEL)\b/g)].map((m) => m[0]));
     expect([...mentioned].filter((variable) => !known.has(variable))).toEqual([]);
+  });
+});
+
+describe('SECURITY.md', () => {
+  const policy = readFileSync(join(root, 'SECURITY.md'), 'utf8');
+
+  it('its hardened config.yaml loads with no warning', async () => {
+    const blocks = yamlBlocks(policy);
+    expect(blocks).toHaveLength(1);
+    const home = mkdtempSync(join(tmpdir(), 'hermes-docs-'));
+    try {
+      writeFileSync(join(home, 'config.yaml'), blocks[0] ?? '');
+      const loaded = await loadConfig({ homeDir: home, env: {} });
+      expect(loaded.warnings).toEqual([]);
+      expect(loaded.config.terminal).toMatchObject({ sandbox: 'bwrap', sandbox_network: false, env: 'core' });
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  it('every test it names as evidence exists', () => {
+    const named = [...new Set([...policy.matchAll(/`([\w./-]+\.test\.ts)`/g)].map((match) => match[1] ?? ''))];
+    expect(named.length).toBeGreaterThanOrEqual(8);
+    expect(named.filter((path) => !existsSync(join(root, path)))).toEqual([]);
   });
 });

@@ -6,12 +6,7 @@ import { handleChatCompletions } from './chat-completions.js';
 import { ApiError, errorResponse, storeUnavailable } from './http-error.js';
 import { registerInfoRoutes } from './info-routes.js';
 import { registerPermissionRoutes } from './permissions-routes.js';
-import {
-  authStage,
-  bodySizeStage,
-  corsStage,
-  securityHeaders,
-} from './pipeline.js';
+import { authStage, bodySizeStage, corsStage, securityHeaders } from './pipeline.js';
 import { registerResponsesRoutes } from './responses.js';
 import { RUN_RETENTION_MS, RunRegistry, registerRunsRoutes } from './runs.js';
 import { ApprovalRegistry, type ServerContext } from './server-context.js';
