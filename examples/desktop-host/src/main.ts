@@ -30,6 +30,8 @@ export interface DesktopHostOptions {
   decide?: (command: string) => ApprovalChoice | Promise<ApprovalChoice>;
   /** Where the host's transcript goes; default stdout. */
   print?: (text: string) => void;
+  /** The session's workspace: the folder its commands may change (the command sandbox allows nothing else). */
+  cwd?: string;
 }
 
 /** What the host did, for the caller (and the test) to inspect. */
@@ -93,7 +95,7 @@ export async function runDesktopHost(options: DesktopHostOptions): Promise<Deskt
   // A dropped connection is repaired by the SDK; a real app would refresh its view here.
   client.onReconnect((report) => print(`\n[reconnected: ${report.sessions.length} session(s) re-attached]\n`));
   try {
-    const session = await client.session.create({});
+    const session = await client.session.create(options.cwd ? { cwd: options.cwd } : {});
     const sessionId = session.session_id;
     const first = await streamTurn(
       client,

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,7 +15,11 @@ afterEach(async () => {
 describe('the desktop host example', () => {
   it('streams a turn, answers its approval, rewinds the last turn and lists the session, over a spawned gateway', async () => {
     if (!existsSync(CLI_BIN)) throw new Error(`${CLI_BIN} is missing: build apps/cli first (npx tsup)`);
-    const target = mkdtempSync(join(tmpdir(), 'hermes-desktop-host-'));
+    // The build folder is inside the session's workspace: the command sandbox lets commands change nothing else.
+    const workspace = mkdtempSync(join(tmpdir(), 'hermes-desktop-host-'));
+    cleanups.push(() => rmSync(workspace, { recursive: true, force: true }));
+    const target = join(workspace, 'build');
+    mkdirSync(target);
     const home = mkdtempSync(join(tmpdir(), 'hermes-desktop-home-'));
     cleanups.push(() => rmSync(home, { recursive: true, force: true }));
     writeFileSync(join(home, 'config.yaml'), 'session:\n  auto_title: false\n');
@@ -47,6 +51,7 @@ describe('the desktop host example', () => {
       followUp: 'Now summarise.',
       edited: 'Summarise in one line.',
       print: (chunk) => printed.push(chunk),
+      cwd: workspace,
     });
     expect(report.approvals).toEqual([{ command: `rm -rf ${target}`, choice: 'once' }]);
     expect(existsSync(target)).toBe(false);

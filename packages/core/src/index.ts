@@ -8,7 +8,6 @@ export { EVENT_BUFFER_SIZE } from './agent/event-stream.js';
 export { type AgentHost, type AgentHostOptions, createAgent, createAgentHost, type HostEvent } from './agent/host.js';
 export type { HermesSettings as HermesConfig } from './agent/settings.js';
 export type { InterruptOptions, RunTurnOptions, SteerResult, TurnInput, TurnResult } from './agent/turn-types.js';
-export { type TurnClaim, type TurnHolder, type TurnReleased, TurnsInFlight } from './agent/turns-in-flight.js';
 export type {
   Agent,
   AgentStatus,
@@ -159,5 +158,6 @@ export type {
   ToolRegistry,
   ToolResult,
 } from './tools/types.js';
+export { type TurnClaim, type TurnHolder, type TurnReleased, TurnsInFlight } from './turns-in-flight.js';
 export type * from './types.js';
 export { VERSION } from './version.js';

@@ -1,4 +1,4 @@
-import type { TurnClaim } from './agent/turns-in-flight.js';
+import type { TurnClaim } from './turns-in-flight.js';
 import type { ContentPart, CostStatus, FinishReason, HostCallbacks, JsonObject, ModelRoute, Usage } from './types.js';
 
 /** Input of one turn (spec/core.md §5.4). */

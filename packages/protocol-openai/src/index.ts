@@ -18,7 +18,6 @@ export {
   handleClientError,
   hardenHttpServer,
   httpServerOptions,
-  pingWebSockets,
   refuseUpgrade,
   resolveHttpTimeouts,
 } from './http-hardening.js';

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { step, text, toolCall } from '@hermes/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createFixture } from './support/client.js';
@@ -27,7 +27,8 @@ describe('"always" over the gateway (issue 32, ADR 0034)', () => {
     cleanups.push(() => fixture.dispose());
     const client = await fixture.connect();
     await client.result('client.capabilities', { server_requests: true });
-    const created = await client.result('session.create', {});
+    // The folder is the session's workspace: the command sandbox lets a command delete only there.
+    const created = await client.result('session.create', { cwd: dirname(target) });
     await client.result('prompt.submit', { session_id: created.session_id, text: 'go' });
     const approval = await client.waitFor((frame) => frame.method === 'approval');
     expect(approval.params).toMatchObject({ always_scope: command, allow_permanent: true });

@@ -53,6 +53,7 @@ import { type CommandSandbox, resolveSandbox, type SandboxStatus } from '../tool
 import { buildSubprocessEnv } from '../tools/subprocess-env.js';
 import type { ProcessRegistry, ToolDefinition, ToolRegistry, ToolSettings } from '../tools/types.js';
 import { markBuiltinFetch } from '../tools/web-fetch.js';
+import { TurnsInFlight } from '../turns-in-flight.js';
 import type { Clock, CostStatus, DeepPartial, HostCallbacks, Logger, ModelOption, Usage } from '../types.js';
 import { BoundedMemo } from '../util/bounded-memo.js';
 import { AgentCore } from './agent.js';
@@ -60,7 +61,6 @@ import type { HostContext } from './internals.js';
 import type { HermesSettings } from './settings.js';
 import { SpawnGate } from './spawn-gate.js';
 import { toFunctionTool } from './turn-model.js';
-import { TurnsInFlight } from './turns-in-flight.js';
 
 export type { AgentHost, HostEvent };
 

@@ -1,7 +1,7 @@
 // The public interfaces of the agent API: what agent/ implements and commands/ programs against
 // (ADR 0015). They refer to each other (an Agent has its host, the host has its commands, a
 // command receives the agent and the host), so they are declared in one module.
-import type { TurnsInFlight } from '../agent/turns-in-flight.js';
+
 import type { CommandAllowlistEntry, CommandAllowlistListing } from '../approvals/allowlist.js';
 import type { FileCheckpointStore } from '../checkpoints/file-checkpoints.js';
 import type { HermesConfig as HermesSettings } from '../config/index.js';
@@ -11,6 +11,7 @@ import type { SkillRegistry } from '../skills/types.js';
 import type { RewindResult, SessionStore, StoredMessage } from '../store/types.js';
 import type { CommandRunner, FileAccess, ProcessRegistry, ToolRegistry } from '../tools/types.js';
 import type { InterruptOptions, RunTurnOptions, SteerResult, TurnInput, TurnResult } from '../turn-types.js';
+import type { TurnsInFlight } from '../turns-in-flight.js';
 import type {
   ApprovalRequest,
   ChatMessage,

@@ -9,13 +9,19 @@
  * longer honoured: it is listed as legacy so that the user can see and revoke it.
  */
 
+import {
+  alwaysScopeOf,
+  type CommandAllowlistEntry,
+  type RawCommandAllowlistEntry,
+} from '../command-allowlist-entry.js';
 import { PATTERN_KEYS } from './detect.js';
 
-/** One entry of `command_allowlist`: an exact command, or an explicitly allowed pattern class. */
-export type CommandAllowlistEntry = { command: string } | { pattern: string };
-
-/** The raw form in config.yaml: an entry, or a bare pattern key (legacy). */
-export type RawCommandAllowlistEntry = string | CommandAllowlistEntry;
+export {
+  alwaysScopeOf,
+  type CommandAllowlistEntry,
+  type RawCommandAllowlistEntry,
+  sameAllowlistEntry,
+} from '../command-allowlist-entry.js';
 
 /** One entry as listed to a user. */
 export interface CommandAllowlistListing {
@@ -25,11 +31,6 @@ export interface CommandAllowlistListing {
   legacy: boolean;
   /** "always allow `rm -rf ./build`", "always allow every recursive delete (whole class)", … */
   description: string;
-}
-
-/** The text an always-approval is stored with: the command without surrounding blank space. */
-export function alwaysScopeOf(command: string): string {
-  return command.trim();
 }
 
 /** What `always` covers for this command, as every surface shows it. */
@@ -82,11 +83,4 @@ export function allowlistAllows(
     }
   }
   return patternKeys.length > 0 && patternKeys.every((key) => classes.has(key));
-}
-
-/** True when two entries are the same (same command text, or same class). */
-export function sameAllowlistEntry(left: RawCommandAllowlistEntry, right: CommandAllowlistEntry): boolean {
-  if (typeof left === 'string') return 'pattern' in right && left === right.pattern;
-  if ('command' in left) return 'command' in right && alwaysScopeOf(left.command) === alwaysScopeOf(right.command);
-  return 'pattern' in right && left.pattern === right.pattern;
 }

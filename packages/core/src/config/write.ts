@@ -19,7 +19,7 @@ import {
   type CommandAllowlistEntry,
   type RawCommandAllowlistEntry,
   sameAllowlistEntry,
-} from '../approvals/allowlist.js';
+} from '../command-allowlist-entry.js';
 import { HermesError } from '../errors.js';
 import { configFilePath, dotenvFilePath, ensureHomeDir } from './home.js';
 import { yamlErrorMessage } from './load.js';

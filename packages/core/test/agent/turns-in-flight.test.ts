@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { TurnsInFlight } from '../../src/agent/turns-in-flight.js';
 import { HermesError } from '../../src/errors.js';
 import { collectTurn, createTestHost, hang, step, type TestHost, text } from '../../src/testing/index.js';
+import { TurnsInFlight } from '../../src/turns-in-flight.js';
 
 let host: TestHost | null = null;
 afterEach(async () => {
