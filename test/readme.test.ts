@@ -1,4 +1,4 @@
-import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
 import {
   chmodSync,
   copyFileSync,
@@ -18,8 +18,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  * The README's quick starts are command blocks a newcomer pastes (issue 36.5). Each block after a
  * `<!-- readme-test: NAME -->` marker runs here as written, in bash, in order, with these
  * differences, all of them in `environment` and `substitute` below:
- * - HOME, HERMES_HOME, the npm global prefix and the pack folder (`/tmp/hermes-packs`) are temporary
- *   folders; every `API_SERVER_*`, `HERMES_*` and provider variable of the caller is removed.
+ * - HOME, HERMES_HOME, TMPDIR, the npm global prefix and the pack folder (`/tmp/hermes-packs`) are
+ *   temporary folders; every `API_SERVER_*`, `HERMES_*` and provider variable of the caller is removed.
  * - No registry is reached: npm runs with `npm_config_offline=true` on the caller's npm cache (where
  *   `npx -y pnpm@12.4.2` finds pnpm), and `npm install` of our
  *   tarballs is test/fixtures/readme/npm, which unpacks the tarballs as npm places them and links
@@ -92,6 +92,27 @@ function startServer(command: string, env: NodeJS.ProcessEnv): Promise<{ child: 
   });
 }
 
+/**
+ * Runs the `curl` line the server printed, as printed. Where curl is not installed, the same request
+ * (URL, headers and body read from that line) goes through fetch.
+ */
+async function runCurl(line: string): Promise<string> {
+  const hasCurl = spawnSync('bash', ['-c', 'command -v curl'], { env: environment }).status === 0;
+  if (hasCurl) {
+    return execFileSync('bash', ['-c', line.replace('curl -N', 'curl -sS -N --max-time 60')], {
+      encoding: 'utf8',
+      env: environment,
+    });
+  }
+  const url = /curl -N (\S+)/.exec(line)?.[1] as string;
+  const headers = Object.fromEntries(
+    [...line.matchAll(/-H "([^:]+): ([^"]+)"/g)].map((match) => [match[1] as string, match[2] as string]),
+  );
+  const body = /-d '([^']*)'/.exec(line)?.[1] as string;
+  const response = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(60_000) });
+  return response.text();
+}
+
 function stop(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) return resolve();
@@ -103,7 +124,7 @@ function stop(child: ChildProcess): Promise<void> {
 beforeAll(() => {
   temp = mkdtempSync(join(tmpdir(), 'hermes-readme-'));
   const folders = Object.fromEntries(
-    ['home', 'hermes-home', 'npm-prefix', 'shim', 'packs', 'work'].map((name) => {
+    ['home', 'hermes-home', 'npm-prefix', 'shim', 'packs', 'work', 'tmp'].map((name) => {
       const folder = join(temp, name);
       mkdirSync(folder, { recursive: true });
       return [name, folder];
@@ -139,6 +160,8 @@ beforeAll(() => {
     npm_config_update_notifier: 'false',
     npm_config_fund: 'false',
     npm_config_audit: 'false',
+    // The demo model's scratch folders and npm's unpacking land in the test's folder, removed after.
+    TMPDIR: folders.tmp,
     NO_COLOR: '1',
     CI: '1',
     HERMES_README_WORKSPACE: root,
@@ -173,10 +196,7 @@ describe('the README quick starts, run as written', { timeout: 120_000 }, () => 
     expect(server.stderr).toContain(`saved it to ${home}/.env`);
     expect(readFileSync(join(home, '.env'), 'utf8')).toMatch(/^API_SERVER_KEY=hk-/m);
     const curl = /\n\s*(curl -N [^\n]*)\n/.exec(server.stderr)?.[1] as string;
-    const answer = execFileSync('bash', ['-c', curl.replace('curl -N', 'curl -sS -N --max-time 60')], {
-      encoding: 'utf8',
-      env: environment,
-    });
+    const answer = await runCurl(curl);
     const frames = answer.split('\n').filter((line) => line.startsWith('data: '));
     expect(frames.at(-1)).toBe('data: [DONE]');
     const text = frames
@@ -248,6 +268,16 @@ describe('the README quick starts, run as written', { timeout: 120_000 }, () => 
     expect(result.stdout).toContain('You said: "Hello from my host"');
     expect(result.stdout).toContain('[approve? rm -rf');
     expect(result.stdout.trimEnd().endsWith('[turn complete]')).toBe(true);
+  });
+});
+
+describe('links in the README', () => {
+  it('every relative link names a file or folder of the repository', () => {
+    const targets = [...readme.matchAll(/\]\(([^)]+)\)/g)]
+      .map((match) => (match[1] as string).replace(/#.*$/, ''))
+      .filter((target) => target !== '' && !/^https?:/.test(target));
+    expect(targets.length).toBeGreaterThan(5);
+    expect(targets.filter((target) => !existsSync(join(root, target)))).toEqual([]);
   });
 });
 
