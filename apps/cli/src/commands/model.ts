@@ -1,6 +1,7 @@
 import { type AgentHost, BUILTIN_PROVIDERS, resolveHomeDir, setDefaultModel } from '@hermes/core';
 import type { Command } from 'commander';
 import { createCliHost, describeStartupError } from '../host.js';
+import { guideUrl } from '../links.js';
 
 /** Registers `hermes model [set <spec>]`. */
 export function registerModelCommand(program: Command): void {
@@ -98,7 +99,7 @@ export function providersText(host: Pick<AgentHost, 'config' | 'lookupEnv'>): st
   }
   const width = Math.max(...rows.map((row) => row.spec.length)) + 2;
   return [
-    'Providers (set the variable, then `hermes model set <provider:model>`; see docs/providers.md):',
+    `Providers (set the variable, then \`hermes model set <provider:model>\`; guide: ${guideUrl('providers.md')}):`,
     ...rows.map((row) => `  ${row.spec.padEnd(width)}${row.needs}`),
     '',
   ].join('\n');
