@@ -75,3 +75,13 @@ describe('SECURITY.md', () => {
     expect(named.filter((path) => !existsSync(join(root, path)))).toEqual([]);
   });
 });
+
+describe('docs/deploy.md', () => {
+  it('every test its Guarantees table names exists', () => {
+    const guide = readFileSync(join(root, 'docs/deploy.md'), 'utf8');
+    const table = guide.slice(guide.indexOf('## Guarantees'), guide.indexOf('## 5.'));
+    const named = [...new Set([...table.matchAll(/`([\w./-]+\.test\.ts)`/g)].map((match) => match[1] ?? ''))];
+    expect(named.length).toBeGreaterThanOrEqual(6);
+    expect(named.filter((path) => !existsSync(join(root, path)))).toEqual([]);
+  });
+});
