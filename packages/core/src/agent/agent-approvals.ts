@@ -1,3 +1,4 @@
+import { realpath } from 'node:fs/promises';
 import { allowlistAllows, alwaysScopeOf } from '../approvals/allowlist.js';
 import { judgeCommand } from '../approvals/detect.js';
 import { HermesError } from '../errors.js';
@@ -30,7 +31,36 @@ function sandboxOf(sandbox: CommandSandbox | undefined): { sandbox?: CommandSand
 
 /** The tool context of each call: approvals, clarify questions, sudo and missing secrets (spec/core.md §12). */
 export abstract class AgentApprovals extends AgentTranscript {
+  /**
+   * Absolute paths (as written and resolved) that `write_file` or `patch` wrote in this session or
+   * its subagents: running one of them by path is not trusted like an existing script (ADR 0033).
+   */
+  private readonly agentWrittenPaths = new Set<string>();
+
   // ---- tools ---------------------------------------------------------------------------------
+
+  /** Whether a file tool of this session (or of a subagent) wrote this absolute path. */
+  protected writtenByAgent(path: string): boolean {
+    return this.grantRoot.agentWrittenPaths.has(path);
+  }
+
+  /** The session's file access, recording each path a file tool writes (before the write, so a parallel command sees it). */
+  private recordingFiles(): ToolContext['files'] {
+    const files = this.checkpointedFiles;
+    const written = this.grantRoot.agentWrittenPaths;
+    return {
+      readText: (input) => files.readText(input),
+      writeText: async (input) => {
+        written.add(input.path);
+        try {
+          await files.writeText(input);
+        } finally {
+          // A write through a symlink lands on its target, which a command may name instead.
+          written.add(await realpath(input.path).catch(() => input.path));
+        }
+      },
+    };
+  }
 
   protected callbacksFor(turn: TurnRunner | null): HostCallbacks {
     const perTurn = turn ? this.turnCallbacks.get(turn) : undefined;
@@ -64,7 +94,8 @@ export abstract class AgentApprovals extends AgentTranscript {
       env: host.subprocessEnv(),
       ...sandboxOf(host.commandSandbox(this.cwd)),
       settings: host.toolSettings(),
-      files: this.checkpointedFiles,
+      files: this.recordingFiles(),
+      writtenByAgent: (path) => this.writtenByAgent(path),
       commands: this.commandRunner,
       processes: host.processes,
       progress: (update) => {
@@ -136,7 +167,11 @@ export abstract class AgentApprovals extends AgentTranscript {
     // The terminal tool's synchronous check may have run before the grammar loaded, so a command is judged again.
     const detection =
       policyChange === undefined
-        ? await judgeCommand(command)
+        ? await judgeCommand(command, {
+            cwd,
+            homeDir: this.host.toolSettings().homeDir,
+            writtenByAgent: (path) => this.writtenByAgent(path),
+          })
         : {
             blocked: false,
             blockReason: null,

@@ -14,7 +14,10 @@
  * a program written or linked by the same command line, and text the parser cannot read.
  */
 
-import { posix } from 'node:path';
+import { constants } from 'node:fs';
+import { open, realpath, stat } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { isAbsolute, posix, resolve } from 'node:path';
 import {
   isShellParserLoaded,
   loadShellParser,
@@ -112,7 +115,7 @@ export function detectDangerousCommand(command: string): DangerousCommandDetecti
  * Like {@link detectDangerousCommand}, after waiting for the bash grammar. When the grammar cannot
  * be loaded every command is `unjudgeable`, so it asks.
  */
-export async function judgeCommand(command: string): Promise<DangerousCommandDetection> {
+export async function judgeCommand(command: string, context?: ScriptContext): Promise<DangerousCommandDetection> {
   try {
     await loadShellParser();
   } catch (error) {
@@ -125,27 +128,53 @@ export async function judgeCommand(command: string): Promise<DangerousCommandDet
     scanForkBomb(command, state);
     return finish(state);
   }
-  return detectDangerousCommand(command);
+  if (context === undefined) return detectDangerousCommand(command);
+  const state = newState();
+  analyzeScript(command, state, 0);
+  scanSql(command, state);
+  scanForkBomb(command, state);
+  await judgeScriptFiles(state, context, new Set(), 0, []);
+  return finish(state);
 }
 
 function newState(): AnalysisState {
-  return { keys: new Set(), blockReason: null, reasons: new Set(), created: new Set(), executed: [] };
+  return {
+    keys: new Set(),
+    blockReason: null,
+    reasons: new Set(),
+    created: new Set(),
+    executed: [],
+    scripts: [],
+    directories: [],
+    directoryUnknown: false,
+    scriptOfKey: new Map(),
+  };
 }
 
-function finish(state: AnalysisState): DangerousCommandDetection {
+/** `echo … > x.sh; bash x.sh`: running what the same command line wrote cannot be judged. */
+function checkRunsWhatItCreated(state: AnalysisState): void {
   for (const executed of state.executed) {
     if (state.created.has(executed.name)) {
       unjudgeable(state, `it runs \`${executed.display}\`, which the same command line writes, copies or links`);
     }
   }
+}
+
+function finish(state: AnalysisState): DangerousCommandDetection {
+  checkRunsWhatItCreated(state);
   const reasons = [...state.reasons];
   const patternKeys = PATTERN_KEYS.filter((key) => state.keys.has(key));
+  const describe = (key: PatternKey): string => {
+    if (key === 'unjudgeable') return `${PATTERN_DESCRIPTIONS[key]}: ${reasons.join('; ')}`;
+    const script = state.scriptOfKey.get(key);
+    return script === undefined
+      ? PATTERN_DESCRIPTIONS[key]
+      : `${PATTERN_DESCRIPTIONS[key]} (it runs \`${script}\`, which does this)`;
+  };
   const result: DangerousCommandDetection = {
     blocked: state.blockReason !== null,
     patternKeys,
-    descriptions: patternKeys.map((key) =>
-      key === 'unjudgeable' ? `${PATTERN_DESCRIPTIONS[key]}: ${reasons.join('; ')}` : PATTERN_DESCRIPTIONS[key],
-    ),
+    descriptions: patternKeys.map(describe),
     unjudgeableReasons: reasons,
   };
   if (state.blockReason !== null) result.blockReason = state.blockReason;
@@ -164,6 +193,26 @@ interface AnalysisState {
   created: Set<string>;
   /** Programs and scripts the command line runs, by base name. */
   executed: { name: string; display: string }[];
+  /** Local files the command line runs by path, for {@link judgeScriptFiles}. */
+  scripts: ScriptRun[];
+  /** Literal `cd`/`pushd` targets, in order: a relative script path may be relative to them. */
+  directories: string[];
+  /** Set when the command line changes to a directory that is only known when it runs. */
+  directoryUnknown: boolean;
+  /** For a pattern key found only in a script the command runs: that script, as the command names it. */
+  scriptOfKey: Map<PatternKey, string>;
+}
+
+/** A local file the command line runs, and how. */
+interface ScriptRun {
+  /** The path as written (`cleanup.sh`, `./x`, `~/bin/y`). */
+  path: string;
+  /**
+   * `shell`: a shell reads it (`bash FILE`, `source FILE`, `. FILE`); `interpreter`: `python3 FILE`,
+   * `node FILE`, …; `program`: run by path (`./FILE`), a shell script when its first line says so
+   * or when it has none (bash then runs it itself).
+   */
+  how: 'shell' | 'interpreter' | 'program';
 }
 
 function unjudgeable(state: AnalysisState, reason: string): void {
@@ -479,6 +528,7 @@ function unwrap(words: ShellWord[], state: AnalysisState, depth: number): Effect
     const name = baseName(head.text);
     if (name === '') return null;
     state.executed.push({ name, display: head.text });
+    if (head.text.includes('/')) state.scripts.push({ path: head.text, how: 'program' });
     if (name === 'sudo' || name === 'doas' || name === 'pkexec' || name === 'run0') state.keys.add('privilege');
     if (name === 'su' || name === 'runuser') {
       if (name === 'su') state.keys.add('privilege');
@@ -688,6 +738,20 @@ function judge(command: EffectiveCommand, simple: SimpleShellCommand, state: Ana
   checkFindExec(command, state, depth);
   checkCopiesOfPrograms(command, state);
   recordCreatedFiles(command, state);
+  recordDirectoryChange(command, state);
+}
+
+/** `cd sub && bash build.sh`: the script is looked for below `sub` too. */
+function recordDirectoryChange(command: EffectiveCommand, state: AnalysisState): void {
+  if (command.name === 'popd') {
+    state.directoryUnknown = true;
+    return;
+  }
+  if (command.name !== 'cd' && command.name !== 'pushd') return;
+  const target = command.words.slice(1).find((word) => !(word.literal && /^(-[LPe@]+|--)$/.test(word.text)));
+  if (target === undefined) state.directories.push('~');
+  else if (!target.literal || /^[-+]\d*$/.test(target.text)) state.directoryUnknown = true;
+  else state.directories.push(target.text);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -824,6 +888,7 @@ function checkProgramSource(
       return;
     }
     state.executed.push({ name: baseName(operand.text), display: operand.text });
+    state.scripts.push({ path: operand.text, how: 'shell' });
     return;
   }
   const shell = SHELLS.has(name);
@@ -879,6 +944,7 @@ function checkProgramSource(
     return;
   }
   state.executed.push({ name: baseName(operand.text), display: operand.text });
+  state.scripts.push({ path: operand.text, how: shell ? 'shell' : 'interpreter' });
 }
 
 function stdinDescription(stdin: NonNullable<SimpleShellCommand['stdin']>): string {
@@ -1375,4 +1441,199 @@ function scanForkBomb(command: string, state: AnalysisState): void {
   if (/([A-Za-z_:.][\w:.-]*)\s*\(\s*\)\s*\{\s*\1\s*\|\s*\1\s*&\s*;?\s*\}/.test(command)) {
     state.blockReason ??= 'a fork bomb is on the hard blocklist and never runs';
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scripts run by path (docs/adr/0033): their text is judged like the command's
+// ---------------------------------------------------------------------------------------------
+
+/** What {@link judgeCommand} needs to judge the local scripts a command runs by path. */
+export interface ScriptContext {
+  /** The directory the command runs in: relative script paths are resolved against it. */
+  cwd: string;
+  /** The directory `~` stands for. Default: the user's home directory. */
+  homeDir?: string;
+  /**
+   * True for an absolute path the agent wrote or changed in this session (`write_file`, `patch`):
+   * running such a file asks unless it is a shell script that judges clean.
+   */
+  writtenByAgent?: (path: string) => boolean;
+}
+
+/** Scripts larger than this are not read: running one cannot be judged. */
+export const MAX_JUDGED_SCRIPT_BYTES = 256 * 1024;
+/** Scripts that run scripts are followed this many levels deep. */
+const MAX_SCRIPT_LEVELS = 4;
+/** At most this many script files are read for one command. */
+const MAX_SCRIPT_FILES = 32;
+
+/** A script file as found on disk. */
+type LocatedScript =
+  | { kind: 'file'; path: string; realPath: string; size: number }
+  | { kind: 'missing' }
+  | { kind: 'directory' }
+  | { kind: 'special' };
+
+/**
+ * Reads the local scripts a command runs by path and judges their text as commands: their pattern
+ * classes, blocklist hits and unjudgeable reasons count for the command. A script the agent wrote
+ * that is not a shell script cannot be judged; nor can a script that is missing (it may be written
+ * before the command reaches it), unreadable, not a regular file, or larger than
+ * {@link MAX_JUDGED_SCRIPT_BYTES}.
+ */
+async function judgeScriptFiles(
+  state: AnalysisState,
+  context: ScriptContext,
+  seen: Set<string>,
+  level: number,
+  outerDirectories: string[],
+): Promise<void> {
+  const directories = [...outerDirectories, ...state.directories];
+  const runs = state.scripts.splice(0);
+  for (const run of runs) {
+    if (seen.size >= MAX_SCRIPT_FILES) {
+      unjudgeable(state, 'it runs more scripts than are judged');
+      return;
+    }
+    const display = run.path;
+    const located = await locateScript(run.path, context, directories);
+    if (located.kind === 'directory') continue;
+    if (located.kind === 'missing') {
+      // A file the same command line writes is reported as such already.
+      if (!state.created.has(baseName(run.path)))
+        unjudgeable(state, `it runs \`${display}\`, which cannot be found before it runs`);
+      continue;
+    }
+    if (located.kind === 'special') {
+      unjudgeable(state, `it runs \`${display}\`, which is not a regular file`);
+      continue;
+    }
+    const writtenByAgent =
+      context.writtenByAgent !== undefined &&
+      (context.writtenByAgent(located.path) || context.writtenByAgent(located.realPath));
+    if (seen.has(located.realPath)) continue;
+    seen.add(located.realPath);
+    const content = await readScript(located.realPath);
+    if (content === null) {
+      unjudgeable(state, `it runs \`${display}\`, which cannot be read`);
+      continue;
+    }
+    const shellScript = run.how === 'shell' || (run.how === 'program' && isShellScript(content.head));
+    if (!shellScript) {
+      if (writtenByAgent)
+        unjudgeable(
+          state,
+          `it runs \`${display}\`, which the agent wrote in this session and which is not a shell script`,
+        );
+      continue;
+    }
+    if (content.text === null) {
+      unjudgeable(
+        state,
+        `it runs \`${display}\`, which is too large to judge (over ${MAX_JUDGED_SCRIPT_BYTES / 1024} KiB)`,
+      );
+      continue;
+    }
+    if (level >= MAX_SCRIPT_LEVELS) {
+      unjudgeable(state, `it runs \`${display}\`, which runs scripts nested too deeply to follow`);
+      continue;
+    }
+    const inner = newState();
+    analyzeScript(content.text, inner, 1);
+    scanSql(content.text, inner);
+    scanForkBomb(content.text, inner);
+    await judgeScriptFiles(inner, context, seen, level + 1, directories);
+    checkRunsWhatItCreated(inner);
+    mergeScriptState(state, inner, display);
+  }
+}
+
+/** Adds what a script does to the command that runs it, naming the script. */
+function mergeScriptState(state: AnalysisState, inner: AnalysisState, display: string): void {
+  for (const key of inner.keys) {
+    if (key === 'unjudgeable') continue;
+    if (!state.keys.has(key)) {
+      state.keys.add(key);
+      state.scriptOfKey.set(key, inner.scriptOfKey.get(key) ?? display);
+    }
+  }
+  for (const reason of inner.reasons) unjudgeable(state, `\`${display}\`, which it runs: ${reason}`);
+  if (inner.blockReason !== null) state.blockReason ??= `\`${display}\`, which it runs: ${inner.blockReason}`;
+}
+
+/** Where a script path leads: relative to the cwd, or to a directory the command line changed to. */
+async function locateScript(path: string, context: ScriptContext, directories: string[]): Promise<LocatedScript> {
+  const home = context.homeDir ?? homedir();
+  const expand = (text: string) => (text === '~' ? home : text.startsWith('~/') ? `${home}${text.slice(1)}` : text);
+  const expanded = expand(path);
+  const candidates: string[] = [];
+  if (isAbsolute(expanded)) candidates.push(expanded);
+  else {
+    candidates.push(resolve(context.cwd, expanded));
+    let current = context.cwd;
+    for (const directory of directories) {
+      current = resolve(current, expand(directory));
+      candidates.push(resolve(current, expanded), resolve(context.cwd, expand(directory), expanded));
+    }
+  }
+  let found: LocatedScript = { kind: 'missing' };
+  for (const candidate of new Set(candidates)) {
+    try {
+      const stats = await stat(candidate);
+      if (stats.isDirectory()) {
+        if (found.kind === 'missing') found = { kind: 'directory' };
+        continue;
+      }
+      if (!stats.isFile()) return { kind: 'special' };
+      // The first existing candidate is what most likely runs; the others are not judged.
+      return { kind: 'file', path: candidate, realPath: await realpath(candidate), size: stats.size };
+    } catch {
+      // Not there (or not reachable): try the next candidate.
+    }
+  }
+  return found;
+}
+
+/**
+ * The first bytes of a script and its whole text (null when larger than the limit); null when
+ * it cannot be read. Opened without blocking, so a file swapped for a FIFO cannot stall the check.
+ */
+async function readScript(path: string): Promise<{ head: Buffer; text: string | null } | null> {
+  let handle: Awaited<ReturnType<typeof open>> | undefined;
+  try {
+    handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    const stats = await handle.stat();
+    if (!stats.isFile()) return null;
+    const buffer = Buffer.alloc(Math.min(stats.size, MAX_JUDGED_SCRIPT_BYTES) + 1);
+    let length = 0;
+    while (length < buffer.length) {
+      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
+      if (bytesRead === 0) break;
+      length += bytesRead;
+    }
+    const bytes = buffer.subarray(0, length);
+    return {
+      head: bytes.subarray(0, 512),
+      text: length > MAX_JUDGED_SCRIPT_BYTES ? null : bytes.toString('utf8'),
+    };
+  } catch {
+    return null;
+  } finally {
+    await handle?.close().catch(() => {});
+  }
+}
+
+/**
+ * True when a file run by path is a shell script: its `#!` line names a shell (directly or through
+ * `env`), or it has no `#!` line and is not binary — bash then runs it as a script itself.
+ */
+function isShellScript(head: Buffer): boolean {
+  if (head.subarray(0, 2).toString('latin1') !== '#!') return !head.includes(0);
+  const line = head.toString('utf8').slice(2).split('\n', 1)[0]?.trim() ?? '';
+  const words = line.split(/\s+/);
+  let program = baseName(words[0] ?? '');
+  if (program === 'env') {
+    program = baseName(words.slice(1).find((word) => !word.startsWith('-') && !word.includes('=')) ?? '');
+  }
+  return SHELLS.has(program);
 }

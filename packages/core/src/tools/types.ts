@@ -111,6 +111,11 @@ export interface ToolContext {
   /** Resolved settings the tools read. */
   settings: ToolSettings;
   files: FileAccess;
+  /**
+   * True for an absolute path a file tool wrote or changed in this session: the terminal tool's
+   * approval check does not trust such a file when a command runs it (docs/adr/0033).
+   */
+  writtenByAgent?: (path: string) => boolean;
   commands: CommandRunner;
   processes: ProcessRegistry;
   progress(update: { output?: string; message?: string }): void;
