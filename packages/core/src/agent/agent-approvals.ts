@@ -202,7 +202,12 @@ export abstract class AgentApprovals extends AgentTranscript {
     // A session grant covers its pattern classes (spec/core.md §12.4), except `unjudgeable`: what
     // cannot be judged is granted for the exact command only, or one grant would open every evasion.
     const classGranted = detection.patternKeys.every((key) => key !== 'unjudgeable' && root.sessionGrants.has(key));
-    if (policyChange === undefined && (classGranted || root.sessionCommandGrants.has(alwaysScopeOf(command))))
+    // A grant of a command that runs scripts holds only while their text is what was approved.
+    const commandGrant =
+      'scriptDigest' in detection && detection.scriptDigest !== undefined
+        ? `${alwaysScopeOf(command)}\0${detection.scriptDigest}`
+        : alwaysScopeOf(command);
+    if (policyChange === undefined && (classGranted || root.sessionCommandGrants.has(commandGrant)))
       return resolved('session', 'session_grant', true);
     if (settings.approvals.mode === 'smart') {
       const { smartVerdict } = await import('./smart-approval.js');
@@ -281,7 +286,7 @@ export abstract class AgentApprovals extends AgentTranscript {
     if (choice === 'session') {
       for (const key of detection.patternKeys) if (key !== 'unjudgeable') root.sessionGrants.add(key);
     }
-    if (choice === 'session' || choice === 'always') root.sessionCommandGrants.add(alwaysScopeOf(command));
+    if (choice === 'session' || choice === 'always') root.sessionCommandGrants.add(commandGrant);
     if (choice === 'always') {
       try {
         await this.host.persistAllowlist({ command: alwaysScopeOf(command) });

@@ -14,6 +14,7 @@
  * a program written or linked by the same command line, and text the parser cannot read.
  */
 
+import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { open, realpath, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
@@ -86,6 +87,12 @@ export interface DangerousCommandDetection {
   descriptions: string[];
   /** Why the command cannot be judged (empty unless `unjudgeable` is among the keys). */
   unjudgeableReasons: string[];
+  /**
+   * SHA-256 of the script files the judgement read ({@link judgeCommand} with a
+   * {@link ScriptContext}); absent when it read none. A grant for the exact command is bound to it,
+   * so a script changed after its approval asks again.
+   */
+  scriptDigest?: string;
 }
 
 /**
@@ -148,6 +155,7 @@ function newState(): AnalysisState {
     directories: [],
     directoryUnknown: false,
     scriptOfKey: new Map(),
+    scriptsRead: [],
   };
 }
 
@@ -178,6 +186,11 @@ function finish(state: AnalysisState): DangerousCommandDetection {
     unjudgeableReasons: reasons,
   };
   if (state.blockReason !== null) result.blockReason = state.blockReason;
+  if (state.scriptsRead.length > 0) {
+    const hash = createHash('sha256');
+    for (const read of state.scriptsRead) hash.update(read).update('\0');
+    result.scriptDigest = hash.digest('hex');
+  }
   return result;
 }
 
@@ -201,6 +214,8 @@ interface AnalysisState {
   directoryUnknown: boolean;
   /** For a pattern key found only in a script the command runs: that script, as the command names it. */
   scriptOfKey: Map<PatternKey, string>;
+  /** Real path and text of every script file read, for {@link DangerousCommandDetection.scriptDigest}. */
+  scriptsRead: string[];
 }
 
 /** A local file the command line runs, and how. */
@@ -1519,6 +1534,9 @@ async function judgeScriptFiles(
       continue;
     }
     const shellScript = run.how === 'shell' || (run.how === 'program' && isShellScript(content.head));
+    // What a judgement rests on; a file neither judged nor written by the agent does not count.
+    if (shellScript || writtenByAgent)
+      state.scriptsRead.push(`${located.realPath}\0${content.text ?? `${content.head.toString('latin1')}…`}`);
     if (!shellScript) {
       if (writtenByAgent)
         unjudgeable(
@@ -1557,6 +1575,7 @@ function mergeScriptState(state: AnalysisState, inner: AnalysisState, display: s
       state.scriptOfKey.set(key, inner.scriptOfKey.get(key) ?? display);
     }
   }
+  state.scriptsRead.push(...inner.scriptsRead);
   for (const reason of inner.reasons) unjudgeable(state, `\`${display}\`, which it runs: ${reason}`);
   if (inner.blockReason !== null) state.blockReason ??= `\`${display}\`, which it runs: ${inner.blockReason}`;
 }

@@ -190,4 +190,15 @@ describe('scripts the agent wrote', () => {
     symlinkSync(join(cwd, 'real'), join(cwd, 'link'));
     expect((await judge('python3 link/x.py', cwd, ['real/x.py'])).patternKeys).toEqual(['unjudgeable']);
   });
+
+  it('the digest of the scripts read changes with their text, so a grant can be bound to it', async () => {
+    const cwd = workspace({ 'tidy.py': 'print(1)\n', 'run.sh': 'echo 1\n' });
+    const first = await judge('python3 tidy.py', cwd, ['tidy.py']);
+    expect(first.scriptDigest).toMatch(/^[0-9a-f]{64}$/);
+    expect((await judge('python3 tidy.py', cwd, ['tidy.py'])).scriptDigest).toBe(first.scriptDigest);
+    writeFileSync(join(cwd, 'tidy.py'), 'print(2)\n');
+    expect((await judge('python3 tidy.py', cwd, ['tidy.py'])).scriptDigest).not.toBe(first.scriptDigest);
+    expect((await judge('bash run.sh', cwd)).scriptDigest).toMatch(/^[0-9a-f]{64}$/);
+    expect((await judge('ls -la', cwd)).scriptDigest).toBeUndefined();
+  });
 });

@@ -153,6 +153,32 @@ describe('approval evasions through the terminal tool (manual mode, real process
     expect(existsSync(join(cwd, 'd', 'file'))).toBe(true);
   }, 120_000);
 
+  it('a session grant to run a script the agent wrote holds only while the script is unchanged', async () => {
+    const cwd = workspace();
+    const host = await testHost({
+      script: [
+        step(toolCall('write_file', { path: 'tidy.py', content: 'print("looking")\n' }, 'w1')),
+        step(toolCall('terminal', { command: 'python3 tidy.py' }, 't1')),
+        step(toolCall('terminal', { command: 'python3 tidy.py' }, 't2')),
+        step(toolCall('write_file', { path: 'tidy.py', content: 'import shutil\nshutil.rmtree("d")\n' }, 'w2')),
+        step(toolCall('terminal', { command: 'python3 tidy.py' }, 't3')),
+        step(text('done')),
+      ],
+    });
+    host.approvals.answer('session', 'deny');
+    const agent = await host.newSession({ cwd });
+    const { events } = await collectTurn(agent.runTurn({ text: 'tidy' }));
+    expect(host.approvals.requests).toHaveLength(2);
+    expect(events.filter((event) => event.type === 'tool.end').map((event) => event.status)).toEqual([
+      'completed',
+      'completed',
+      'completed',
+      'completed',
+      'denied',
+    ]);
+    expect(existsSync(join(cwd, 'd', 'file'))).toBe(true);
+  }, 120_000);
+
   it('a clean script written by write_file, and an existing python script, run without asking', async () => {
     const cwd = workspace();
     writeFileSync(join(cwd, 'report.py'), 'print("report")\n');
