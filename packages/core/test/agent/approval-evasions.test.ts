@@ -153,6 +153,34 @@ describe('approval evasions through the terminal tool (manual mode, real process
     expect(existsSync(join(cwd, 'd', 'file'))).toBe(true);
   }, 120_000);
 
+  it('an existing python script runs unasked until the agent patches it', async () => {
+    const cwd = workspace();
+    writeFileSync(join(cwd, 'report.py'), 'print("report")\n');
+    const host = await testHost({
+      script: [
+        step(toolCall('terminal', { command: 'python3 report.py' }, 't1')),
+        step(
+          toolCall(
+            'patch',
+            { path: 'report.py', old_string: 'print("report")', new_string: 'import shutil\nshutil.rmtree("d")' },
+            'p',
+          ),
+        ),
+        step(toolCall('terminal', { command: 'python3 report.py' }, 't2')),
+        step(text('done')),
+      ],
+    });
+    const agent = await host.newSession({ cwd });
+    const { events } = await collectTurn(agent.runTurn({ text: 'report' }));
+    expect(requests(events)).toMatchObject([{ command: 'python3 report.py', patternKeys: ['unjudgeable'] }]);
+    expect(events.filter((event) => event.type === 'tool.end').map((event) => event.status)).toEqual([
+      'completed',
+      'completed',
+      'denied',
+    ]);
+    expect(existsSync(join(cwd, 'd', 'file'))).toBe(true);
+  }, 120_000);
+
   it('a session grant to run a script the agent wrote holds only while the script is unchanged', async () => {
     const cwd = workspace();
     const host = await testHost({
