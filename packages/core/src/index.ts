@@ -32,6 +32,7 @@ export {
   detectDangerousCommand,
   judgeCommand,
   loadShellParser,
+  type ScriptContext,
 } from './approvals/detect.js';
 export {
   type CheckpointFileChange,
