@@ -170,6 +170,7 @@ export abstract class AgentApprovals extends AgentTranscript {
         ? await judgeCommand(command, {
             cwd,
             homeDir: this.host.toolSettings().homeDir,
+            searchPath: this.host.subprocessEnv().PATH ?? '',
             writtenByAgent: (path) => this.writtenByAgent(path),
           })
         : {

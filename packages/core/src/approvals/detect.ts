@@ -154,6 +154,8 @@ function newState(): AnalysisState {
     scripts: [],
     directories: [],
     directoryUnknown: false,
+    pathEntries: [],
+    pathUnknown: false,
     scriptOfKey: new Map(),
     scriptsRead: [],
   };
@@ -210,6 +212,10 @@ interface AnalysisState {
   scripts: ScriptRun[];
   /** Literal `cd`/`pushd` targets, in order: a relative script path may be relative to them. */
   directories: string[];
+  /** Literal entries of PATH assignments (`PATH=.:$PATH`, `$PWD/bin`, `$HOME/bin`), in order. */
+  pathEntries: string[];
+  /** Set when a PATH assignment holds a directory that is only known when it runs. */
+  pathUnknown: boolean;
   /** Set when the command line changes to a directory that is only known when it runs. */
   directoryUnknown: boolean;
   /** For a pattern key found only in a script the command runs: that script, as the command names it. */
@@ -225,9 +231,11 @@ interface ScriptRun {
   /**
    * `shell`: a shell reads it (`bash FILE`, `source FILE`, `. FILE`); `interpreter`: `python3 FILE`,
    * `node FILE`, …; `program`: run by path (`./FILE`), a shell script when its first line says so
-   * or when it has none (bash then runs it itself).
+   * or when it has none (bash then runs it itself); `command`: a bare program name, found through
+   * the search path (judged like `program` when the command line's own PATH entries or the agent's
+   * writes put it there).
    */
-  how: 'shell' | 'interpreter' | 'program';
+  how: 'shell' | 'interpreter' | 'program' | 'command';
 }
 
 function unjudgeable(state: AnalysisState, reason: string): void {
@@ -337,6 +345,17 @@ function runsCodeVariable(name: string, value: ShellWord | null): boolean {
 
 function checkAssignments(assignments: { name: string; value: ShellWord | null }[], state: AnalysisState): void {
   for (const assignment of assignments) {
+    if (assignment.name === 'PATH' && assignment.value !== null) {
+      // `PATH=.:$PATH cleanup.sh`: a bare program name may then be a local script. Entries that are
+      // expansions (`$PATH`) are the search path the command already had.
+      const value = assignment.value.text.replace(/^PATH=/, '');
+      for (const entry of value.split(':')) {
+        if (entry === '' || /^\$(PATH|\{PATH\})$/.test(entry)) continue;
+        const rest = entry.replace(/^\$(PWD|\{PWD\}|HOME|\{HOME\})(?=\/|$)/, '');
+        if (/[$`*?[]/.test(rest)) state.pathUnknown = true;
+        else state.pathEntries.push(entry);
+      }
+    }
     if (runsCodeVariable(assignment.name, assignment.value)) {
       unjudgeable(state, `it sets ${assignment.name}, which makes programs run other code`);
     }
@@ -543,7 +562,7 @@ function unwrap(words: ShellWord[], state: AnalysisState, depth: number): Effect
     const name = baseName(head.text);
     if (name === '') return null;
     state.executed.push({ name, display: head.text });
-    if (head.text.includes('/')) state.scripts.push({ path: head.text, how: 'program' });
+    state.scripts.push({ path: head.text, how: head.text.includes('/') ? 'program' : 'command' });
     if (name === 'sudo' || name === 'doas' || name === 'pkexec' || name === 'run0') state.keys.add('privilege');
     if (name === 'su' || name === 'runuser') {
       if (name === 'su') state.keys.add('privilege');
@@ -1473,6 +1492,11 @@ export interface ScriptContext {
    * running such a file asks unless it is a shell script that judges clean.
    */
   writtenByAgent?: (path: string) => boolean;
+  /**
+   * The command's search path (its `PATH`): a bare program name found there is judged when the
+   * agent wrote that file. Default: none.
+   */
+  searchPath?: string;
 }
 
 /** Scripts larger than this are not read: running one cannot be judged. */
@@ -1505,13 +1529,20 @@ async function judgeScriptFiles(
 ): Promise<void> {
   const directories = [...outerDirectories, ...state.directories];
   const runs = state.scripts.splice(0);
+  if (state.pathUnknown) unjudgeable(state, 'it sets PATH to a directory that is only known when it runs');
   for (const run of runs) {
     if (seen.size >= MAX_SCRIPT_FILES) {
       unjudgeable(state, 'it runs more scripts than are judged');
       return;
     }
     const display = run.path;
-    const located = await locateScript(run.path, context, directories);
+    let located: LocatedScript;
+    let fromOwnPath = false;
+    if (run.how === 'command') {
+      const found = await lookUpCommand(run.path, state.pathEntries, context);
+      if (found === null) continue;
+      ({ located, fromOwnPath } = found);
+    } else located = await locateScript(run.path, context, directories);
     if (located.kind === 'directory') continue;
     if (located.kind === 'missing') {
       // A file the same command line writes is reported as such already.
@@ -1526,6 +1557,8 @@ async function judgeScriptFiles(
     const writtenByAgent =
       context.writtenByAgent !== undefined &&
       (context.writtenByAgent(located.path) || context.writtenByAgent(located.realPath));
+    // An installed program found through the inherited search path is everyday.
+    if (run.how === 'command' && !fromOwnPath && !writtenByAgent) continue;
     if (seen.has(located.realPath)) continue;
     seen.add(located.realPath);
     const content = await readScript(located.realPath);
@@ -1533,7 +1566,8 @@ async function judgeScriptFiles(
       unjudgeable(state, `it runs \`${display}\`, which cannot be read`);
       continue;
     }
-    const shellScript = run.how === 'shell' || (run.how === 'program' && isShellScript(content.head));
+    const shellScript =
+      run.how === 'shell' || ((run.how === 'program' || run.how === 'command') && isShellScript(content.head));
     // What a judgement rests on; a file neither judged nor written by the agent does not count.
     if (shellScript || writtenByAgent)
       state.scriptsRead.push(`${located.realPath}\0${content.text ?? `${content.head.toString('latin1')}…`}`);
@@ -1611,6 +1645,42 @@ async function locateScript(path: string, context: ScriptContext, directories: s
     }
   }
   return found;
+}
+
+/**
+ * Where the shell finds a bare program name: the first executable regular file in the command
+ * line's own PATH entries (relative ones against the cwd), then in the inherited search path.
+ * Null when it is in neither (a builtin, a function, a missing program).
+ */
+async function lookUpCommand(
+  name: string,
+  ownEntries: string[],
+  context: ScriptContext,
+): Promise<{ located: LocatedScript; fromOwnPath: boolean } | null> {
+  const home = context.homeDir ?? homedir();
+  const inherited = (context.searchPath ?? '').split(':').filter((entry) => entry !== '');
+  const directories = [
+    ...ownEntries.map((entry) => ({ entry, own: true })),
+    ...inherited.map((entry) => ({ entry, own: false })),
+  ];
+  for (const { entry, own } of directories) {
+    const directory = entry
+      .replace(/^~(?=\/|$)/, home)
+      .replace(/^\$(HOME|\{HOME\})(?=\/|$)/, home)
+      .replace(/^\$(PWD|\{PWD\})(?=\/|$)/, context.cwd);
+    const candidate = resolve(context.cwd, directory, name);
+    try {
+      const stats = await stat(candidate);
+      if (!stats.isFile() || (stats.mode & 0o111) === 0) continue;
+      return {
+        located: { kind: 'file', path: candidate, realPath: await realpath(candidate), size: stats.size },
+        fromOwnPath: own,
+      };
+    } catch {
+      // Not in this directory.
+    }
+  }
+  return null;
 }
 
 /**

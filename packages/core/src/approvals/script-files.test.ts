@@ -29,9 +29,9 @@ function workspace(files: Record<string, string>): string {
 }
 
 /** Judges a command run in `cwd`; `written` are the paths (relative to cwd) the agent wrote. */
-function judge(command: string, cwd: string, written: string[] = []) {
+function judge(command: string, cwd: string, written: string[] = [], searchPath = process.env.PATH ?? '') {
   const paths = new Set(written.map((name) => join(cwd, name)));
-  return judgeCommand(command, { cwd, homeDir: cwd, writtenByAgent: (path) => paths.has(path) });
+  return judgeCommand(command, { cwd, homeDir: cwd, searchPath, writtenByAgent: (path) => paths.has(path) });
 }
 
 describe('scripts run by path are judged by their text', () => {
@@ -200,5 +200,34 @@ describe('scripts the agent wrote', () => {
     expect((await judge('python3 tidy.py', cwd, ['tidy.py'])).scriptDigest).not.toBe(first.scriptDigest);
     expect((await judge('bash run.sh', cwd)).scriptDigest).toMatch(/^[0-9a-f]{64}$/);
     expect((await judge('ls -la', cwd)).scriptDigest).toBeUndefined();
+  });
+
+  it('a bare program name is judged when the agent wrote it into the search path', async () => {
+    const cwd = workspace({ 'bin/tidy': '#!/usr/bin/env python3\nprint(1)\n', 'bin/wipe': 'rm -rf d\n' });
+    const searchPath = `${join(cwd, 'bin')}:${process.env.PATH ?? ''}`;
+    expect((await judge('tidy --all', cwd, ['bin/tidy'], searchPath)).patternKeys).toEqual(['unjudgeable']);
+    expect((await judge('tidy --all', cwd, [], searchPath)).patternKeys).toEqual([]);
+    expect((await judge('wipe', cwd, ['bin/wipe'], searchPath)).patternKeys).toEqual(['recursive_delete']);
+    expect((await judge('ls -la && git status', cwd, [], searchPath)).patternKeys).toEqual([]);
+  });
+});
+
+describe('a search path the command line sets', () => {
+  it('puts local scripts within reach of a bare name, and they are judged', async () => {
+    const cwd = workspace({ 'cleanup.sh': 'rm -rf victim\n', 'tools/go': 'rm -r d\n' });
+    for (const command of [
+      'PATH=.:$PATH cleanup.sh',
+      'export PATH="$PWD:$PATH"; cleanup.sh',
+      'env PATH=.:/usr/bin cleanup.sh',
+      'PATH=tools:$PATH go',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
+      'export PATH=${PWD}/tools:$PATH && go',
+    ]) {
+      expect((await judge(command, cwd)).patternKeys, command).toEqual(['recursive_delete']);
+    }
+    expect((await judge('export PATH="$HOME/.local/bin:$PATH"; ls', cwd)).patternKeys).toEqual([]);
+    expect((await judge('PATH=$TOOLS:$PATH ls', cwd)).unjudgeableReasons).toEqual([
+      'it sets PATH to a directory that is only known when it runs',
+    ]);
   });
 });

@@ -74,6 +74,7 @@ export function createTerminalTool(): ToolDefinition<TerminalArgs> {
       const detection = await judgeCommand(args.command, {
         cwd: workdir,
         homeDir: ctx.settings.homeDir,
+        ...(ctx.env.PATH === undefined ? {} : { searchPath: ctx.env.PATH }),
         ...(ctx.writtenByAgent === undefined ? {} : { writtenByAgent: ctx.writtenByAgent }),
       });
       if (detection.blocked) return { content: `Command not run: ${detection.blockReason}`, status: 'denied' };
