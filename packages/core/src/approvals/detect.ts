@@ -1545,8 +1545,9 @@ async function judgeScriptFiles(
     } else located = await locateScript(run.path, context, directories);
     if (located.kind === 'directory') continue;
     if (located.kind === 'missing') {
-      // A file the same command line writes is reported as such already.
-      if (!state.created.has(baseName(run.path)))
+      // A file the same command line writes is reported as such already. Another interpreter's
+      // missing script is everyday (`tsc && node dist/x.js`): its text would not be judged anyway.
+      if (run.how !== 'interpreter' && !state.created.has(baseName(run.path)))
         unjudgeable(state, `it runs \`${display}\`, which cannot be found before it runs`);
       continue;
     }
@@ -1557,11 +1558,16 @@ async function judgeScriptFiles(
     const writtenByAgent =
       context.writtenByAgent !== undefined &&
       (context.writtenByAgent(located.path) || context.writtenByAgent(located.realPath));
-    // An installed program found through the inherited search path is everyday.
+    // An installed program found through the inherited search path, and another interpreter's
+    // script the agent did not write, are everyday.
     if (run.how === 'command' && !fromOwnPath && !writtenByAgent) continue;
+    if (run.how === 'interpreter' && !writtenByAgent) continue;
     if (seen.has(located.realPath)) continue;
     seen.add(located.realPath);
-    const content = await readScript(located.realPath);
+    // A program run by path is usually a binary: its first bytes say whether the rest is worth reading.
+    const head = run.how === 'shell' ? null : await readScript(located.realPath, 512);
+    const worthReading = run.how === 'shell' || writtenByAgent || (head !== null && isShellScript(head.head));
+    const content = worthReading ? await readScript(located.realPath) : head;
     if (content === null) {
       unjudgeable(state, `it runs \`${display}\`, which cannot be read`);
       continue;
@@ -1684,16 +1690,19 @@ async function lookUpCommand(
 }
 
 /**
- * The first bytes of a script and its whole text (null when larger than the limit); null when
+ * The first bytes of a file and its whole text (null when larger than `limit`); null when
  * it cannot be read. Opened without blocking, so a file swapped for a FIFO cannot stall the check.
  */
-async function readScript(path: string): Promise<{ head: Buffer; text: string | null } | null> {
+async function readScript(
+  path: string,
+  limit = MAX_JUDGED_SCRIPT_BYTES,
+): Promise<{ head: Buffer; text: string | null } | null> {
   let handle: Awaited<ReturnType<typeof open>> | undefined;
   try {
     handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
     const stats = await handle.stat();
     if (!stats.isFile()) return null;
-    const buffer = Buffer.alloc(Math.min(stats.size, MAX_JUDGED_SCRIPT_BYTES) + 1);
+    const buffer = Buffer.alloc(Math.min(stats.size, limit) + 1);
     let length = 0;
     while (length < buffer.length) {
       const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
@@ -1703,7 +1712,7 @@ async function readScript(path: string): Promise<{ head: Buffer; text: string | 
     const bytes = buffer.subarray(0, length);
     return {
       head: bytes.subarray(0, 512),
-      text: length > MAX_JUDGED_SCRIPT_BYTES ? null : bytes.toString('utf8'),
+      text: length > limit ? null : bytes.toString('utf8'),
     };
   } catch {
     return null;

@@ -140,6 +140,9 @@ describe('scripts run by path are judged by their text', () => {
     const cwd = workspace({ 'big.sh': `${'echo padding\n'.repeat(MAX_JUDGED_SCRIPT_BYTES / 13 + 1)}` });
     const missing = await judge('sleep 5; bash later.sh', cwd);
     expect(missing.unjudgeableReasons).toEqual(['it runs `later.sh`, which cannot be found before it runs']);
+    expect((await judge('sleep 5; ./later', cwd)).patternKeys).toEqual(['unjudgeable']);
+    // What a python script holds is not judged unless the agent wrote it, so a missing one is everyday.
+    expect((await judge('tsc -p . && node dist/main.js', cwd)).patternKeys).toEqual([]);
     const large = await judge('bash big.sh', cwd);
     expect(large.unjudgeableReasons).toEqual(['it runs `big.sh`, which is too large to judge (over 256 KiB)']);
     execFileSync('mkfifo', [join(cwd, 'pipe.sh')]);
