@@ -1506,12 +1506,18 @@ const MAX_SCRIPT_LEVELS = 4;
 /** At most this many script files are read for one command. */
 const MAX_SCRIPT_FILES = 32;
 
-/** A script file as found on disk. */
+/** A script path as found on disk: every file it may name (see {@link locateScript}). */
 type LocatedScript =
-  | { kind: 'file'; path: string; realPath: string; size: number }
+  | { kind: 'files'; files: ScriptFile[] }
   | { kind: 'missing' }
   | { kind: 'directory' }
   | { kind: 'special' };
+
+/** A file a script path names: as resolved, and with symbolic links followed. */
+interface ScriptFile {
+  path: string;
+  realPath: string;
+}
 
 /**
  * Reads the local scripts a command runs by path and judges their text as commands: their pattern
@@ -1531,23 +1537,28 @@ async function judgeScriptFiles(
   const runs = state.scripts.splice(0);
   if (state.pathUnknown) unjudgeable(state, 'it sets PATH to a directory that is only known when it runs');
   for (const run of runs) {
-    if (seen.size >= MAX_SCRIPT_FILES) {
-      unjudgeable(state, 'it runs more scripts than are judged');
-      return;
-    }
     const display = run.path;
-    let located: LocatedScript;
-    let fromOwnPath = false;
     if (run.how === 'command') {
       const found = await lookUpCommand(run.path, state.pathEntries, context);
       if (found === null) continue;
-      ({ located, fromOwnPath } = found);
-    } else located = await locateScript(run.path, context, directories);
+      const writtenByAgent = isWrittenByAgent(found.file, context);
+      // An installed program found through the inherited search path is everyday.
+      if (!found.fromOwnPath && !writtenByAgent) continue;
+      await judgeScriptFile(state, run, found.file, writtenByAgent, { context, seen, level, directories });
+      continue;
+    }
+    const located = await locateScript(run.path, context, directories);
+    const relative = !isAbsolute(run.path) && run.path !== '~' && !run.path.startsWith('~/');
+    if (relative && state.directoryUnknown) {
+      unjudgeable(state, `it runs \`${display}\` in a directory that is only known when it runs`);
+    }
     if (located.kind === 'directory') continue;
     if (located.kind === 'missing') {
-      // A file the same command line writes is reported as such already. Another interpreter's
-      // missing script is everyday (`tsc && node dist/x.js`): its text would not be judged anyway.
-      if (run.how !== 'interpreter' && !state.created.has(baseName(run.path)))
+      // A file the same command line writes, or one in an unknown directory, is reported already.
+      // Another interpreter's missing script is everyday (`tsc && node dist/x.js`): its text would
+      // not be judged anyway.
+      const reported = state.created.has(baseName(run.path)) || (relative && state.directoryUnknown);
+      if (run.how !== 'interpreter' && !reported)
         unjudgeable(state, `it runs \`${display}\`, which cannot be found before it runs`);
       continue;
     }
@@ -1555,55 +1566,74 @@ async function judgeScriptFiles(
       unjudgeable(state, `it runs \`${display}\`, which is not a regular file`);
       continue;
     }
-    const writtenByAgent =
-      context.writtenByAgent !== undefined &&
-      (context.writtenByAgent(located.path) || context.writtenByAgent(located.realPath));
-    // An installed program found through the inherited search path, and another interpreter's
-    // script the agent did not write, are everyday.
-    if (run.how === 'command' && !fromOwnPath && !writtenByAgent) continue;
-    if (run.how === 'interpreter' && !writtenByAgent) continue;
-    if (seen.has(located.realPath)) continue;
-    seen.add(located.realPath);
-    // A program run by path is usually a binary: its first bytes say whether the rest is worth reading.
-    const head = run.how === 'shell' ? null : await readScript(located.realPath, 512);
-    const worthReading = run.how === 'shell' || writtenByAgent || (head !== null && isShellScript(head.head));
-    const content = worthReading ? await readScript(located.realPath) : head;
-    if (content === null) {
-      unjudgeable(state, `it runs \`${display}\`, which cannot be read`);
-      continue;
+    for (const file of located.files) {
+      const writtenByAgent = isWrittenByAgent(file, context);
+      // Another interpreter's script the agent did not write is everyday.
+      if (run.how === 'interpreter' && !writtenByAgent) continue;
+      await judgeScriptFile(state, run, file, writtenByAgent, { context, seen, level, directories });
     }
-    const shellScript =
-      run.how === 'shell' || ((run.how === 'program' || run.how === 'command') && isShellScript(content.head));
-    // What a judgement rests on; a file neither judged nor written by the agent does not count.
-    if (shellScript || writtenByAgent)
-      state.scriptsRead.push(`${located.realPath}\0${content.text ?? `${content.head.toString('latin1')}…`}`);
-    if (!shellScript) {
-      if (writtenByAgent)
-        unjudgeable(
-          state,
-          `it runs \`${display}\`, which the agent wrote in this session and which is not a shell script`,
-        );
-      continue;
-    }
-    if (content.text === null) {
+  }
+}
+
+function isWrittenByAgent(file: ScriptFile, context: ScriptContext): boolean {
+  const written = context.writtenByAgent;
+  return written !== undefined && (written(file.path) || written(file.realPath));
+}
+
+/** Judges one script file the command runs and adds what it finds to the command's state. */
+async function judgeScriptFile(
+  state: AnalysisState,
+  run: ScriptRun,
+  file: ScriptFile,
+  writtenByAgent: boolean,
+  walk: { context: ScriptContext; seen: Set<string>; level: number; directories: string[] },
+): Promise<void> {
+  const display = run.path;
+  if (walk.seen.has(file.realPath)) return;
+  if (walk.seen.size >= MAX_SCRIPT_FILES) {
+    unjudgeable(state, 'it runs more scripts than are judged');
+    return;
+  }
+  walk.seen.add(file.realPath);
+  // A program run by path is usually a binary: its first bytes say whether the rest is worth reading.
+  const head = run.how === 'shell' ? null : await readScript(file.realPath, 512);
+  const worthReading = run.how === 'shell' || writtenByAgent || (head !== null && isShellScript(head.head));
+  const content = worthReading ? await readScript(file.realPath) : head;
+  if (content === null) {
+    unjudgeable(state, `it runs \`${display}\`, which cannot be read`);
+    return;
+  }
+  const shellScript =
+    run.how === 'shell' || ((run.how === 'program' || run.how === 'command') && isShellScript(content.head));
+  // What a judgement rests on; a file neither judged nor written by the agent does not count.
+  if (shellScript || writtenByAgent)
+    state.scriptsRead.push(`${file.realPath}\0${content.text ?? `${content.head.toString('latin1')}…`}`);
+  if (!shellScript) {
+    if (writtenByAgent)
       unjudgeable(
         state,
-        `it runs \`${display}\`, which is too large to judge (over ${MAX_JUDGED_SCRIPT_BYTES / 1024} KiB)`,
+        `it runs \`${display}\`, which the agent wrote in this session and which is not a shell script`,
       );
-      continue;
-    }
-    if (level >= MAX_SCRIPT_LEVELS) {
-      unjudgeable(state, `it runs \`${display}\`, which runs scripts nested too deeply to follow`);
-      continue;
-    }
-    const inner = newState();
-    analyzeScript(content.text, inner, 1);
-    scanSql(content.text, inner);
-    scanForkBomb(content.text, inner);
-    await judgeScriptFiles(inner, context, seen, level + 1, directories);
-    checkRunsWhatItCreated(inner);
-    mergeScriptState(state, inner, display);
+    return;
   }
+  if (content.text === null) {
+    unjudgeable(
+      state,
+      `it runs \`${display}\`, which is too large to judge (over ${MAX_JUDGED_SCRIPT_BYTES / 1024} KiB)`,
+    );
+    return;
+  }
+  if (walk.level >= MAX_SCRIPT_LEVELS) {
+    unjudgeable(state, `it runs \`${display}\`, which runs scripts nested too deeply to follow`);
+    return;
+  }
+  const inner = newState();
+  analyzeScript(content.text, inner, 1);
+  scanSql(content.text, inner);
+  scanForkBomb(content.text, inner);
+  await judgeScriptFiles(inner, walk.context, walk.seen, walk.level + 1, walk.directories);
+  checkRunsWhatItCreated(inner);
+  mergeScriptState(state, inner, display);
 }
 
 /** Adds what a script does to the command that runs it, naming the script. */
@@ -1620,7 +1650,10 @@ function mergeScriptState(state: AnalysisState, inner: AnalysisState, display: s
   if (inner.blockReason !== null) state.blockReason ??= `\`${display}\`, which it runs: ${inner.blockReason}`;
 }
 
-/** Where a script path leads: relative to the cwd, or to a directory the command line changed to. */
+/**
+ * Every file a script path may name: relative to the cwd, or to the directories the command line
+ * changes to (all of them are judged, as which one runs depends on the order of the `cd`s).
+ */
 async function locateScript(path: string, context: ScriptContext, directories: string[]): Promise<LocatedScript> {
   const home = context.homeDir ?? homedir();
   const expand = (text: string) => (text === '~' ? home : text.startsWith('~/') ? `${home}${text.slice(1)}` : text);
@@ -1635,22 +1668,20 @@ async function locateScript(path: string, context: ScriptContext, directories: s
       candidates.push(resolve(current, expanded), resolve(context.cwd, expand(directory), expanded));
     }
   }
-  let found: LocatedScript = { kind: 'missing' };
+  const files: ScriptFile[] = [];
+  let directory = false;
   for (const candidate of new Set(candidates)) {
     try {
       const stats = await stat(candidate);
-      if (stats.isDirectory()) {
-        if (found.kind === 'missing') found = { kind: 'directory' };
-        continue;
-      }
-      if (!stats.isFile()) return { kind: 'special' };
-      // The first existing candidate is what most likely runs; the others are not judged.
-      return { kind: 'file', path: candidate, realPath: await realpath(candidate), size: stats.size };
+      if (stats.isDirectory()) directory = true;
+      else if (!stats.isFile()) return { kind: 'special' };
+      else files.push({ path: candidate, realPath: await realpath(candidate) });
     } catch {
       // Not there (or not reachable): try the next candidate.
     }
   }
-  return found;
+  if (files.length > 0) return { kind: 'files', files };
+  return directory ? { kind: 'directory' } : { kind: 'missing' };
 }
 
 /**
@@ -1662,7 +1693,7 @@ async function lookUpCommand(
   name: string,
   ownEntries: string[],
   context: ScriptContext,
-): Promise<{ located: LocatedScript; fromOwnPath: boolean } | null> {
+): Promise<{ file: ScriptFile; fromOwnPath: boolean } | null> {
   const home = context.homeDir ?? homedir();
   const inherited = (context.searchPath ?? '').split(':').filter((entry) => entry !== '');
   const directories = [
@@ -1678,10 +1709,7 @@ async function lookUpCommand(
     try {
       const stats = await stat(candidate);
       if (!stats.isFile() || (stats.mode & 0o111) === 0) continue;
-      return {
-        located: { kind: 'file', path: candidate, realPath: await realpath(candidate), size: stats.size },
-        fromOwnPath: own,
-      };
+      return { file: { path: candidate, realPath: await realpath(candidate) }, fromOwnPath: own };
     } catch {
       // Not in this directory.
     }

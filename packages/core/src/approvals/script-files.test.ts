@@ -134,6 +134,12 @@ describe('scripts run by path are judged by their text', () => {
     const cwd = workspace({ 'sub/tidy.sh': 'rm -rf d\n', 'sub/ok.sh': 'echo ok\n' });
     expect((await judge('cd sub && bash tidy.sh', cwd)).patternKeys).toEqual(['recursive_delete']);
     expect((await judge('cd sub && ./ok.sh', cwd)).patternKeys).toEqual([]);
+    // A clean namesake in the cwd does not hide the one the command reaches after `cd`.
+    writeFileSync(join(cwd, 'tidy.sh'), 'echo clean\n');
+    expect((await judge('cd sub && bash tidy.sh', cwd)).patternKeys).toEqual(['recursive_delete']);
+    expect((await judge('cd "$(echo sub)" && bash ok.sh', cwd)).unjudgeableReasons).toEqual([
+      'it runs `ok.sh` in a directory that is only known when it runs',
+    ]);
   });
 
   it('a script that cannot be judged asks: missing, too large, not a regular file', async () => {
