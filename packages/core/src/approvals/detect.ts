@@ -773,6 +773,25 @@ function judge(command: EffectiveCommand, simple: SimpleShellCommand, state: Ana
   checkCopiesOfPrograms(command, state);
   recordCreatedFiles(command, state);
   recordDirectoryChange(command, state);
+  recordRunnerScripts(command, state);
+}
+
+/** A file name with the extension of a script (`tidy.py`, `main.ts`). */
+const SCRIPT_FILE = /\.(py|pyw|js|mjs|cjs|ts|mts|cts|tsx|jsx|rb|pl|php|lua|r|R|sh|bash)$/;
+
+/**
+ * Scripts run by programs the interpreter checks do not know: `uv run tidy.py` (the runner is
+ * unwrapped, so the script is the program word), `tsx x.ts`, `ts-node x.ts`.
+ */
+function recordRunnerScripts(command: EffectiveCommand, state: AnalysisState): void {
+  const head = command.words[0];
+  if (head?.literal && !head.text.includes('/') && SCRIPT_FILE.test(head.text)) {
+    state.scripts.push({ path: head.text, how: 'interpreter' });
+  }
+  if (['tsx', 'ts-node', 'ts-node-esm', 'vite-node', 'esno', 'esrun'].includes(command.name)) {
+    const file = command.words.slice(1).find((word) => !(word.literal && word.text.startsWith('-')));
+    if (file?.literal) state.scripts.push({ path: file.text, how: 'interpreter' });
+  }
 }
 
 /** `cd sub && bash build.sh`: the script is looked for below `sub` too. */
@@ -940,6 +959,9 @@ function checkProgramSource(
   if (argumentWords.some((word) => word.processSubstitution && word.fetches)) state.keys.add('remote_script');
   if ((name === 'deno' || name === 'bun') && !argumentWords.some((word) => STDIN_PATHS.test(word.text))) {
     // Their first word is a subcommand (`deno run x.ts`, `bun test`): a file or a task, never stdin unless `-`.
+    const words = argumentWords.filter((word) => !(word.literal && word.text.startsWith('-')));
+    const file = words[0]?.text === 'run' ? words[1] : words[0];
+    if (file?.literal && SCRIPT_FILE.test(file.text)) state.scripts.push({ path: file.text, how: 'interpreter' });
     return;
   }
   if (argumentWords.some((word) => word.literal && INFO_OPTIONS.has(word.text))) return;

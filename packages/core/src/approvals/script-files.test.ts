@@ -181,10 +181,27 @@ describe('scripts the agent wrote', () => {
   });
 
   it('node, perl and ruby scripts written by the agent ask too', async () => {
-    const cwd = workspace({ 'x.js': 'console.log(1)\n', 'x.pl': 'print 1;\n', 'x.rb': 'puts 1\n' });
-    const written = ['x.js', 'x.pl', 'x.rb'];
-    for (const command of ['node x.js', 'perl x.pl', 'ruby x.rb', 'env node ./x.js']) {
+    const cwd = workspace({
+      'x.js': 'console.log(1)\n',
+      'x.pl': 'print 1;\n',
+      'x.rb': 'puts 1\n',
+      'x.py': 'print(1)\n',
+    });
+    const written = ['x.js', 'x.pl', 'x.rb', 'x.py'];
+    for (const command of [
+      'node x.js',
+      'perl x.pl',
+      'ruby x.rb',
+      'env node ./x.js',
+      'deno run --allow-all x.js',
+      'bun x.js',
+      'bun run x.js',
+      'npx tsx x.js',
+      'uv run x.py',
+    ]) {
       expect((await judge(command, cwd, written)).patternKeys, command).toEqual(['unjudgeable']);
+      // The same scripts, not written by the agent, are everyday.
+      expect((await judge(command, cwd)).patternKeys, command).toEqual([]);
     }
   });
 
