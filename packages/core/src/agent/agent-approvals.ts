@@ -36,6 +36,11 @@ export abstract class AgentApprovals extends AgentTranscript {
    * its subagents: running one of them by path is not trusted like an existing script (ADR 0033).
    */
   private readonly agentWrittenPaths = new Set<string>();
+  /**
+   * When this session's object was made (wall clock, as file ctimes are): a script changed since is new to the
+   * session, and what cannot be judged in it asks (ADR 0033, decision 8).
+   */
+  private readonly scriptsChangedSince = Date.now();
 
   // ---- tools ---------------------------------------------------------------------------------
 
@@ -96,6 +101,7 @@ export abstract class AgentApprovals extends AgentTranscript {
       settings: host.toolSettings(),
       files: this.recordingFiles(),
       writtenByAgent: (path) => this.writtenByAgent(path),
+      scriptsChangedSince: this.grantRoot.scriptsChangedSince,
       commands: this.commandRunner,
       processes: host.processes,
       progress: (update) => {
@@ -172,6 +178,7 @@ export abstract class AgentApprovals extends AgentTranscript {
             homeDir: this.host.toolSettings().homeDir,
             searchPath: this.host.subprocessEnv().PATH ?? '',
             writtenByAgent: (path) => this.writtenByAgent(path),
+            changedSince: this.grantRoot.scriptsChangedSince,
           })
         : {
             blocked: false,

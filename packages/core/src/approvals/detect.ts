@@ -1515,6 +1515,14 @@ export interface ScriptContext {
    */
   writtenByAgent?: (path: string) => boolean;
   /**
+   * When the session began (ms since the epoch, wall clock). A script whose inode changed since (its
+   * ctime: written, copied, extracted or touched, by any tool; a command cannot set it back) is new to
+   * this session, and what cannot be judged in it asks. What cannot be judged in a script that was
+   * there before the session (`./configure`, `./gradlew`) does not, as running an existing script did
+   * not before; its pattern classes (`rm -rf` in it) still ask. Default: every script is new.
+   */
+  changedSince?: number;
+  /**
    * The command's search path (its `PATH`): a bare program name found there is judged when the
    * agent wrote that file. Default: none.
    */
@@ -1617,12 +1625,13 @@ async function judgeScriptFile(
     return;
   }
   walk.seen.add(file.realPath);
+  const fresh = writtenByAgent || (await changedInSession(file.realPath, walk.context));
   // A program run by path is usually a binary: its first bytes say whether the rest is worth reading.
   const head = run.how === 'shell' ? null : await readScript(file.realPath, 512);
   const worthReading = run.how === 'shell' || writtenByAgent || (head !== null && isShellScript(head.head));
   const content = worthReading ? await readScript(file.realPath) : head;
   if (content === null) {
-    unjudgeable(state, `it runs \`${display}\`, which cannot be read`);
+    if (fresh) unjudgeable(state, `it runs \`${display}\`, which cannot be read`);
     return;
   }
   const shellScript =
@@ -1639,6 +1648,7 @@ async function judgeScriptFile(
     return;
   }
   if (content.text === null) {
+    if (!fresh) return;
     unjudgeable(
       state,
       `it runs \`${display}\`, which is too large to judge (over ${MAX_JUDGED_SCRIPT_BYTES / 1024} KiB)`,
@@ -1646,7 +1656,7 @@ async function judgeScriptFile(
     return;
   }
   if (walk.level >= MAX_SCRIPT_LEVELS) {
-    unjudgeable(state, `it runs \`${display}\`, which runs scripts nested too deeply to follow`);
+    if (fresh) unjudgeable(state, `it runs \`${display}\`, which runs scripts nested too deeply to follow`);
     return;
   }
   const inner = newState();
@@ -1655,11 +1665,15 @@ async function judgeScriptFile(
   scanForkBomb(content.text, inner);
   await judgeScriptFiles(inner, walk.context, walk.seen, walk.level + 1, walk.directories);
   checkRunsWhatItCreated(inner);
-  mergeScriptState(state, inner, display);
+  mergeScriptState(state, inner, display, fresh);
 }
 
 /** Adds what a script does to the command that runs it, naming the script. */
-function mergeScriptState(state: AnalysisState, inner: AnalysisState, display: string): void {
+/**
+ * Adds what a script's judgement found to the command's. `fresh` (new to the session, or written by the agent):
+ * what cannot be judged in it counts too; otherwise only its pattern classes and the blocklist do.
+ */
+function mergeScriptState(state: AnalysisState, inner: AnalysisState, display: string, fresh: boolean): void {
   for (const key of inner.keys) {
     if (key === 'unjudgeable') continue;
     if (!state.keys.has(key)) {
@@ -1668,7 +1682,7 @@ function mergeScriptState(state: AnalysisState, inner: AnalysisState, display: s
     }
   }
   state.scriptsRead.push(...inner.scriptsRead);
-  for (const reason of inner.reasons) unjudgeable(state, `\`${display}\`, which it runs: ${reason}`);
+  if (fresh) for (const reason of inner.reasons) unjudgeable(state, `\`${display}\`, which it runs: ${reason}`);
   if (inner.blockReason !== null) state.blockReason ??= `\`${display}\`, which it runs: ${inner.blockReason}`;
 }
 
@@ -1743,6 +1757,16 @@ async function lookUpCommand(
  * The first bytes of a file and its whole text (null when larger than `limit`); null when
  * it cannot be read. Opened without blocking, so a file swapped for a FIFO cannot stall the check.
  */
+/** Whether a script file is new to the session (see {@link ScriptContext.changedSince}); unknown counts as new. */
+async function changedInSession(path: string, context: ScriptContext): Promise<boolean> {
+  if (context.changedSince === undefined) return true;
+  try {
+    return (await stat(path)).ctimeMs >= context.changedSince;
+  } catch {
+    return true;
+  }
+}
+
 async function readScript(
   path: string,
   limit = MAX_JUDGED_SCRIPT_BYTES,

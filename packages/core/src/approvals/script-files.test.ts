@@ -158,14 +158,6 @@ describe('scripts run by path are judged by their text', () => {
     const same = await judge("printf 'rm -rf d' > new.sh; bash new.sh", cwd);
     expect(same.unjudgeableReasons).toEqual(['it runs `new.sh`, which the same command line writes, copies or links']);
   });
-
-  it.skipIf(process.getuid?.() === 0)('an unreadable script asks', async () => {
-    const cwd = workspace({ 'locked.sh': 'echo hi\n' });
-    chmodSync(join(cwd, 'locked.sh'), 0o000);
-    expect((await judge('bash locked.sh', cwd)).unjudgeableReasons).toEqual([
-      'it runs `locked.sh`, which cannot be read',
-    ]);
-  });
 });
 
 describe('scripts the agent wrote', () => {
@@ -255,5 +247,36 @@ describe('a search path the command line sets', () => {
     expect((await judge('PATH=$TOOLS:$PATH ls', cwd)).unjudgeableReasons).toEqual([
       'it sets PATH to a directory that is only known when it runs',
     ]);
+  });
+});
+
+describe('scripts that predate the session (ADR 0033, decision 8)', () => {
+  const wrapper = '#!/bin/sh\nset -e\nexec "$@"\n';
+
+  it('what cannot be judged in an existing wrapper does not ask; the same file changed in the session does', async () => {
+    const cwd = workspace({ gradlew: wrapper, 'clean.sh': 'rm -rf build\n' });
+    // The session began after the files were written: they predate it.
+    const later = Date.now() + 60_000;
+    const existing = await judgeCommand('./gradlew build', { cwd, homeDir: cwd, changedSince: later });
+    expect(existing.patternKeys).toEqual([]);
+    // Their pattern classes still ask.
+    const cleaning = await judgeCommand('./clean.sh', { cwd, homeDir: cwd, changedSince: later });
+    expect(cleaning.patternKeys).toContain('recursive_delete');
+    // A session that began before the files changed (written, copied or touched since) judges them strictly.
+    const earlier = Date.now() - 60_000;
+    const changed = await judgeCommand('./gradlew build', { cwd, homeDir: cwd, changedSince: earlier });
+    expect(changed.patternKeys).toContain('unjudgeable');
+  });
+
+  it('an existing script the agent rewrote is judged strictly, whatever its time stamps say', async () => {
+    const cwd = workspace({ 'run.sh': wrapper });
+    const path = join(cwd, 'run.sh');
+    const detection = await judgeCommand('bash run.sh ls', {
+      cwd,
+      homeDir: cwd,
+      changedSince: Date.now() + 60_000,
+      writtenByAgent: (candidate) => candidate === path,
+    });
+    expect(detection.patternKeys).toContain('unjudgeable');
   });
 });

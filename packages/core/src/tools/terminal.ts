@@ -76,6 +76,7 @@ export function createTerminalTool(): ToolDefinition<TerminalArgs> {
         homeDir: ctx.settings.homeDir,
         ...(ctx.env.PATH === undefined ? {} : { searchPath: ctx.env.PATH }),
         ...(ctx.writtenByAgent === undefined ? {} : { writtenByAgent: ctx.writtenByAgent }),
+        ...(ctx.scriptsChangedSince === undefined ? {} : { changedSince: ctx.scriptsChangedSince }),
       });
       if (detection.blocked) return { content: `Command not run: ${detection.blockReason}`, status: 'denied' };
       if (detection.patternKeys.length > 0) {

@@ -116,6 +116,11 @@ export interface ToolContext {
    * approval check does not trust such a file when a command runs it (docs/adr/0033).
    */
   writtenByAgent?: (path: string) => boolean;
+  /**
+   * When the session began (ms since the epoch): a script whose inode changed since is new to the session, and
+   * what cannot be judged in it asks; in a script that predates the session only its pattern classes do.
+   */
+  scriptsChangedSince?: number;
   commands: CommandRunner;
   processes: ProcessRegistry;
   progress(update: { output?: string; message?: string }): void;
