@@ -31,6 +31,7 @@ export {
   detectDangerousCommand,
   judgeCommand,
   loadShellParser,
+  type ScriptContext,
 } from './approvals/detect.js';
 export {
   type CheckpointFileChange,

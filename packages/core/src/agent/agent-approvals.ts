@@ -1,3 +1,4 @@
+import { realpath } from 'node:fs/promises';
 import { allowlistAllows, alwaysScopeOf } from '../approvals/allowlist.js';
 import { judgeCommand } from '../approvals/detect.js';
 import { HermesError } from '../errors.js';
@@ -30,7 +31,41 @@ function sandboxOf(sandbox: CommandSandbox | undefined): { sandbox?: CommandSand
 
 /** The tool context of each call: approvals, clarify questions, sudo and missing secrets (spec/core.md §12). */
 export abstract class AgentApprovals extends AgentTranscript {
+  /**
+   * Absolute paths (as written and resolved) that `write_file` or `patch` wrote in this session or
+   * its subagents: running one of them by path is not trusted like an existing script (ADR 0033).
+   */
+  private readonly agentWrittenPaths = new Set<string>();
+  /**
+   * When this session's object was made (wall clock, as file ctimes are): a script changed since is new to the
+   * session, and what cannot be judged in it asks (ADR 0033, decision 8).
+   */
+  private readonly scriptsChangedSince = Date.now();
+
   // ---- tools ---------------------------------------------------------------------------------
+
+  /** Whether a file tool of this session (or of a subagent) wrote this absolute path. */
+  protected writtenByAgent(path: string): boolean {
+    return this.grantRoot.agentWrittenPaths.has(path);
+  }
+
+  /** The session's file access, recording each path a file tool writes (before the write, so a parallel command sees it). */
+  private recordingFiles(): ToolContext['files'] {
+    const files = this.checkpointedFiles;
+    const written = this.grantRoot.agentWrittenPaths;
+    return {
+      readText: (input) => files.readText(input),
+      writeText: async (input) => {
+        written.add(input.path);
+        try {
+          await files.writeText(input);
+        } finally {
+          // A write through a symlink lands on its target, which a command may name instead.
+          written.add(await realpath(input.path).catch(() => input.path));
+        }
+      },
+    };
+  }
 
   protected callbacksFor(turn: TurnRunner | null): HostCallbacks {
     const perTurn = turn ? this.turnCallbacks.get(turn) : undefined;
@@ -64,7 +99,9 @@ export abstract class AgentApprovals extends AgentTranscript {
       env: host.subprocessEnv(),
       ...sandboxOf(host.commandSandbox(this.cwd)),
       settings: host.toolSettings(),
-      files: this.checkpointedFiles,
+      files: this.recordingFiles(),
+      writtenByAgent: (path) => this.writtenByAgent(path),
+      scriptsChangedSince: this.grantRoot.scriptsChangedSince,
       commands: this.commandRunner,
       processes: host.processes,
       progress: (update) => {
@@ -136,7 +173,13 @@ export abstract class AgentApprovals extends AgentTranscript {
     // The terminal tool's synchronous check may have run before the grammar loaded, so a command is judged again.
     const detection =
       policyChange === undefined
-        ? await judgeCommand(command)
+        ? await judgeCommand(command, {
+            cwd,
+            homeDir: this.host.toolSettings().homeDir,
+            searchPath: this.host.subprocessEnv().PATH ?? '',
+            writtenByAgent: (path) => this.writtenByAgent(path),
+            changedSince: this.grantRoot.scriptsChangedSince,
+          })
         : {
             blocked: false,
             blockReason: null,
@@ -167,7 +210,12 @@ export abstract class AgentApprovals extends AgentTranscript {
     // A session grant covers its pattern classes (spec/core.md §12.4), except `unjudgeable`: what
     // cannot be judged is granted for the exact command only, or one grant would open every evasion.
     const classGranted = detection.patternKeys.every((key) => key !== 'unjudgeable' && root.sessionGrants.has(key));
-    if (policyChange === undefined && (classGranted || root.sessionCommandGrants.has(alwaysScopeOf(command))))
+    // A grant of a command that runs scripts holds only while their text is what was approved.
+    const commandGrant =
+      'scriptDigest' in detection && detection.scriptDigest !== undefined
+        ? `${alwaysScopeOf(command)}\0${detection.scriptDigest}`
+        : alwaysScopeOf(command);
+    if (policyChange === undefined && (classGranted || root.sessionCommandGrants.has(commandGrant)))
       return resolved('session', 'session_grant', true);
     if (settings.approvals.mode === 'smart') {
       const { smartVerdict } = await import('./smart-approval.js');
@@ -246,7 +294,7 @@ export abstract class AgentApprovals extends AgentTranscript {
     if (choice === 'session') {
       for (const key of detection.patternKeys) if (key !== 'unjudgeable') root.sessionGrants.add(key);
     }
-    if (choice === 'session' || choice === 'always') root.sessionCommandGrants.add(alwaysScopeOf(command));
+    if (choice === 'session' || choice === 'always') root.sessionCommandGrants.add(commandGrant);
     if (choice === 'always') {
       try {
         await this.host.persistAllowlist({ command: alwaysScopeOf(command) });

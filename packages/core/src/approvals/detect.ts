@@ -14,7 +14,11 @@
  * a program written or linked by the same command line, and text the parser cannot read.
  */
 
-import { posix } from 'node:path';
+import { createHash } from 'node:crypto';
+import { constants } from 'node:fs';
+import { open, realpath, stat } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { isAbsolute, posix, resolve } from 'node:path';
 import {
   isShellParserLoaded,
   loadShellParser,
@@ -83,6 +87,12 @@ export interface DangerousCommandDetection {
   descriptions: string[];
   /** Why the command cannot be judged (empty unless `unjudgeable` is among the keys). */
   unjudgeableReasons: string[];
+  /**
+   * SHA-256 of the script files the judgement read ({@link judgeCommand} with a
+   * {@link ScriptContext}); absent when it read none. A grant for the exact command is bound to it,
+   * so a script changed after its approval asks again.
+   */
+  scriptDigest?: string;
 }
 
 /**
@@ -112,7 +122,7 @@ export function detectDangerousCommand(command: string): DangerousCommandDetecti
  * Like {@link detectDangerousCommand}, after waiting for the bash grammar. When the grammar cannot
  * be loaded every command is `unjudgeable`, so it asks.
  */
-export async function judgeCommand(command: string): Promise<DangerousCommandDetection> {
+export async function judgeCommand(command: string, context?: ScriptContext): Promise<DangerousCommandDetection> {
   try {
     await loadShellParser();
   } catch (error) {
@@ -125,30 +135,64 @@ export async function judgeCommand(command: string): Promise<DangerousCommandDet
     scanForkBomb(command, state);
     return finish(state);
   }
-  return detectDangerousCommand(command);
+  if (context === undefined) return detectDangerousCommand(command);
+  const state = newState();
+  analyzeScript(command, state, 0);
+  scanSql(command, state);
+  scanForkBomb(command, state);
+  await judgeScriptFiles(state, context, new Set(), 0, []);
+  return finish(state);
 }
 
 function newState(): AnalysisState {
-  return { keys: new Set(), blockReason: null, reasons: new Set(), created: new Set(), executed: [] };
+  return {
+    keys: new Set(),
+    blockReason: null,
+    reasons: new Set(),
+    created: new Set(),
+    executed: [],
+    scripts: [],
+    directories: [],
+    directoryUnknown: false,
+    pathEntries: [],
+    pathUnknown: false,
+    scriptOfKey: new Map(),
+    scriptsRead: [],
+  };
 }
 
-function finish(state: AnalysisState): DangerousCommandDetection {
+/** `echo … > x.sh; bash x.sh`: running what the same command line wrote cannot be judged. */
+function checkRunsWhatItCreated(state: AnalysisState): void {
   for (const executed of state.executed) {
     if (state.created.has(executed.name)) {
       unjudgeable(state, `it runs \`${executed.display}\`, which the same command line writes, copies or links`);
     }
   }
+}
+
+function finish(state: AnalysisState): DangerousCommandDetection {
+  checkRunsWhatItCreated(state);
   const reasons = [...state.reasons];
   const patternKeys = PATTERN_KEYS.filter((key) => state.keys.has(key));
+  const describe = (key: PatternKey): string => {
+    if (key === 'unjudgeable') return `${PATTERN_DESCRIPTIONS[key]}: ${reasons.join('; ')}`;
+    const script = state.scriptOfKey.get(key);
+    return script === undefined
+      ? PATTERN_DESCRIPTIONS[key]
+      : `${PATTERN_DESCRIPTIONS[key]} (it runs \`${script}\`, which does this)`;
+  };
   const result: DangerousCommandDetection = {
     blocked: state.blockReason !== null,
     patternKeys,
-    descriptions: patternKeys.map((key) =>
-      key === 'unjudgeable' ? `${PATTERN_DESCRIPTIONS[key]}: ${reasons.join('; ')}` : PATTERN_DESCRIPTIONS[key],
-    ),
+    descriptions: patternKeys.map(describe),
     unjudgeableReasons: reasons,
   };
   if (state.blockReason !== null) result.blockReason = state.blockReason;
+  if (state.scriptsRead.length > 0) {
+    const hash = createHash('sha256');
+    for (const read of state.scriptsRead) hash.update(read).update('\0');
+    result.scriptDigest = hash.digest('hex');
+  }
   return result;
 }
 
@@ -164,6 +208,34 @@ interface AnalysisState {
   created: Set<string>;
   /** Programs and scripts the command line runs, by base name. */
   executed: { name: string; display: string }[];
+  /** Local files the command line runs by path, for {@link judgeScriptFiles}. */
+  scripts: ScriptRun[];
+  /** Literal `cd`/`pushd` targets, in order: a relative script path may be relative to them. */
+  directories: string[];
+  /** Literal entries of PATH assignments (`PATH=.:$PATH`, `$PWD/bin`, `$HOME/bin`), in order. */
+  pathEntries: string[];
+  /** Set when a PATH assignment holds a directory that is only known when it runs. */
+  pathUnknown: boolean;
+  /** Set when the command line changes to a directory that is only known when it runs. */
+  directoryUnknown: boolean;
+  /** For a pattern key found only in a script the command runs: that script, as the command names it. */
+  scriptOfKey: Map<PatternKey, string>;
+  /** Real path and text of every script file read, for {@link DangerousCommandDetection.scriptDigest}. */
+  scriptsRead: string[];
+}
+
+/** A local file the command line runs, and how. */
+interface ScriptRun {
+  /** The path as written (`cleanup.sh`, `./x`, `~/bin/y`). */
+  path: string;
+  /**
+   * `shell`: a shell reads it (`bash FILE`, `source FILE`, `. FILE`); `interpreter`: `python3 FILE`,
+   * `node FILE`, …; `program`: run by path (`./FILE`), a shell script when its first line says so
+   * or when it has none (bash then runs it itself); `command`: a bare program name, found through
+   * the search path (judged like `program` when the command line's own PATH entries or the agent's
+   * writes put it there).
+   */
+  how: 'shell' | 'interpreter' | 'program' | 'command';
 }
 
 function unjudgeable(state: AnalysisState, reason: string): void {
@@ -273,6 +345,17 @@ function runsCodeVariable(name: string, value: ShellWord | null): boolean {
 
 function checkAssignments(assignments: { name: string; value: ShellWord | null }[], state: AnalysisState): void {
   for (const assignment of assignments) {
+    if (assignment.name === 'PATH' && assignment.value !== null) {
+      // `PATH=.:$PATH cleanup.sh`: a bare program name may then be a local script. Entries that are
+      // expansions (`$PATH`) are the search path the command already had.
+      const value = assignment.value.text.replace(/^PATH=/, '');
+      for (const entry of value.split(':')) {
+        if (entry === '' || /^\$(PATH|\{PATH\})$/.test(entry)) continue;
+        const rest = entry.replace(/^\$(PWD|\{PWD\}|HOME|\{HOME\})(?=\/|$)/, '');
+        if (/[$`*?[]/.test(rest)) state.pathUnknown = true;
+        else state.pathEntries.push(entry);
+      }
+    }
     if (runsCodeVariable(assignment.name, assignment.value)) {
       unjudgeable(state, `it sets ${assignment.name}, which makes programs run other code`);
     }
@@ -479,6 +562,7 @@ function unwrap(words: ShellWord[], state: AnalysisState, depth: number): Effect
     const name = baseName(head.text);
     if (name === '') return null;
     state.executed.push({ name, display: head.text });
+    state.scripts.push({ path: head.text, how: head.text.includes('/') ? 'program' : 'command' });
     if (name === 'sudo' || name === 'doas' || name === 'pkexec' || name === 'run0') state.keys.add('privilege');
     if (name === 'su' || name === 'runuser') {
       if (name === 'su') state.keys.add('privilege');
@@ -688,6 +772,39 @@ function judge(command: EffectiveCommand, simple: SimpleShellCommand, state: Ana
   checkFindExec(command, state, depth);
   checkCopiesOfPrograms(command, state);
   recordCreatedFiles(command, state);
+  recordDirectoryChange(command, state);
+  recordRunnerScripts(command, state);
+}
+
+/** A file name with the extension of a script (`tidy.py`, `main.ts`). */
+const SCRIPT_FILE = /\.(py|pyw|js|mjs|cjs|ts|mts|cts|tsx|jsx|rb|pl|php|lua|r|R|sh|bash)$/;
+
+/**
+ * Scripts run by programs the interpreter checks do not know: `uv run tidy.py` (the runner is
+ * unwrapped, so the script is the program word), `tsx x.ts`, `ts-node x.ts`.
+ */
+function recordRunnerScripts(command: EffectiveCommand, state: AnalysisState): void {
+  const head = command.words[0];
+  if (head?.literal && !head.text.includes('/') && SCRIPT_FILE.test(head.text)) {
+    state.scripts.push({ path: head.text, how: 'interpreter' });
+  }
+  if (['tsx', 'ts-node', 'ts-node-esm', 'vite-node', 'esno', 'esrun'].includes(command.name)) {
+    const file = command.words.slice(1).find((word) => !(word.literal && word.text.startsWith('-')));
+    if (file?.literal) state.scripts.push({ path: file.text, how: 'interpreter' });
+  }
+}
+
+/** `cd sub && bash build.sh`: the script is looked for below `sub` too. */
+function recordDirectoryChange(command: EffectiveCommand, state: AnalysisState): void {
+  if (command.name === 'popd') {
+    state.directoryUnknown = true;
+    return;
+  }
+  if (command.name !== 'cd' && command.name !== 'pushd') return;
+  const target = command.words.slice(1).find((word) => !(word.literal && /^(-[LPe@]+|--)$/.test(word.text)));
+  if (target === undefined) state.directories.push('~');
+  else if (!target.literal || /^[-+]\d*$/.test(target.text)) state.directoryUnknown = true;
+  else state.directories.push(target.text);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -824,6 +941,7 @@ function checkProgramSource(
       return;
     }
     state.executed.push({ name: baseName(operand.text), display: operand.text });
+    state.scripts.push({ path: operand.text, how: 'shell' });
     return;
   }
   const shell = SHELLS.has(name);
@@ -841,6 +959,9 @@ function checkProgramSource(
   if (argumentWords.some((word) => word.processSubstitution && word.fetches)) state.keys.add('remote_script');
   if ((name === 'deno' || name === 'bun') && !argumentWords.some((word) => STDIN_PATHS.test(word.text))) {
     // Their first word is a subcommand (`deno run x.ts`, `bun test`): a file or a task, never stdin unless `-`.
+    const words = argumentWords.filter((word) => !(word.literal && word.text.startsWith('-')));
+    const file = words[0]?.text === 'run' ? words[1] : words[0];
+    if (file?.literal && SCRIPT_FILE.test(file.text)) state.scripts.push({ path: file.text, how: 'interpreter' });
     return;
   }
   if (argumentWords.some((word) => word.literal && INFO_OPTIONS.has(word.text))) return;
@@ -879,6 +1000,7 @@ function checkProgramSource(
     return;
   }
   state.executed.push({ name: baseName(operand.text), display: operand.text });
+  state.scripts.push({ path: operand.text, how: shell ? 'shell' : 'interpreter' });
 }
 
 function stdinDescription(stdin: NonNullable<SimpleShellCommand['stdin']>): string {
@@ -1375,4 +1497,315 @@ function scanForkBomb(command: string, state: AnalysisState): void {
   if (/([A-Za-z_:.][\w:.-]*)\s*\(\s*\)\s*\{\s*\1\s*\|\s*\1\s*&\s*;?\s*\}/.test(command)) {
     state.blockReason ??= 'a fork bomb is on the hard blocklist and never runs';
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scripts run by path (docs/adr/0033): their text is judged like the command's
+// ---------------------------------------------------------------------------------------------
+
+/** What {@link judgeCommand} needs to judge the local scripts a command runs by path. */
+export interface ScriptContext {
+  /** The directory the command runs in: relative script paths are resolved against it. */
+  cwd: string;
+  /** The directory `~` stands for. Default: the user's home directory. */
+  homeDir?: string;
+  /**
+   * True for an absolute path the agent wrote or changed in this session (`write_file`, `patch`):
+   * running such a file asks unless it is a shell script that judges clean.
+   */
+  writtenByAgent?: (path: string) => boolean;
+  /**
+   * When the session began (ms since the epoch, wall clock). A script whose inode changed since (its
+   * ctime: written, copied, extracted or touched, by any tool; a command cannot set it back) is new to
+   * this session, and what cannot be judged in it asks. What cannot be judged in a script that was
+   * there before the session (`./configure`, `./gradlew`) does not, as running an existing script did
+   * not before; its pattern classes (`rm -rf` in it) still ask. Default: every script is new.
+   */
+  changedSince?: number;
+  /**
+   * The command's search path (its `PATH`): a bare program name found there is judged when the
+   * agent wrote that file. Default: none.
+   */
+  searchPath?: string;
+}
+
+/** Scripts larger than this are not read: running one cannot be judged. */
+export const MAX_JUDGED_SCRIPT_BYTES = 256 * 1024;
+/** Scripts that run scripts are followed this many levels deep. */
+const MAX_SCRIPT_LEVELS = 4;
+/** At most this many script files are read for one command. */
+const MAX_SCRIPT_FILES = 32;
+
+/** A script path as found on disk: every file it may name (see {@link locateScript}). */
+type LocatedScript =
+  | { kind: 'files'; files: ScriptFile[] }
+  | { kind: 'missing' }
+  | { kind: 'directory' }
+  | { kind: 'special' };
+
+/** A file a script path names: as resolved, and with symbolic links followed. */
+interface ScriptFile {
+  path: string;
+  realPath: string;
+}
+
+/**
+ * Reads the local scripts a command runs by path and judges their text as commands: their pattern
+ * classes, blocklist hits and unjudgeable reasons count for the command. A script the agent wrote
+ * that is not a shell script cannot be judged; nor can a script that is missing (it may be written
+ * before the command reaches it), unreadable, not a regular file, or larger than
+ * {@link MAX_JUDGED_SCRIPT_BYTES}.
+ */
+async function judgeScriptFiles(
+  state: AnalysisState,
+  context: ScriptContext,
+  seen: Set<string>,
+  level: number,
+  outerDirectories: string[],
+): Promise<void> {
+  const directories = [...outerDirectories, ...state.directories];
+  const runs = state.scripts.splice(0);
+  if (state.pathUnknown) unjudgeable(state, 'it sets PATH to a directory that is only known when it runs');
+  for (const run of runs) {
+    const display = run.path;
+    if (run.how === 'command') {
+      const found = await lookUpCommand(run.path, state.pathEntries, context);
+      if (found === null) continue;
+      const writtenByAgent = isWrittenByAgent(found.file, context);
+      // An installed program found through the inherited search path is everyday.
+      if (!found.fromOwnPath && !writtenByAgent) continue;
+      await judgeScriptFile(state, run, found.file, writtenByAgent, { context, seen, level, directories });
+      continue;
+    }
+    const located = await locateScript(run.path, context, directories);
+    const relative = !isAbsolute(run.path) && run.path !== '~' && !run.path.startsWith('~/');
+    if (relative && state.directoryUnknown) {
+      unjudgeable(state, `it runs \`${display}\` in a directory that is only known when it runs`);
+    }
+    if (located.kind === 'directory') continue;
+    if (located.kind === 'missing') {
+      // A file the same command line writes, or one in an unknown directory, is reported already.
+      // Another interpreter's missing script is everyday (`tsc && node dist/x.js`): its text would
+      // not be judged anyway.
+      const reported = state.created.has(baseName(run.path)) || (relative && state.directoryUnknown);
+      if (run.how !== 'interpreter' && !reported)
+        unjudgeable(state, `it runs \`${display}\`, which cannot be found before it runs`);
+      continue;
+    }
+    if (located.kind === 'special') {
+      unjudgeable(state, `it runs \`${display}\`, which is not a regular file`);
+      continue;
+    }
+    for (const file of located.files) {
+      const writtenByAgent = isWrittenByAgent(file, context);
+      // Another interpreter's script the agent did not write is everyday.
+      if (run.how === 'interpreter' && !writtenByAgent) continue;
+      await judgeScriptFile(state, run, file, writtenByAgent, { context, seen, level, directories });
+    }
+  }
+}
+
+function isWrittenByAgent(file: ScriptFile, context: ScriptContext): boolean {
+  const written = context.writtenByAgent;
+  return written !== undefined && (written(file.path) || written(file.realPath));
+}
+
+/** Judges one script file the command runs and adds what it finds to the command's state. */
+async function judgeScriptFile(
+  state: AnalysisState,
+  run: ScriptRun,
+  file: ScriptFile,
+  writtenByAgent: boolean,
+  walk: { context: ScriptContext; seen: Set<string>; level: number; directories: string[] },
+): Promise<void> {
+  const display = run.path;
+  if (walk.seen.has(file.realPath)) return;
+  if (walk.seen.size >= MAX_SCRIPT_FILES) {
+    unjudgeable(state, 'it runs more scripts than are judged');
+    return;
+  }
+  walk.seen.add(file.realPath);
+  const fresh = writtenByAgent || (await changedInSession(file.realPath, walk.context));
+  // A program run by path is usually a binary: its first bytes say whether the rest is worth reading.
+  const head = run.how === 'shell' ? null : await readScript(file.realPath, 512);
+  const worthReading = run.how === 'shell' || writtenByAgent || (head !== null && isShellScript(head.head));
+  const content = worthReading ? await readScript(file.realPath) : head;
+  if (content === null) {
+    if (fresh) unjudgeable(state, `it runs \`${display}\`, which cannot be read`);
+    return;
+  }
+  const shellScript =
+    run.how === 'shell' || ((run.how === 'program' || run.how === 'command') && isShellScript(content.head));
+  // What a judgement rests on; a file neither judged nor written by the agent does not count.
+  if (shellScript || writtenByAgent)
+    state.scriptsRead.push(`${file.realPath}\0${content.text ?? `${content.head.toString('latin1')}…`}`);
+  if (!shellScript) {
+    if (writtenByAgent)
+      unjudgeable(
+        state,
+        `it runs \`${display}\`, which the agent wrote in this session and which is not a shell script`,
+      );
+    return;
+  }
+  if (content.text === null) {
+    if (!fresh) return;
+    unjudgeable(
+      state,
+      `it runs \`${display}\`, which is too large to judge (over ${MAX_JUDGED_SCRIPT_BYTES / 1024} KiB)`,
+    );
+    return;
+  }
+  if (walk.level >= MAX_SCRIPT_LEVELS) {
+    if (fresh) unjudgeable(state, `it runs \`${display}\`, which runs scripts nested too deeply to follow`);
+    return;
+  }
+  const inner = newState();
+  analyzeScript(content.text, inner, 1);
+  scanSql(content.text, inner);
+  scanForkBomb(content.text, inner);
+  await judgeScriptFiles(inner, walk.context, walk.seen, walk.level + 1, walk.directories);
+  checkRunsWhatItCreated(inner);
+  mergeScriptState(state, inner, display, fresh);
+}
+
+/** Adds what a script does to the command that runs it, naming the script. */
+/**
+ * Adds what a script's judgement found to the command's. `fresh` (new to the session, or written by the agent):
+ * what cannot be judged in it counts too; otherwise only its pattern classes and the blocklist do.
+ */
+function mergeScriptState(state: AnalysisState, inner: AnalysisState, display: string, fresh: boolean): void {
+  for (const key of inner.keys) {
+    if (key === 'unjudgeable') continue;
+    if (!state.keys.has(key)) {
+      state.keys.add(key);
+      state.scriptOfKey.set(key, inner.scriptOfKey.get(key) ?? display);
+    }
+  }
+  state.scriptsRead.push(...inner.scriptsRead);
+  if (fresh) for (const reason of inner.reasons) unjudgeable(state, `\`${display}\`, which it runs: ${reason}`);
+  if (inner.blockReason !== null) state.blockReason ??= `\`${display}\`, which it runs: ${inner.blockReason}`;
+}
+
+/**
+ * Every file a script path may name: relative to the cwd, or to the directories the command line
+ * changes to (all of them are judged, as which one runs depends on the order of the `cd`s).
+ */
+async function locateScript(path: string, context: ScriptContext, directories: string[]): Promise<LocatedScript> {
+  const home = context.homeDir ?? homedir();
+  const expand = (text: string) => (text === '~' ? home : text.startsWith('~/') ? `${home}${text.slice(1)}` : text);
+  const expanded = expand(path);
+  const candidates: string[] = [];
+  if (isAbsolute(expanded)) candidates.push(expanded);
+  else {
+    candidates.push(resolve(context.cwd, expanded));
+    let current = context.cwd;
+    for (const directory of directories) {
+      current = resolve(current, expand(directory));
+      candidates.push(resolve(current, expanded), resolve(context.cwd, expand(directory), expanded));
+    }
+  }
+  const files: ScriptFile[] = [];
+  let directory = false;
+  for (const candidate of new Set(candidates)) {
+    try {
+      const stats = await stat(candidate);
+      if (stats.isDirectory()) directory = true;
+      else if (!stats.isFile()) return { kind: 'special' };
+      else files.push({ path: candidate, realPath: await realpath(candidate) });
+    } catch {
+      // Not there (or not reachable): try the next candidate.
+    }
+  }
+  if (files.length > 0) return { kind: 'files', files };
+  return directory ? { kind: 'directory' } : { kind: 'missing' };
+}
+
+/**
+ * Where the shell finds a bare program name: the first executable regular file in the command
+ * line's own PATH entries (relative ones against the cwd), then in the inherited search path.
+ * Null when it is in neither (a builtin, a function, a missing program).
+ */
+async function lookUpCommand(
+  name: string,
+  ownEntries: string[],
+  context: ScriptContext,
+): Promise<{ file: ScriptFile; fromOwnPath: boolean } | null> {
+  const home = context.homeDir ?? homedir();
+  const inherited = (context.searchPath ?? '').split(':').filter((entry) => entry !== '');
+  const directories = [
+    ...ownEntries.map((entry) => ({ entry, own: true })),
+    ...inherited.map((entry) => ({ entry, own: false })),
+  ];
+  for (const { entry, own } of directories) {
+    const directory = entry
+      .replace(/^~(?=\/|$)/, home)
+      .replace(/^\$(HOME|\{HOME\})(?=\/|$)/, home)
+      .replace(/^\$(PWD|\{PWD\})(?=\/|$)/, context.cwd);
+    const candidate = resolve(context.cwd, directory, name);
+    try {
+      const stats = await stat(candidate);
+      if (!stats.isFile() || (stats.mode & 0o111) === 0) continue;
+      return { file: { path: candidate, realPath: await realpath(candidate) }, fromOwnPath: own };
+    } catch {
+      // Not in this directory.
+    }
+  }
+  return null;
+}
+
+/**
+ * The first bytes of a file and its whole text (null when larger than `limit`); null when
+ * it cannot be read. Opened without blocking, so a file swapped for a FIFO cannot stall the check.
+ */
+/** Whether a script file is new to the session (see {@link ScriptContext.changedSince}); unknown counts as new. */
+async function changedInSession(path: string, context: ScriptContext): Promise<boolean> {
+  if (context.changedSince === undefined) return true;
+  try {
+    return (await stat(path)).ctimeMs >= context.changedSince;
+  } catch {
+    return true;
+  }
+}
+
+async function readScript(
+  path: string,
+  limit = MAX_JUDGED_SCRIPT_BYTES,
+): Promise<{ head: Buffer; text: string | null } | null> {
+  let handle: Awaited<ReturnType<typeof open>> | undefined;
+  try {
+    handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    const stats = await handle.stat();
+    if (!stats.isFile()) return null;
+    const buffer = Buffer.alloc(Math.min(stats.size, limit) + 1);
+    let length = 0;
+    while (length < buffer.length) {
+      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
+      if (bytesRead === 0) break;
+      length += bytesRead;
+    }
+    const bytes = buffer.subarray(0, length);
+    return {
+      head: bytes.subarray(0, 512),
+      text: length > limit ? null : bytes.toString('utf8'),
+    };
+  } catch {
+    return null;
+  } finally {
+    await handle?.close().catch(() => {});
+  }
+}
+
+/**
+ * True when a file run by path is a shell script: its `#!` line names a shell (directly or through
+ * `env`), or it has no `#!` line and is not binary — bash then runs it as a script itself.
+ */
+function isShellScript(head: Buffer): boolean {
+  if (head.subarray(0, 2).toString('latin1') !== '#!') return !head.includes(0);
+  const line = head.toString('utf8').slice(2).split('\n', 1)[0]?.trim() ?? '';
+  const words = line.split(/\s+/);
+  let program = baseName(words[0] ?? '');
+  if (program === 'env') {
+    program = baseName(words.slice(1).find((word) => !word.startsWith('-') && !word.includes('=')) ?? '');
+  }
+  return SHELLS.has(program);
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { detectDangerousCommand } from '../approvals/detect.js';
+import { judgeCommand } from '../approvals/detect.js';
 import { HermesError } from '../errors.js';
 import { errorMessage } from './file-access.js';
 import { statOrNull } from './file-lookup.js';
@@ -70,7 +70,14 @@ export function createTerminalTool(): ToolDefinition<TerminalArgs> {
         };
       }
 
-      const detection = detectDangerousCommand(args.command);
+      // Scripts the command runs by path are read and judged too, so the working directory goes along.
+      const detection = await judgeCommand(args.command, {
+        cwd: workdir,
+        homeDir: ctx.settings.homeDir,
+        ...(ctx.env.PATH === undefined ? {} : { searchPath: ctx.env.PATH }),
+        ...(ctx.writtenByAgent === undefined ? {} : { writtenByAgent: ctx.writtenByAgent }),
+        ...(ctx.scriptsChangedSince === undefined ? {} : { changedSince: ctx.scriptsChangedSince }),
+      });
       if (detection.blocked) return { content: `Command not run: ${detection.blockReason}`, status: 'denied' };
       if (detection.patternKeys.length > 0) {
         const outcome = await ctx.requestApproval({ command: args.command, cwd: workdir });

@@ -111,6 +111,16 @@ export interface ToolContext {
   /** Resolved settings the tools read. */
   settings: ToolSettings;
   files: FileAccess;
+  /**
+   * True for an absolute path a file tool wrote or changed in this session: the terminal tool's
+   * approval check does not trust such a file when a command runs it (docs/adr/0033).
+   */
+  writtenByAgent?: (path: string) => boolean;
+  /**
+   * When the session began (ms since the epoch): a script whose inode changed since is new to the session, and
+   * what cannot be judged in it asks; in a script that predates the session only its pattern classes do.
+   */
+  scriptsChangedSince?: number;
   commands: CommandRunner;
   processes: ProcessRegistry;
   progress(update: { output?: string; message?: string }): void;

@@ -123,6 +123,110 @@ describe('approval evasions through the terminal tool (manual mode, real process
     expect(existsSync(join(cwd, 'd'))).toBe(false);
   }, 120_000);
 
+  it('a script written by write_file and run by path in a later call asks; denied, the folder survives', async () => {
+    const cwd = workspace();
+    const host = await testHost({
+      script: [
+        step(toolCall('write_file', { path: 'cleanup.sh', content: '#!/bin/sh\necho tidying\nrm -rf d\n' }, 'w')),
+        step(toolCall('terminal', { command: 'bash cleanup.sh' }, 't1')),
+        step(toolCall('write_file', { path: 'tidy.py', content: 'import shutil\nshutil.rmtree("d")\n' }, 'w2')),
+        step(toolCall('terminal', { command: 'python3 tidy.py' }, 't2')),
+        step(text('nothing deleted')),
+      ],
+    });
+    host.approvals.answer('deny', 'deny');
+    const agent = await host.newSession({ cwd });
+    const { events, result } = await collectTurn(agent.runTurn({ text: 'clean up' }));
+    expect(result.outcome).toBe('completed');
+    expect(existsSync(join(cwd, 'cleanup.sh'))).toBe(true);
+    expect(requests(events)).toMatchObject([
+      {
+        command: 'bash cleanup.sh',
+        cwd,
+        patternKeys: ['recursive_delete'],
+        descriptions: ['recursive delete (it runs `cleanup.sh`, which does this)'],
+      },
+      { command: 'python3 tidy.py', patternKeys: ['unjudgeable'] },
+    ]);
+    const ends = events.filter((event) => event.type === 'tool.end');
+    expect(ends.map((event) => event.status)).toEqual(['completed', 'denied', 'completed', 'denied']);
+    expect(existsSync(join(cwd, 'd', 'file'))).toBe(true);
+  }, 120_000);
+
+  it('an existing python script runs unasked until the agent patches it', async () => {
+    const cwd = workspace();
+    writeFileSync(join(cwd, 'report.py'), 'print("report")\n');
+    const host = await testHost({
+      script: [
+        step(toolCall('terminal', { command: 'python3 report.py' }, 't1')),
+        step(
+          toolCall(
+            'patch',
+            { path: 'report.py', old_string: 'print("report")', new_string: 'import shutil\nshutil.rmtree("d")' },
+            'p',
+          ),
+        ),
+        step(toolCall('terminal', { command: 'python3 report.py' }, 't2')),
+        step(text('done')),
+      ],
+    });
+    const agent = await host.newSession({ cwd });
+    const { events } = await collectTurn(agent.runTurn({ text: 'report' }));
+    expect(requests(events)).toMatchObject([{ command: 'python3 report.py', patternKeys: ['unjudgeable'] }]);
+    expect(events.filter((event) => event.type === 'tool.end').map((event) => event.status)).toEqual([
+      'completed',
+      'completed',
+      'denied',
+    ]);
+    expect(existsSync(join(cwd, 'd', 'file'))).toBe(true);
+  }, 120_000);
+
+  it('a session grant to run a script the agent wrote holds only while the script is unchanged', async () => {
+    const cwd = workspace();
+    const host = await testHost({
+      script: [
+        step(toolCall('write_file', { path: 'tidy.py', content: 'print("looking")\n' }, 'w1')),
+        step(toolCall('terminal', { command: 'python3 tidy.py' }, 't1')),
+        step(toolCall('terminal', { command: 'python3 tidy.py' }, 't2')),
+        step(toolCall('write_file', { path: 'tidy.py', content: 'import shutil\nshutil.rmtree("d")\n' }, 'w2')),
+        step(toolCall('terminal', { command: 'python3 tidy.py' }, 't3')),
+        step(text('done')),
+      ],
+    });
+    host.approvals.answer('session', 'deny');
+    const agent = await host.newSession({ cwd });
+    const { events } = await collectTurn(agent.runTurn({ text: 'tidy' }));
+    expect(host.approvals.requests).toHaveLength(2);
+    expect(events.filter((event) => event.type === 'tool.end').map((event) => event.status)).toEqual([
+      'completed',
+      'completed',
+      'completed',
+      'completed',
+      'denied',
+    ]);
+    expect(existsSync(join(cwd, 'd', 'file'))).toBe(true);
+  }, 120_000);
+
+  it('a clean script written by write_file, and an existing python script, run without asking', async () => {
+    const cwd = workspace();
+    writeFileSync(join(cwd, 'report.py'), 'print("report")\n');
+    const host = await testHost({
+      script: [
+        step(toolCall('write_file', { path: 'build.sh', content: 'echo built > out.txt\n' }, 'w')),
+        step(toolCall('terminal', { command: 'bash build.sh && python3 report.py' }, 't')),
+        step(text('ok')),
+      ],
+    });
+    const agent = await host.newSession({ cwd });
+    const { events } = await collectTurn(agent.runTurn({ text: 'build' }));
+    expect(host.approvals.requests).toHaveLength(0);
+    expect(events.filter((event) => event.type === 'tool.end').map((event) => event.status)).toEqual([
+      'completed',
+      'completed',
+    ]);
+    expect(existsSync(join(cwd, 'out.txt'))).toBe(true);
+  }, 120_000);
+
   it('an everyday pipeline runs without asking', async () => {
     const cwd = workspace();
     const host = await testHost({
