@@ -1,5 +1,6 @@
 import type TurndownService from 'turndown';
 import { z } from 'zod';
+import { untilAborted } from '../util/abort.js';
 import { importOnFirstUse } from '../util/import-on-first-use.js';
 import { VERSION } from '../version.js';
 import { errorMessage } from './file-access.js';
@@ -218,25 +219,6 @@ function pinnedLookup(target: CheckedTarget) {
     if (lookupOptions?.all === true) callback(null, [{ address: target.address, family: target.family }]);
     else callback(null, target.address, target.family);
   };
-}
-
-/** Rejects when the signal fires first: a DNS lookup cannot be cancelled, but the turn need not wait for it. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
 }
 
 function describeFetchError(error: unknown): string {
