@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fail, hang, type ScriptedServer, startScriptedOpenAIServer, step, text } from '@hermes/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
+import { connectGateway } from './support/gateway-client.js';
 import { cleanups, runCleanups, type StartedServer, startServer, temp } from './support/server-process.js';
 
 /**
@@ -15,45 +15,8 @@ const KEY = 'test-key-0123456789abcdef';
 const auth = { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' };
 afterEach(runCleanups);
 
-interface Frame {
-  jsonrpc: '2.0';
-  id?: number;
-  method?: string;
-  params?: { type?: string; session_id?: string; payload?: Record<string, unknown> };
-  result?: Record<string, unknown>;
-  error?: { code: number; message: string };
-}
-
 /** A raw WebSocket client of the gateway, keeping every frame it receives. */
-async function gatewayClient(server: StartedServer) {
-  const socket = new WebSocket(`${server.url.replace('http', 'ws')}/api/ws?token=${KEY}`);
-  cleanups.push(() => socket.close());
-  const frames: Frame[] = [];
-  socket.on('message', (data: Buffer) => frames.push(JSON.parse(data.toString()) as Frame));
-  let next = 0;
-  const waitFor = async (predicate: (frame: Frame) => boolean, what: string, timeoutMs = 60_000): Promise<Frame> => {
-    const started = Date.now();
-    for (;;) {
-      const found = frames.find(predicate);
-      if (found) return found;
-      if (Date.now() - started > timeoutMs)
-        throw new Error(`${what} not received; got ${JSON.stringify(frames).slice(-1500)}`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  };
-  const call = async (method: string, params: Record<string, unknown>): Promise<Frame> => {
-    next += 1;
-    const id = next;
-    socket.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
-    return waitFor((frame) => frame.id === id && frame.method === undefined, `the answer to ${method}`);
-  };
-  const events = (sessionId: string, type: string) =>
-    frames
-      .filter((frame) => frame.method === 'event' && frame.params?.session_id === sessionId)
-      .filter((frame) => frame.params?.type === type);
-  await waitFor((frame) => frame.params?.type === 'gateway.ready', 'gateway.ready');
-  return { frames, waitFor, call, events };
-}
+const gatewayClient = (server: StartedServer) => connectGateway(server, KEY);
 
 async function scriptedModel(): Promise<ScriptedServer> {
   const model = await startScriptedOpenAIServer({ script: [] });

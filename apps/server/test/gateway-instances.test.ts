@@ -2,9 +2,9 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { step, text, toolCall } from '@hermes/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 // The global setup's `ProvidedContext` declaration types `inject('hermesTestDatabaseUrl')`.
 import type {} from '../../../packages/core/test/support/postgres-global-setup.js';
+import { connectGateway, type Frame } from './support/gateway-client.js';
 import { cleanups, runCleanups, type StartedServer, startInstancePair, temp } from './support/server-process.js';
 
 /**
@@ -15,41 +15,8 @@ import { cleanups, runCleanups, type StartedServer, startInstancePair, temp } fr
 const KEY = 'test-key-0123456789abcdef';
 afterEach(runCleanups);
 
-interface Frame {
-  jsonrpc: '2.0';
-  id?: string | number;
-  method?: string;
-  params?: Record<string, unknown> & { type?: string; payload?: Record<string, unknown>; seq?: number };
-  result?: Record<string, unknown>;
-  error?: { code: number; message: string };
-}
-
 /** A raw WebSocket client of the gateway, keeping every frame it receives. */
-async function client(server: StartedServer) {
-  const socket = new WebSocket(`${server.url.replace('http', 'ws')}/api/ws?token=${KEY}`);
-  cleanups.push(() => socket.close());
-  const frames: Frame[] = [];
-  socket.on('message', (data: Buffer) => frames.push(JSON.parse(data.toString()) as Frame));
-  let next = 0;
-  const waitFor = async (predicate: (frame: Frame) => boolean, what: string, timeoutMs = 30_000): Promise<Frame> => {
-    const started = Date.now();
-    for (;;) {
-      const found = frames.find(predicate);
-      if (found) return found;
-      if (Date.now() - started > timeoutMs)
-        throw new Error(`${what} not received; got ${JSON.stringify(frames).slice(-1500)}`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  };
-  const call = async (method: string, params: Record<string, unknown>): Promise<Frame> => {
-    next += 1;
-    const id = next;
-    socket.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
-    return waitFor((frame) => frame.id === id && frame.method === undefined, `the answer to ${method}`);
-  };
-  await waitFor((frame) => frame.params?.type === 'gateway.ready', 'gateway.ready');
-  return { socket, frames, waitFor, call, send: (frame: unknown) => socket.send(JSON.stringify(frame)) };
-}
+const client = (server: StartedServer) => connectGateway(server, KEY);
 
 const events = (frames: Frame[], sessionId: string) =>
   frames.filter((frame) => frame.method === 'event' && frame.params?.session_id === sessionId);

@@ -1,9 +1,9 @@
 import { step, text } from '@hermes/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 // The global setup's `ProvidedContext` declaration types `inject('hermesTestDatabaseUrl')`.
 import type {} from '../../../packages/core/test/support/postgres-global-setup.js';
-import { cleanups, runCleanups, type StartedServer, startInstancePair, temp } from './support/server-process.js';
+import { connectGateway, type Frame } from './support/gateway-client.js';
+import { runCleanups, type StartedServer, startInstancePair, temp } from './support/server-process.js';
 
 /** Issue 33 item 5: the same new `X-Hermes-Session-Id` sent to two instances at once. */
 
@@ -19,40 +19,8 @@ function chat(server: StartedServer, sessionId: string, content: string): Promis
   });
 }
 
-interface Frame {
-  id?: string | number;
-  method?: string;
-  params?: Record<string, unknown> & { type?: string; payload?: Record<string, unknown> };
-  result?: Record<string, unknown>;
-  error?: { code: number; message: string };
-}
-
-/** A raw WebSocket client of the gateway, keeping every frame it receives (as in gateway-instances.test.ts). */
-async function gatewayClient(server: StartedServer) {
-  const socket = new WebSocket(`${server.url.replace('http', 'ws')}/api/ws?token=${KEY}`);
-  cleanups.push(() => socket.close());
-  const frames: Frame[] = [];
-  socket.on('message', (data: Buffer) => frames.push(JSON.parse(data.toString()) as Frame));
-  let next = 0;
-  const waitFor = async (predicate: (frame: Frame) => boolean, what: string, timeoutMs = 60_000): Promise<Frame> => {
-    const started = Date.now();
-    for (;;) {
-      const found = frames.find(predicate);
-      if (found) return found;
-      if (Date.now() - started > timeoutMs)
-        throw new Error(`${what} not received; got ${JSON.stringify(frames).slice(-1500)}`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  };
-  const call = async (method: string, params: Record<string, unknown>): Promise<Frame> => {
-    next += 1;
-    const id = next;
-    socket.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
-    return waitFor((frame) => frame.id === id && frame.method === undefined, `the answer to ${method}`);
-  };
-  await waitFor((frame) => frame.params?.type === 'gateway.ready', 'gateway.ready');
-  return { frames, waitFor, call };
-}
+/** A raw WebSocket client of the gateway, keeping every frame it receives. */
+const gatewayClient = (server: StartedServer) => connectGateway(server, KEY);
 
 describe('one new session id on two instances at once', () => {
   it('33.5: one request creates the session, the other uses it and waits on its lease (or gets 409), never 500 "already exists"', async () => {
