@@ -3,11 +3,13 @@ import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { delay, type ScriptedServer, startScriptedOpenAIServer, step, text } from '@hermes/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { cleanups, runCleanups, type StartedServer, startServer, temp } from './support/server-process.js';
 
 /**
  * Issue 37.2 against apps/server as a real child process: clients that open a stream and never read cannot make the
- * server hold more than a bound for them, while a client that reads gets its whole answer.
+ * server hold more than a bound for them, while a client that reads gets its whole answer; and rounds of them leave
+ * nothing behind (ADR 0038).
  */
 
 const KEY = 'test-key-0123456789abcdef';
@@ -46,6 +48,49 @@ function sampleMemory(pid: number) {
   };
 }
 
+/**
+ * The server's own figures after it collected its garbage, through the inspector it opens when started with
+ * `NODE_OPTIONS=--inspect=127.0.0.1:0` (no route of the product is added for it).
+ */
+async function collectedMemory(server: StartedServer): Promise<{ heapUsed: number; resident: number }> {
+  const url = /Debugger listening on (ws:\/\/\S+)/.exec(server.stderr())?.[1];
+  if (url === undefined) throw new Error(`no inspector: ${server.stderr()}`);
+  const socket = new WebSocket(url);
+  await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+  let nextId = 0;
+  type Reply = { id?: number; result?: { result?: { value?: string } } };
+  const call = (method: string, params: Record<string, unknown> = {}) =>
+    new Promise<Reply>((resolve) => {
+      nextId += 1;
+      const id = nextId;
+      const onMessage = (data: Buffer) => {
+        const message = JSON.parse(data.toString()) as Reply;
+        if (message.id !== id) return;
+        socket.off('message', onMessage);
+        resolve(message);
+      };
+      socket.on('message', onMessage);
+      socket.send(JSON.stringify({ id, method, params }));
+    });
+  try {
+    await call('HeapProfiler.enable');
+    // Twice: what the first collection frees (finalisers, weak references) the second one takes.
+    await call('HeapProfiler.collectGarbage');
+    await sleep(100);
+    await call('HeapProfiler.collectGarbage');
+    const usage = await call('Runtime.evaluate', {
+      expression: 'JSON.stringify(process.memoryUsage())',
+      returnByValue: true,
+    });
+    const { heapUsed } = JSON.parse(usage.result?.result?.value ?? '{}') as { heapUsed: number };
+    return { heapUsed, resident: residentBytes(server.child.pid as number) };
+  } finally {
+    socket.close();
+  }
+}
+
+const megabytes = (bytes: number) => (bytes / 2 ** 20).toFixed(1);
+
 /** Sends one HTTP request on a raw socket and never reads the answer: the socket is paused from the start. */
 function nonReader(url: string, method: string, path: string, body?: unknown): Socket {
   const { hostname, port } = new URL(url);
@@ -63,7 +108,10 @@ function nonReader(url: string, method: string, path: string, body?: unknown): S
   return socket;
 }
 
-async function start(configYaml: string): Promise<{ model: ScriptedServer; server: StartedServer }> {
+async function start(
+  configYaml: string,
+  env: Record<string, string> = {},
+): Promise<{ model: ScriptedServer; server: StartedServer }> {
   const model = await startScriptedOpenAIServer({ script: [step(text('warm'))] });
   cleanups.push(() => model.close());
   const home = temp('hermes-home-');
@@ -76,6 +124,7 @@ async function start(configYaml: string): Promise<{ model: ScriptedServer; serve
     HERMES_MODEL: 'custom:scripted',
     HERMES_BASE_URL: model.baseURL,
     API_SERVER_KEY: KEY,
+    ...env,
   });
   // Warm up (modules, the model's client) before any figure is taken.
   const warm = await fetch(`${server.url}/v1/chat/completions`, {
@@ -105,75 +154,111 @@ async function chatText(response: Response): Promise<string> {
   return received;
 }
 
-describe('stream back-pressure (37.2)', () => {
-  it('a chat, Responses or session chat stream that is never read is cut at api_server.stream_buffer_bytes and its turn ends', async () => {
-    const answer = 'z'.repeat(6 * 1024 * 1024);
-    const { model, server } = await start('  stream_buffer_bytes: 262144\n');
-    const pid = server.child.pid as number;
-    const sessions: string[] = [];
-    for (let index = 0; index < 6; index += 1) {
-      const created = await fetch(`${server.url}/api/sessions`, { method: 'POST', headers: auth, body: '{}' });
-      sessions.push(((await created.json()) as { id: string }).id);
-    }
-    await sleep(500);
-    const idle = residentBytes(pid);
-    const memory = sampleMemory(pid);
-    model.push(...Array.from({ length: 20 }, () => step(text(answer, 1024))));
-    for (let index = 0; index < 7; index += 1)
-      nonReader(server.url, 'POST', '/v1/chat/completions', {
-        model: 'hermes-agent',
-        stream: true,
-        messages: [{ role: 'user', content: `never read ${index}` }],
-      });
-    for (let index = 0; index < 7; index += 1)
-      nonReader(server.url, 'POST', '/v1/responses', {
-        model: 'hermes-agent',
-        stream: true,
-        input: `never read ${index}`,
-      });
-    for (const sessionId of sessions)
-      nonReader(server.url, 'POST', `/api/sessions/${sessionId}/chat/stream`, { message: 'never read' });
-    // Another client streams meanwhile and gets every delta of its answer, in order. Its answer comes in slices a
-    // moment apart, so that this test process, busy serving 20 answers at full speed, keeps up with it.
-    for (let attempt = 0; attempt < 2400 && model.calls.length < 21; attempt += 1) await sleep(25);
-    model.push(
-      step(
-        ...Array.from({ length: 64 }, (_, index) => [
-          text(answer.slice(index * 98_304, (index + 1) * 98_304), 1024),
-          delay(20),
-        ]).flat(),
-      ),
-    );
-    const reader = await fetch(`${server.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: auth,
-      body: JSON.stringify({
-        model: 'hermes-agent',
-        stream: true,
-        messages: [{ role: 'user', content: 'read it all' }],
-      }),
+/** A server's state as /health/detailed reports it. */
+async function health(server: StartedServer): Promise<{ activeTurns: number; activeAgents: number }> {
+  const report = (await (await fetch(`${server.url}/health/detailed`, { headers: auth })).json()) as {
+    api_server: { active_turns: number };
+    active_agents: number;
+  };
+  return { activeTurns: report.api_server.active_turns, activeAgents: report.active_agents };
+}
+
+/** How many streams the server has cut so far. */
+const cutsOf = (server: StartedServer) =>
+  server
+    .stdout()
+    .split('\n')
+    .filter((line) => line.includes('stream cut')).length;
+
+/**
+ * One round: 20 clients open a chat completion, Responses or session chat stream (7, 7 and 6 of them, the session
+ * chats on new stored sessions) for a 6 MB answer served at the model's full speed and never read, while another
+ * client reads a 6 MB answer whole. Resolves once every never-read stream is cut and every turn has ended.
+ */
+async function round(server: StartedServer, model: ScriptedServer, answer: string): Promise<string> {
+  const sessions: string[] = [];
+  for (let index = 0; index < 6; index += 1) {
+    const created = await fetch(`${server.url}/api/sessions`, { method: 'POST', headers: auth, body: '{}' });
+    sessions.push(((await created.json()) as { id: string }).id);
+  }
+  const cutsBefore = cutsOf(server);
+  const callsBefore = model.calls.length;
+  model.push(...Array.from({ length: 20 }, () => step(text(answer, 1024))));
+  for (let index = 0; index < 7; index += 1)
+    nonReader(server.url, 'POST', '/v1/chat/completions', {
+      model: 'hermes-agent',
+      stream: true,
+      messages: [{ role: 'user', content: `never read ${index}` }],
     });
-    const received = await chatText(reader);
-    expect(received.length).toBe(answer.length);
-    expect(received === answer).toBe(true);
-    // Every stream that is never read is cut once it holds its bound, and its turn gives its slot back.
-    const cuts = () =>
-      server
-        .stdout()
-        .split('\n')
-        .filter((line) => line.includes('stream cut')).length;
-    const health = async () =>
-      (
-        (await (await fetch(`${server.url}/health/detailed`, { headers: auth })).json()) as {
-          api_server: { active_turns: number };
-        }
-      ).api_server.active_turns;
-    for (let attempt = 0; attempt < 2400 && (cuts() < 20 || (await health()) > 0); attempt += 1) await sleep(25);
+  for (let index = 0; index < 7; index += 1)
+    nonReader(server.url, 'POST', '/v1/responses', {
+      model: 'hermes-agent',
+      stream: true,
+      input: `never read ${index}`,
+    });
+  for (const sessionId of sessions)
+    nonReader(server.url, 'POST', `/api/sessions/${sessionId}/chat/stream`, { message: 'never read' });
+  // Another client streams meanwhile and gets every delta of its answer, in order. Its answer comes in slices a
+  // moment apart, so that this test process, busy serving 20 answers at full speed, keeps up with it.
+  for (let attempt = 0; attempt < 2400 && model.calls.length < callsBefore + 20; attempt += 1) await sleep(25);
+  model.push(
+    step(
+      ...Array.from({ length: 64 }, (_, index) => [
+        text(answer.slice(index * 98_304, (index + 1) * 98_304), 1024),
+        delay(20),
+      ]).flat(),
+    ),
+  );
+  const reader = await fetch(`${server.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({
+      model: 'hermes-agent',
+      stream: true,
+      messages: [{ role: 'user', content: 'read it all' }],
+    }),
+  });
+  const received = await chatText(reader);
+  // Every stream that is never read is cut once it holds its bound, and its turn gives its slot back.
+  for (
+    let attempt = 0;
+    attempt < 2400 && (cutsOf(server) < cutsBefore + 20 || (await health(server)).activeTurns > 0);
+    attempt += 1
+  )
+    await sleep(25);
+  expect(cutsOf(server) - cutsBefore).toBe(20);
+  return received;
+}
+
+describe('stream back-pressure (37.2)', () => {
+  it('never-read chat, Responses and session chat streams are cut at api_server.stream_buffer_bytes, and rounds of them leave nothing behind', async () => {
+    const answer = 'z'.repeat(6 * 1024 * 1024);
+    const { model, server } = await start('  stream_buffer_bytes: 262144\n', { NODE_OPTIONS: '--inspect=127.0.0.1:0' });
+    const pid = server.child.pid as number;
+    await sleep(500);
+    const idle = await collectedMemory(server);
+    const memory = sampleMemory(pid);
+    const after: { heapUsed: number; resident: number }[] = [];
+    for (let index = 0; index < 3; index += 1) {
+      const received = await round(server, model, answer);
+      expect(received.length).toBe(answer.length);
+      expect(received === answer).toBe(true);
+      // The agents of the round's sessions were let go of with their turns (every non-reader stays connected).
+      expect(await health(server)).toEqual({ activeTurns: 0, activeAgents: 0 });
+      after.push(await collectedMemory(server));
+    }
     const peak = await memory.stop();
-    expect(cuts()).toBe(20);
-    expect(await health()).toBe(0);
-    // Reported, not asserted: the figure is dominated by the core's own copies of 21 answers produced at the model's
-    // full speed and by the garbage of encoding them, which vary from run to run with the collector (ADR 0038).
-    console.log(`turn streams: idle ${(idle / 2 ** 20).toFixed(1)} MB, peak ${(peak / 2 ** 20).toFixed(1)} MB`);
-  }, 180_000);
+    const [first, , third] = after as [(typeof after)[0], (typeof after)[0], (typeof after)[0]];
+    console.log(
+      `turn streams: idle heap ${megabytes(idle.heapUsed)} MB, RSS ${megabytes(idle.resident)} MB; after each round ` +
+        `and a collection: ${after.map((entry) => `heap ${megabytes(entry.heapUsed)} MB, RSS ${megabytes(entry.resident)} MB`).join('; ')}; ` +
+        `RSS peak ${megabytes(peak)} MB`,
+    );
+    // What a round keeps is what the runs API keeps an hour for each of its 6 session chats (spec §19.9): a backlog of
+    // at most 1,000 events, here 1 KiB deltas, about 1 MB each. Before the agents were let go of, each round kept
+    // about 83 MB of heap (every Responses and session chat agent's transcript and event ring).
+    expect(third.heapUsed - first.heapUsed).toBeLessThan(32 * 2 ** 20);
+    // The resident figure also holds what the allocator keeps of freed memory (ADR 0038), hence the wider bound.
+    expect(third.resident - first.resident).toBeLessThan(80 * 2 ** 20);
+  }, 300_000);
 });

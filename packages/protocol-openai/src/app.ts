@@ -63,7 +63,13 @@ const RUN_EVENTS_PRUNE_MS = 600_000;
 export function createOpenAIApp(options: OpenAIAppOptions): OpenAIApp {
   const { host } = options;
   const settings = resolveApiServerSettings(host, options.settings);
-  const admission = new TurnAdmission(() => settings.maxConcurrentRuns, host.turns);
+  // The HTTP API brings a stored session's agent to life for each turn it admits and lets go of it after the turn
+  // (unless a gateway or ACP client is attached to it): a server answering many sessions holds only the live ones.
+  const admission = new TurnAdmission(
+    () => settings.maxConcurrentRuns,
+    host.turns,
+    (sessionId) => void host.releaseAgent(sessionId),
+  );
   const bus =
     options.runBus ??
     createRunBus(host.store, host.holderId, {

@@ -403,6 +403,9 @@ export class RunRegistry {
     run.settledResult = settledResult;
     run.status = status;
     run.terminal = true;
+    // A settled run is kept an hour for its status and backlog (spec §19.9), not its session: the agent (its
+    // transcript, its event ring) is let go with the turn's slot (ADR 0038).
+    run.agent = null;
     run.approvals.settled = true;
     this.emit(run, `run.${status}`, fields);
     run.terminalPayload = run.backlog.at(-1) ?? null;

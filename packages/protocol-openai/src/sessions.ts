@@ -241,6 +241,20 @@ export function registerSessionRoutes(app: Hono, server: ServerContext, registry
       signal.addEventListener('abort', () => run.controller.abort(interruptReason('client_disconnect', 'gone')));
     });
 
+  /**
+   * A session chat's turn result (its whole text) is read by its own handler only. Once that handler is done with it,
+   * or its client is gone, the settled run, kept an hour for its backlog (spec §19.9), no longer keeps it (ADR 0038).
+   */
+  const dropResultWhenSettled = (run: LiveRun) => {
+    const drop = () => {
+      if (!run.terminal) return;
+      run.subscribers.delete(drop);
+      run.result = null;
+    };
+    run.subscribers.add(drop);
+    drop();
+  };
+
   const turnMessages = async (run: LiveRun) => {
     const ids = new Set([...(run.result?.userRowId ? [run.result.userRowId] : []), ...(run.result?.rowIds ?? [])]);
     const rows = await store.loadConversation(run.sessionId);
@@ -252,11 +266,13 @@ export function registerSessionRoutes(app: Hono, server: ServerContext, registry
     await waitTerminal(run, context.req.raw.signal);
     const terminal = (run.terminalPayload ?? {}) as Record<string, unknown>;
     const { event: _event, run_id: _run, timestamp: _time, seq: _seq, output, ...flags } = terminal;
+    const content = run.result?.finalText ?? (output as string | undefined) ?? '';
+    dropResultWhenSettled(run);
     return context.json({
       object: 'hermes.session.chat.completion',
       session_id: run.sessionId,
       run_id: run.id,
-      message: { role: 'assistant', content: run.result?.finalText ?? (output as string | undefined) ?? '' },
+      message: { role: 'assistant', content },
       ...flags,
       usage: flags.usage ?? null,
       runtime: run.runtime,
@@ -283,6 +299,13 @@ export function registerSessionRoutes(app: Hono, server: ServerContext, registry
       await send('run.started', { user_message: { role: 'user', content: message.text }, runtime: run.runtime });
       await send('message.started', { message: { id: messageId, role: 'assistant' } });
       const log = run.coreLog ?? [];
+      // However the stream ends (cut, client gone, done), the run stops collecting core events for it: a settled run
+      // is kept an hour (spec §19.9), and a cut stream's unread events must not be kept with it (ADR 0038).
+      streamApi.onAbort(() => {
+        run.coreLog = null;
+        log.length = 0;
+        dropResultWhenSettled(run);
+      });
       let next = 0;
       let deltas = 0;
       const toolNames = new Map<string, string>();
@@ -382,6 +405,7 @@ export function registerSessionRoutes(app: Hono, server: ServerContext, registry
             runtime: run.runtime,
           });
           await send('done', {});
+          dropResultWhenSettled(run);
           await writer.finish();
           return;
         }

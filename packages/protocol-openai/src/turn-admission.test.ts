@@ -84,6 +84,21 @@ describe('TurnAdmission slots', () => {
     expect([admission.active, admission.turns.size]).toEqual([0, 0]);
   });
 
+  it('hands the session of each slot given back to afterTurn once, after its claim is free', () => {
+    const afterTurn: string[] = [];
+    const admission = new TurnAdmission(
+      () => 0,
+      undefined,
+      (sessionId) => afterTurn.push(`${sessionId}:${admission.turns.holder(sessionId) === undefined}`),
+    );
+    const slot = admission.admit('s1', 'a', 'responses');
+    const free = admission.admit(null, 'b');
+    slot.release();
+    slot.release();
+    free.release();
+    expect(afterTurn).toEqual(['s1:true']);
+  });
+
   it('refuses a session another surface holds with 409 session_busy and takes nothing', () => {
     const admission = new TurnAdmission(() => 10);
     const gateway = admission.turns.claim('s1', { surface: 'gateway', id: 'runtime' });

@@ -39,6 +39,12 @@ export class TurnAdmission {
     private readonly cap: () => number,
     /** The host's registry (`AgentHost.turns`); a private one when the admission is used alone. */
     readonly turns: TurnsInFlight = new TurnsInFlight(),
+    /**
+     * Called with the session of every turn whose slot comes back, after its claim is released: where the server lets
+     * go of the session's live agent (`AgentHost.releaseAgent`), so that memory is held per turn in flight, not per
+     * session ever served (ADR 0038).
+     */
+    private readonly afterTurn: (sessionId: string) => void = () => undefined,
   ) {}
 
   /** The surface's id of the turn in flight on a session (a run id, a completion id, …), if any. */
@@ -83,6 +89,7 @@ export class TurnAdmission {
       this.active -= 1;
       claim?.release();
       onRelease?.();
+      if (sessionId !== null) this.afterTurn(sessionId);
       if (this.active === 0) for (const resolve of [...this.idle]) resolve();
     };
     return {

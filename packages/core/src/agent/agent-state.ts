@@ -237,6 +237,14 @@ export abstract class AgentState {
     return this.closed;
   }
 
+  /**
+   * Whether a surface is attached to this agent: someone subscribes to its events, it was opened with callbacks (the
+   * gateway's and ACP's seams) or with its own MCP servers. Such an agent is never released (AgentHost.releaseAgent).
+   */
+  get attached(): boolean {
+    return this.events.observed || this.options.callbacks !== undefined || (this.options.mcpServers?.length ?? 0) > 0;
+  }
+
   get currentTurn(): TurnRunner | null {
     return this.turn;
   }

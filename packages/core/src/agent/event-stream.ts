@@ -55,6 +55,11 @@ export class AgentEventLog {
     return () => this.listeners.delete(listener);
   }
 
+  /** Whether anyone listens (a gateway or ACP session attached to the agent, a parent watching its child). */
+  get observed(): boolean {
+    return this.listeners.size > 0;
+  }
+
   /** Buffered events with a larger `seq`. */
   since(seq: number): AgentEvent[] {
     const events: AgentEvent[] = [];

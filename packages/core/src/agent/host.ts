@@ -449,6 +449,14 @@ class HostImpl implements HostContext {
     return [...this.agents.values()];
   }
 
+  releaseAgent(sessionId: string): boolean {
+    const agent = this.agents.get(sessionId);
+    if (!agent || agent.busy || agent.attached || agent.kind === 'subagent') return false;
+    // Not closed: the stored session stays open, and the next resume reads it again from the store.
+    this.agents.delete(sessionId);
+    return true;
+  }
+
   resolveModel(spec: string) {
     const route = this.resolveRoute(spec);
     return {

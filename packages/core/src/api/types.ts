@@ -225,6 +225,14 @@ export interface AgentHost {
   resumeSession(idOrTitle: string, options?: ResumeOptions): Promise<Agent>;
   getAgent(sessionId: string): Agent | undefined;
   liveAgents(): Agent[];
+  /**
+   * Lets go of the live agent of a stored session without ending the session: the host forgets it, its memory (the
+   * transcript, the event ring) can be collected, and the next `resumeSession` loads the session again from the store.
+   * Does nothing and returns false while a turn runs on it, or when a surface is attached to it (someone subscribes
+   * to its events, or it was opened with callbacks or its own MCP servers, as the gateway and ACP open theirs): those
+   * agents live until closed. For a surface that brings agents to life per request (the HTTP API), after each turn.
+   */
+  releaseAgent(sessionId: string): boolean;
   /** Throws invalid_model_spec / unknown_provider / missing_credentials. */
   resolveModel(spec: string): ModelRoute & { contextWindow: number };
   listModels(): ModelOption[];
