@@ -98,6 +98,24 @@ describe('hermes -q', () => {
     expect(finished.code).toBe(130);
   });
 
+  it('runs a built-in slash command instead of sending it to the model; other /text is still a prompt', async () => {
+    const scripted = await server([step(text('It lists host names.'))]);
+    const env = modelEnv(scripted.baseURL);
+    const help = await hermes(['-q', '/help'], env).done;
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('/model');
+    expect(help.stdout).toContain('/usage');
+    const json = await hermes(['-q', '/help', '--output-format', 'json'], env).done;
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({ type: 'command', command: 'help', kind: 'text' });
+    expect(scripted.requests).toHaveLength(0);
+    const prompt = await hermes(['-q', '/etc/hosts: what is this file?'], env).done;
+    expect(prompt.code).toBe(0);
+    expect(prompt.stdout).toBe('It lists host names.\n');
+    // The first request to the model is this prompt (a title request may follow it).
+    expect(JSON.stringify(scripted.requests[0]?.body)).toContain('/etc/hosts: what is this file?');
+  });
+
   it('denies dangerous commands unless --yolo', async () => {
     const cwd = temp('hermes-ws-');
     mkdirSync(join(cwd, 'build'));

@@ -14,6 +14,10 @@ export type ClientErrorCode =
   | 'connection_closed'
   /** The client was closed, or could not (re)connect. */
   | 'not_connected'
+  /** The gateway could not be reached: the connection was refused (`ECONNREFUSED`) or the command did not start. */
+  | 'connection_refused'
+  /** The gateway refused the credentials: the token was rejected (close 4401) or the client is forbidden (4403). */
+  | 'unauthorized'
   /** The server sent something the protocol does not allow. */
   | 'protocol_error';
 

@@ -205,6 +205,14 @@ describe('GatewayClient over a spawned hermes gateway (stdio)', () => {
     expect((await turn.completed).text).toBe('after the crash');
   });
 
+  it('a gateway command that cannot start is connection_refused, naming ENOENT', async () => {
+    const error = await GatewayClient.connect({
+      connection: { command: join(tmpdir(), 'no-such-hermes-command'), args: ['gateway'] },
+    }).catch((caught: unknown) => caught);
+    expect(ClientError.isInstance(error) && error.code).toBe('connection_refused');
+    expect(String((error as Error).message)).toMatch(/could not start the gateway command: .*ENOENT/);
+  });
+
   it('close() ends event streams and later calls fail with not_connected', async () => {
     const { client } = await spawnClient([]);
     const stream = client.events();

@@ -1,4 +1,5 @@
 import { existsSync, mkdtempSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { delay, step, text, toolCall } from '@hermes/core/testing';
@@ -216,8 +217,23 @@ describe('GatewayClient over a real loopback WebSocket', () => {
       connection: { url, token: 'not-the-token' },
       reconnect: { initialDelayMs: 10 },
     }).catch((caught: unknown) => caught);
-    expect(ClientError.isInstance(error) && error.code).toBe('not_connected');
-    expect(String((error as Error).message)).toContain('4401');
+    expect(ClientError.isInstance(error) && error.code).toBe('unauthorized');
+    expect(String((error as Error).message)).toMatch(/rejected the token \(close code 4401/);
     expect(proxy.accepted).toBe(1);
+  });
+
+  it('a refused connection names ECONNREFUSED, with the system error as cause', async () => {
+    // A port that was just free: nothing listens there.
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    const error = await GatewayClient.connect({
+      connection: { url: `ws://127.0.0.1:${port}/api/ws`, token: 't' },
+    }).catch((caught: unknown) => caught);
+    expect(ClientError.isInstance(error) && error.code).toBe('connection_refused');
+    expect(String((error as Error).message)).toContain('ECONNREFUSED');
+    expect(String((error as Error).message)).not.toContain('1006');
+    expect(((error as Error).cause as NodeJS.ErrnoException).code).toBe('ECONNREFUSED');
   });
 });

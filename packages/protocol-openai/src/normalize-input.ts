@@ -15,6 +15,8 @@ export interface NormalizedContent {
 /** A message kept after the role rules of section 11. */
 export interface NormalizedMessage extends NormalizedContent {
   role: 'user' | 'assistant';
+  /** The message's position in the list of items it was read from. */
+  index: number;
 }
 
 /** The turn a body describes: ephemeral system text, history and the turn input. */
@@ -104,7 +106,7 @@ export function normalizeConversation(
     // Images are kept on user messages only (spec §11).
     const images = item.role === 'user' ? content.images : [];
     if (!content.text && images.length === 0) return;
-    kept.push({ role: item.role, text: content.text, images });
+    kept.push({ role: item.role, text: content.text, images, index });
   });
   const input = kept.at(-1);
   if (input?.role !== 'user') throw new ApiError(400, 'no_user_message', noUserMessage);

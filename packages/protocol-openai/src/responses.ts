@@ -4,8 +4,9 @@ import type { Context, Hono } from 'hono';
 import { NO_APPROVAL_CHANNEL } from './chat-completions.js';
 import { ApiError, invalidField } from './http-error.js';
 import { hexId, newSessionId } from './ids.js';
+import { historyRows, resolveItemReferences } from './item-references.js';
 import { selectModel } from './model-selection.js';
-import { normalizeConversation, parseStreamFlag, toChatMessage, toTurnInput } from './normalize-input.js';
+import { normalizeConversation, parseStreamFlag, toTurnInput } from './normalize-input.js';
 import { placeTurn, previousResponse } from './placement.js';
 import {
   agentForSession,
@@ -128,15 +129,18 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
           : null;
     if (conversationName !== null && body.previous_response_id !== undefined)
       throw invalidField('conversation', 'Use either conversation or previous_response_id.');
-    const items = (typeof body.input === 'string' ? [body.input] : (body.input as unknown[]))
-      .map((item) => (typeof item === 'string' ? { role: 'user', content: item } : (item as Record<string, unknown>)))
-      .filter(
-        (item) =>
-          // Tool items sent back by clients are display copies; the session's transcript carries the calls.
-          !['reasoning', 'function_call', 'function_call_output', 'item_reference', 'mcp_call'].includes(
-            String(item.type ?? ''),
-          ),
-      ) as { role: unknown; content: unknown }[];
+    const resolved = await resolveItemReferences(
+      store,
+      (typeof body.input === 'string' ? [body.input] : (body.input as unknown[])).map((item) =>
+        typeof item === 'string' ? { role: 'user', content: item } : (item as Record<string, unknown>),
+      ),
+    );
+    const kept = resolved.items.filter(
+      ({ item }) =>
+        // Tool items sent back by clients are display copies; the session's transcript carries the calls.
+        !['reasoning', 'function_call', 'function_call_output', 'mcp_call'].includes(String(item.type ?? '')),
+    );
+    const items = kept.map(({ item }) => item) as { role: unknown; content: unknown }[];
     let previous: ResponseRecord | null = null;
     if (typeof body.previous_response_id === 'string') {
       previous = await previousResponse(host, body.previous_response_id);
@@ -149,7 +153,7 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
     const instructions = typeof body.instructions === 'string' ? body.instructions : previousInstructions;
     const conversation = normalizeConversation(
       items,
-      (index) => `input[${index}]`,
+      (index) => `input[${kept[index]?.index ?? index}]`,
       'No user message found in input',
       instructions ? [instructions] : [],
     );
@@ -168,13 +172,11 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
       await paceClientTurn(admission, context);
       if (!(await host.store.getSession(targetSession)))
         await host.store.createSession({ id: targetSession, source: 'api_server' });
-      const history = [
-        ...seedRows,
-        ...conversation.history.map(toChatMessage).map((m) => ({
-          role: m.role as 'user' | 'assistant',
-          content: String(typeof m.content === 'string' ? m.content : ''),
-        })),
-      ];
+      const inputRows = historyRows(
+        conversation.history.map((message) => ({ ...message, index: kept[message.index]?.index ?? message.index })),
+        resolved.toolCalls,
+      );
+      const history = [...seedRows, ...inputRows];
       if (history.length > 0) {
         const ids = await host.store.appendMessages(targetSession, history);
         firstRowId = ids[0] ?? null;

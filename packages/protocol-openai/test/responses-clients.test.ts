@@ -173,6 +173,113 @@ describe('AI SDK @ai-sdk/openai .responses()', () => {
   });
 });
 
+/** A prompt as `role: text` lines; tool calls and results are shown as `call name args` and `result text`. */
+function promptLines(messages: unknown[]): string[] {
+  return (messages as { role: string; content: unknown }[])
+    .filter((message) => message.role !== 'system')
+    .map((message) => {
+      const parts = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
+      const shown = (parts as Record<string, unknown>[]).map((part) => {
+        if (part.type === 'text') return String(part.text);
+        if (part.type === 'tool-call') return `call ${String(part.toolName)} ${JSON.stringify(part.input)}`;
+        if (part.type === 'tool-result') return `result ${JSON.stringify(part.output)}`;
+        return String(part.type);
+      });
+      return `${message.role}: ${shown.join(' | ')}`;
+    });
+}
+
+describe('AI SDK .responses() over several turns: item_reference items resolve (issue 35.3)', () => {
+  it('turn 2 sends turn 1 as references; the model sees user, assistant and the new user message apart', async () => {
+    rig = await startRig({ script: [step(text('Hello, Ada.')), step(text('Your name is Ada.'))] });
+    const openai = createOpenAI({ baseURL: `${rig.base}/v1`, apiKey: KEY });
+    const bodies: { input: { type?: string; role?: string }[] }[] = [];
+    const recording = createOpenAI({
+      baseURL: `${rig.base}/v1`,
+      apiKey: KEY,
+      fetch: async (url, init) => {
+        bodies.push(JSON.parse(String(init?.body)));
+        return fetch(url, init);
+      },
+    });
+    const first = await generateText({ model: openai.responses('hermes-agent'), prompt: 'I am Ada.' });
+    expect(first.text).toBe('Hello, Ada.');
+    const second = await generateText({
+      model: recording.responses('hermes-agent'),
+      messages: [
+        { role: 'user', content: 'I am Ada.' },
+        ...first.response.messages,
+        { role: 'user', content: 'Who am I?' },
+      ],
+    });
+    expect(second.text).toBe('Your name is Ada.');
+    // The client really sent the assistant turn as a reference, not as a message.
+    expect(bodies[0]?.input.map((item) => (item.type === 'item_reference' ? item.type : item.role))).toEqual([
+      'user',
+      'item_reference',
+      'user',
+    ]);
+    const calls = rig.host.model.calls;
+    expect(calls).toHaveLength(2);
+    expect(promptLines(calls[1]?.messages ?? [])).toEqual([
+      'user: I am Ada.',
+      'assistant: Hello, Ada.',
+      'user: Who am I?',
+    ]);
+  });
+
+  it('a server-run tool of turn 1 comes back as its call and result, and does not run again in turn 2', async () => {
+    rig = await startRig({ script: [...toolScript(), step(text('You listed README.md.'))] });
+    const openai = createOpenAI({ baseURL: `${rig.base}/v1`, apiKey: KEY });
+    const first = await generateText({ model: openai.responses('hermes-agent'), prompt: 'list files' });
+    expect(first.text).toContain('Done');
+    const second = await generateText({
+      model: openai.responses('hermes-agent'),
+      messages: [
+        { role: 'user', content: 'list files' },
+        ...first.response.messages,
+        { role: 'user', content: 'what was it?' },
+      ],
+    });
+    expect(second.text).toBe('You listed README.md.');
+    const calls = rig.host.model.calls;
+    expect(calls).toHaveLength(3);
+    const lines = promptLines(calls[2]?.messages ?? []);
+    expect(lines).toHaveLength(5);
+    expect(lines[0]).toBe('user: list files');
+    expect(lines[1]).toBe('assistant: Checking.  | call test_echo {"text":"README.md"}');
+    expect(lines[2]).toMatch(/^tool: result .*README\.md/);
+    expect(lines[3]).toBe('assistant: Done');
+    expect(lines[4]).toBe('user: what was it?');
+    // Turn 2's session holds the one copied tool result and no new run of the tool.
+    const sessionId = second.response.headers?.['x-hermes-session-id'];
+    expect(typeof sessionId).toBe('string');
+    const rows = await rig.host.store.loadConversation(String(sessionId));
+    expect(rows.filter((row) => row.role === 'tool')).toHaveLength(1);
+  });
+
+  it('an unknown reference is a 400 naming the id, with param at its input index', async () => {
+    rig = await startRig({ script: [] });
+    const response = await rig.raw('/v1/responses', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
+      body: JSON.stringify({
+        model: 'hermes-agent',
+        input: [
+          { role: 'user', content: 'hi' },
+          { type: 'item_reference', id: 'msg_doesnotexist' },
+          { role: 'user', content: 'again' },
+        ],
+      }),
+    });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { error: Record<string, unknown> };
+    expect(body.error).toMatchObject({ type: 'invalid_request_error', code: 'item_not_found', param: 'input[1]' });
+    expect(String(body.error.message)).toContain('msg_doesnotexist');
+    expect(rig.host.model.calls).toHaveLength(0);
+  });
+});
+
 describe('@openai/agents 0.20.0', () => {
   const runnerFor = (base: string) =>
     new Runner({ modelProvider: new OpenAIProvider({ baseURL: `${base}/v1`, apiKey: KEY, useResponses: true }) });

@@ -274,19 +274,46 @@ describe('stored sessions', () => {
     expect((await client.call('session.delete', { session_id: first.stored_session_id })).error.code).toBe(4007);
   });
 
-  it('deleting the caller’s own live session closes it first; another client’s live session is 4023', async () => {
+  it('a live session is refused with 4023, for its own client and any other; once closed it deletes', async () => {
     const gateway = await fixture({ script: [step(text('hello'))] });
     const owner = await gateway.connect();
     const other = await gateway.connect();
     const created = await owner.result('session.create', {});
     await owner.result('prompt.submit', { session_id: created.session_id, text: 'hi' });
     await owner.event('message.complete', created.session_id);
-    const refused = await other.call('session.delete', { session_id: created.stored_session_id });
-    expect(refused.error.code).toBe(4023);
-    expect(await owner.result('session.delete', { session_id: created.stored_session_id })).toEqual({
+    for (const [client, target] of [
+      [other, created.stored_session_id],
+      [owner, created.stored_session_id],
+      [owner, created.session_id],
+    ] as const) {
+      const refused = await client.call('session.delete', { session_id: target });
+      expect(refused.error.code).toBe(4023);
+    }
+    expect(await gateway.host.store.getSession(created.stored_session_id)).not.toBeNull();
+    expect((await owner.result('session.history', { session_id: created.session_id })).count).toBe(2);
+    await owner.result('session.close', { session_id: created.session_id });
+    expect(await other.result('session.delete', { session_id: created.stored_session_id })).toEqual({
       deleted: created.stored_session_id,
     });
-    expect((await owner.call('session.history', { session_id: created.session_id })).error.code).toBe(4001);
+  });
+
+  it('a stored session with a turn in flight on another surface (not open in the gateway) is refused with 4023', async () => {
+    const gateway = await fixture({ script: [step(text('hello'))] });
+    const client = await gateway.connect();
+    const created = await client.result('session.create', {});
+    await client.result('prompt.submit', { session_id: created.session_id, text: 'hi' });
+    await client.event('message.complete', created.session_id);
+    await client.result('session.close', { session_id: created.session_id });
+    // The HTTP API claims the session in the host's registry for the whole of a turn it runs (ADR 0037).
+    const claim = gateway.host.turns.claim(created.stored_session_id, { surface: 'runs', id: 'run_1' });
+    expect(claim).not.toBeNull();
+    const refused = await client.call('session.delete', { session_id: created.stored_session_id });
+    expect(refused.error.code).toBe(4023);
+    expect(await gateway.host.store.getSession(created.stored_session_id)).not.toBeNull();
+    claim?.release();
+    expect(await client.result('session.delete', { session_id: created.stored_session_id })).toEqual({
+      deleted: created.stored_session_id,
+    });
   });
 
   it('session.save writes the transcript as JSON in the session directory', async () => {

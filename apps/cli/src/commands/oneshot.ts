@@ -1,6 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import type { Agent, AgentHost, ApprovalDecision, ApprovalRequest, HostCallbacks, TurnResult } from '@hermes/core';
+import type {
+  Agent,
+  AgentHost,
+  ApprovalDecision,
+  ApprovalRequest,
+  HostCallbacks,
+  TurnResult,
+  TurnRun,
+} from '@hermes/core';
 import { alwaysScopeText, approvalChoicesText, parseApprovalAnswer } from '../chat/answers.js';
 import { createCliHost, describeStartupError } from '../host.js';
 import { openSession } from '../session-choice.js';
@@ -92,6 +100,14 @@ function jsonSafe(_key: string, value: unknown): unknown {
   return value instanceof Error ? { name: value.name, message: value.message } : value;
 }
 
+/** The skill commands, listed after `/help` as the interactive chat lists them; empty when there are none. */
+async function skillHelp(host: AgentHost, cwd: string): Promise<string> {
+  const skills = await host.skills.list({ cwd }).catch(() => []);
+  if (skills.length === 0) return '';
+  const lines = skills.map((skill) => `- \`/${skill.command} [request]\`: ${skill.description}`);
+  return `\n\nSkills:\n${lines.join('\n')}`;
+}
+
 /** Exit codes of `hermes -q`: completed, failed, cancelled (as after SIGINT). */
 export function exitCodeFor(result: TurnResult): number {
   if (result.outcome === 'completed') return 0;
@@ -134,26 +150,50 @@ export async function runOneShot(options: OneShotOptions): Promise<number> {
     if (options.yolo) agent.setYolo(true);
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
-    // `hermes -q "/<skill> <request>"` runs the skill, as the interactive chat does.
+    const printTurn = async (run: TurnRun): Promise<number> => {
+      for await (const event of run) {
+        if (format === 'stream-json') json(event);
+        if (event.type === 'tool.start') progress(`→ ${event.title}\n`);
+        else if (event.type === 'tool.end' && event.status !== 'completed')
+          progress(`  ${event.name}: ${event.status}\n`);
+        else if (event.type === 'retry')
+          progress(`retrying (${event.reason}) in ${Math.round(event.delayMs / 1000)} s…\n`);
+        else if (event.type === 'notice')
+          progress(`${event.key === 'no_approval_callback' ? NO_TERMINAL_APPROVAL_TEXT : event.text}\n`);
+      }
+      const result = await run.result;
+      if (format !== 'text') json({ type: 'result', ...result });
+      else if (result.finalText !== '')
+        process.stdout.write(result.finalText.endsWith('\n') ? result.finalText : `${result.finalText}\n`);
+      if (result.outcome === 'failed') process.stderr.write(`hermes: ${result.error?.message ?? result.exitReason}\n`);
+      if (result.outcome === 'cancelled') process.stderr.write('hermes: cancelled.\n');
+      return exitCodeFor(result);
+    };
+    // `hermes -q "/<skill> <request>"` runs the skill, and `hermes -q "/help"` the built-in command, as the
+    // interactive chat does; any other text (a path such as `/etc/hosts …` included) is the prompt.
     const skill = await host.skills.expand(query, { cwd: agent.cwd });
-    const run = agent.runTurn(skill?.input ?? { text: query });
-    for await (const event of run) {
-      if (format === 'stream-json') json(event);
-      if (event.type === 'tool.start') progress(`→ ${event.title}\n`);
-      else if (event.type === 'tool.end' && event.status !== 'completed')
-        progress(`  ${event.name}: ${event.status}\n`);
-      else if (event.type === 'retry')
-        progress(`retrying (${event.reason}) in ${Math.round(event.delayMs / 1000)} s…\n`);
-      else if (event.type === 'notice')
-        progress(`${event.key === 'no_approval_callback' ? NO_TERMINAL_APPROVAL_TEXT : event.text}\n`);
+    const command = skill ? null : host.commands.parse(query);
+    const definition = command ? host.commands.find(command.name) : undefined;
+    if (command && definition) {
+      const outcome = await host.commands.execute(agent, query);
+      if (outcome.kind === 'turn' && outcome.turn) {
+        if (outcome.text) progress(`${outcome.text}\n`);
+        exitCode = await printTurn(outcome.turn);
+      } else if (outcome.kind === 'ui') {
+        process.stderr.write(`hermes: /${definition.name} works in the interactive chat only (run \`hermes\`).\n`);
+        exitCode = 2;
+      } else {
+        let text = outcome.text ?? '';
+        if (definition.name === 'help') text += await skillHelp(host, agent.cwd);
+        if (format !== 'text')
+          json({ type: 'command', command: definition.name, kind: outcome.kind, text, data: outcome.data ?? null });
+        else if (outcome.kind === 'error') process.stderr.write(`hermes: ${text || 'the command failed.'}\n`);
+        else if (text !== '') process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+        exitCode = outcome.kind === 'error' ? 1 : 0;
+      }
+    } else {
+      exitCode = await printTurn(agent.runTurn(skill?.input ?? { text: query }));
     }
-    const result = await run.result;
-    if (format !== 'text') json({ type: 'result', ...result });
-    else if (result.finalText !== '')
-      process.stdout.write(result.finalText.endsWith('\n') ? result.finalText : `${result.finalText}\n`);
-    if (result.outcome === 'failed') process.stderr.write(`hermes: ${result.error?.message ?? result.exitReason}\n`);
-    if (result.outcome === 'cancelled') process.stderr.write('hermes: cancelled.\n');
-    exitCode = exitCodeFor(result);
   } catch (error) {
     process.stderr.write(`${describeStartupError(error)}\n`);
     exitCode = 1;

@@ -48,10 +48,14 @@ function openChild(options: SpawnConnectionOptions): OpenedConnection {
     ...(options.env ? { env: options.env } : {}),
     ...(options.cwd ? { cwd: options.cwd } : {}),
   });
+  let failure: Error | undefined;
   const exited = new Promise<void>((resolve) => {
     child.once('exit', () => resolve());
     // A command that cannot start (ENOENT) never exits; its error ends the streams instead.
-    child.once('error', () => resolve());
+    child.once('error', (error) => {
+      failure = error;
+      resolve();
+    });
   });
   child.stderr.on('data', (chunk: Buffer) => options.onStderr?.(chunk.toString('utf8')));
   // EPIPE on a dead child surfaces as a stream error; the read side ending is what reports the loss.
@@ -61,6 +65,7 @@ function openChild(options: SpawnConnectionOptions): OpenedConnection {
     transport,
     kind: 'stdio',
     closeCode: () => undefined,
+    failure: () => failure,
     terminate: () => {
       child.kill('SIGKILL');
     },
@@ -83,11 +88,17 @@ function openWebSocket(options: WebSocketConnectionOptions): OpenedConnection {
     ...(options.headers ? { headers: options.headers } : {}),
   });
   let code: number | undefined;
-  socket.on('close', (closeCode: number) => {
+  let reason = '';
+  let failure: Error | undefined;
+  socket.on('close', (closeCode: number, closeReason: Buffer) => {
     code = closeCode;
+    reason = closeReason.toString('utf8');
   });
-  // Without a listener an 'error' event would be thrown; the close that follows ends the transport.
-  socket.on('error', () => {});
+  // Without a listener an 'error' event would be thrown; the close that follows ends the transport. The error is
+  // kept so that the client can say why the wire never opened (ECONNREFUSED, an HTTP answer to the upgrade).
+  socket.on('error', (error: Error) => {
+    failure ??= error;
+  });
   // The transport registers its message listener now, before the server's first frame can arrive.
   const transport = createWebSocketTransport(socket as unknown as WebSocketLike);
   const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
@@ -95,6 +106,8 @@ function openWebSocket(options: WebSocketConnectionOptions): OpenedConnection {
     transport,
     kind: 'websocket',
     closeCode: () => code,
+    closeReason: () => reason,
+    failure: () => failure,
     terminate: () => socket.terminate(),
     async dispose() {
       if (socket.readyState === WebSocket.CLOSED) return;

@@ -20,6 +20,7 @@ import type {
   ServerRequestHandlers,
   ServerRequestMethod,
 } from './types.js';
+import { wireEndedError } from './wire-errors.js';
 
 /** What differs between the Node and the browser client: how a wire is opened, and how frames are checked. */
 export interface GatewayRuntime<TConnection> {
@@ -625,11 +626,8 @@ export class GatewayClientBase<TConnection> {
       if (this.#connection === connection) this.#connection = undefined;
       await opened.dispose().catch(() => {});
       const code = opened.closeCode();
-      if (code === 4401 || code === 4403) {
-        throw new ClientError('not_connected', `the gateway refused the connection (close code ${code})`, {
-          cause: error,
-        });
-      }
+      if ((code === 4401 || code === 4403) && !(ClientError.isInstance(error) && error.code === 'unauthorized'))
+        throw wireEndedError(opened, error);
       throw error;
     }
   }
@@ -642,13 +640,7 @@ export class GatewayClientBase<TConnection> {
       );
       connection.lost.then(() => {
         clearTimeout(timer);
-        const code = connection.opened.closeCode();
-        reject(
-          new ClientError(
-            code === 4401 || code === 4403 ? 'not_connected' : 'connection_closed',
-            `the connection ended before gateway.ready${code === undefined ? '' : ` (close code ${code})`}`,
-          ),
-        );
+        reject(wireEndedError(connection.opened));
       });
       promise.then(
         (value) => {
@@ -1095,8 +1087,12 @@ export class GatewayClientBase<TConnection> {
     const code = connection.opened.closeCode();
     if (this.#options.reconnect === false || code === 4401 || code === 4403) {
       this.#closedByHost = true;
-      this.#rejectConnected(new ClientError('not_connected', 'the connection to the gateway was lost'));
-      this.#failPending(new ClientError('not_connected', 'the connection to the gateway was lost'), () => true);
+      const failure =
+        code === 4401 || code === 4403
+          ? wireEndedError(connection.opened)
+          : new ClientError('not_connected', 'the connection to the gateway was lost');
+      this.#rejectConnected(failure);
+      this.#failPending(failure, () => true);
       this.#setState('closed');
       this.#emitEnd();
       return;
@@ -1129,7 +1125,8 @@ export class GatewayClientBase<TConnection> {
       } catch (error) {
         lastError = error;
         if (this.#closedByHost) return;
-        if (ClientError.isInstance(error) && error.code === 'not_connected') break;
+        // A refused token stays refused; a refused connection may be a gateway restarting, so it is retried.
+        if (ClientError.isInstance(error) && (error.code === 'not_connected' || error.code === 'unauthorized')) break;
       }
     }
     this.#closedByHost = true;

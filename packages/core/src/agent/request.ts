@@ -1,6 +1,6 @@
 import type { LanguageModelV3Message, LanguageModelV3Prompt, SharedV3ProviderOptions } from '@ai-sdk/provider';
 import type { ContentPart } from '../types.js';
-import type { TranscriptRow } from './transcript.js';
+import { FAILED_PROMPT_KEY, type TranscriptRow } from './transcript.js';
 
 /** Text of the synthetic result for a tool call that has none (request repair, spec/core.md §7.4). */
 export const MISSING_RESULT_TEXT = 'No result was recorded for this call.';
@@ -45,7 +45,8 @@ function parseArguments(text: string): unknown {
 /**
  * Builds the model prompt from the transcript (spec/core.md §7.4). Repairs happen here, in the
  * request only, never in storage: results without their call are dropped, calls without a result
- * get a synthetic one, consecutive user messages and consecutive assistant texts are merged, and the
+ * get a synthetic one, the prompt of a turn that failed with no answer is left out, consecutive user messages and
+ * consecutive assistant texts are merged, and the
  * first message is a user message. For strict-alternation providers user text that follows tool
  * results joins the tool-result turn.
  */
@@ -83,6 +84,8 @@ export function buildPrompt(
       continue;
     }
     if (row.role === 'user') {
+      // The prompt of a turn that failed with no answer: kept for display, never merged into a later prompt.
+      if (row.displayMetadata?.[FAILED_PROMPT_KEY] === true) continue;
       closePendingCalls();
       const previous = last();
       const parts = userParts(row);

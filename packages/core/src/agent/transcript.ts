@@ -19,6 +19,9 @@ export const NON_TURN_USER_KINDS: ReadonlySet<string> = new Set([
   'compaction_summary',
 ]);
 
+/** Display-metadata key of a user row whose turn failed before storing any answer; requests leave the row out. */
+export const FAILED_PROMPT_KEY = 'turn_failed';
+
 /** True for a user row that started a turn. */
 export function startsTurn(row: Pick<TranscriptRow, 'role' | 'displayKind'>): boolean {
   return row.role === 'user' && (row.displayKind === null || !NON_TURN_USER_KINDS.has(row.displayKind));

@@ -5,6 +5,7 @@ import type { TurnResult } from '../turn-types.js';
 import type { FinishReason, JsonValue } from '../types.js';
 import type { ClassifiedError } from './classify.js';
 import { cancelledExitReason, cancelledToolText } from './interrupt.js';
+import { FAILED_PROMPT_KEY, startsTurn } from './transcript.js';
 import { publicRoute } from './turn-base.js';
 import { TurnModel } from './turn-model.js';
 
@@ -367,6 +368,7 @@ export class TurnRunner extends TurnModel {
     } catch (closeError) {
       agent.host.logger.error('could not close the transcript tail', { error: String(closeError) });
     }
+    if (outcome === 'failed' && !this.storedAnything) await this.markPromptFailed();
     this.stopLeaseRefresh?.();
     for (const stop of this.stopBudgetTimers) stop();
     if (this.lease) {
@@ -419,6 +421,24 @@ export class TurnRunner extends TurnModel {
   }
 
   /** Gives every call of this turn's stored assistant rows a result (spec/core.md §7.10). */
+  /**
+   * A turn that failed before it stored any answer leaves its prompt in the transcript (the user row is stored before
+   * the first model call, spec/core.md §7.2) with nothing after it. Marked `turn_failed` in its display metadata, it
+   * stays visible but is left out of later requests: otherwise the next turn's prompt would be merged with it (§7.4)
+   * and the model would answer both, the failed one usually being the same text sent again.
+   */
+  private async markPromptFailed(): Promise<void> {
+    const row = this.turnRows().find((candidate) => candidate.turnId === this.turnId && startsTurn(candidate));
+    if (!row) return;
+    row.displayMetadata = { ...(row.displayMetadata ?? {}), [FAILED_PROMPT_KEY]: true };
+    if (row.rowId === null) return;
+    try {
+      await this.agent.host.store.updateMessageDisplay(row.rowId, row.displayMetadata);
+    } catch (error) {
+      this.agent.host.logger.warn('could not mark the failed prompt', { error: String(error) });
+    }
+  }
+
   private async closeTranscriptTail(): Promise<void> {
     const rows = this.agent.transcript.slice(this.turnRowsStart);
     const answered = new Set(rows.filter((row) => row.role === 'tool').map((row) => row.toolCallId));

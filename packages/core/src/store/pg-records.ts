@@ -1,4 +1,4 @@
-import { and, count, desc, eq, inArray, lt, lte, or, type SQL, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, inArray, lt, lte, or, type SQL, sql } from 'drizzle-orm';
 import type { Clock, JsonValue } from '../types.js';
 import type { PgConnection, PgTransaction } from './pg-connection.js';
 import { responses, runs, sessions, turnLeases } from './pg-schema.js';
@@ -69,6 +69,24 @@ export class PgResponseStore implements ResponseStore {
         .limit(1),
     );
     return row ?? null;
+  }
+
+  async withOutputItems(itemIds: readonly string[]): Promise<ResponseRecord[]> {
+    if (itemIds.length === 0) return [];
+    const list = sql.join(
+      itemIds.map((id) => sql`${id}`),
+      sql`, `,
+    );
+    // A scan of the stored outputs: references are rare (one request per client turn) and records are pruned.
+    return this.connection.query((db) =>
+      db
+        .select()
+        .from(responses)
+        .where(
+          sql`exists (select 1 from jsonb_array_elements(case when jsonb_typeof(${responses.output}) = 'array' then ${responses.output} else '[]'::jsonb end) as item where (case when jsonb_typeof(item) = 'object' then item ->> 'id' end) in (${list}))`,
+        )
+        .orderBy(asc(responses.createdAt), sql`${responses.id} COLLATE "C" ASC`),
+    );
   }
 
   async prune(olderThanMs: number): Promise<number> {

@@ -1,4 +1,4 @@
-import { count, desc, eq, lt, sql } from 'drizzle-orm';
+import { asc, count, desc, eq, lt, sql } from 'drizzle-orm';
 import type { StoreConnection } from './connection.js';
 import { responses, sessions } from './schema.js';
 import { sessionNotFound } from './store-common.js';
@@ -60,6 +60,26 @@ export class SqliteResponseStore implements ResponseStore {
           .orderBy(desc(responses.createdAt), desc(responses.id))
           .limit(1)
           .get() ?? null,
+    );
+  }
+
+  async withOutputItems(itemIds: readonly string[]): Promise<ResponseRecord[]> {
+    if (itemIds.length === 0) return [];
+    const list = sql.join(
+      itemIds.map((id) => sql`${id}`),
+      sql`, `,
+    );
+    // A scan of the stored outputs: references are rare (one request per client turn) and records are pruned.
+    return this.connection.read(() =>
+      this.connection.db
+        .select()
+        .from(responses)
+        .where(
+          // CASE rather than AND: SQLite does not promise to test the type before it parses the value.
+          sql`exists (select 1 from json_each(case when json_type(${responses.output}) = 'array' then ${responses.output} else '[]' end) as item where (case when item.type = 'object' then json_extract(item.value, '$.id') end) in (${list}))`,
+        )
+        .orderBy(asc(responses.createdAt), asc(responses.id))
+        .all(),
     );
   }
 

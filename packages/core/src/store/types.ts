@@ -279,6 +279,11 @@ export interface ResponseStore {
   get(id: string): Promise<ResponseRecord | null>;
   delete(id: string): Promise<boolean>;
   latestForConversation(name: string): Promise<ResponseRecord | null>;
+  /**
+   * The records whose `output` holds an item with one of these ids, oldest first: how an `item_reference` input
+   * item finds the item it names (spec/openai-api.md §14.3).
+   */
+  withOutputItems(itemIds: readonly string[]): Promise<ResponseRecord[]>;
   prune(olderThanMs: number): Promise<number>;
   /** How many records are stored. */
   count(): Promise<number>;

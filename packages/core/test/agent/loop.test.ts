@@ -243,6 +243,37 @@ describe('the turn loop', () => {
     expect(host.model.calls).toHaveLength(4);
   });
 
+  it('a failed turn keeps its prompt for display, but the next request does not merge it into the new prompt', async () => {
+    host = await createTestHost({
+      autoAdvance: true,
+      script: [step(fail(400)), step(text('fine')), step(text('again'))],
+    });
+    const agent = await host.newSession();
+    const failed = await collectTurn(agent.runTurn({ text: 'first try' }));
+    expect(failed.result.outcome).toBe('failed');
+    expect(failed.result.partial).toBe(false);
+    const next = await collectTurn(agent.runTurn({ text: 'second try' }));
+    expect(next.result.outcome).toBe('completed');
+    const userTexts = (messages: unknown[]) =>
+      (messages as { role: string; content: unknown }[])
+        .filter((message) => message.role === 'user')
+        .map((message) => (message.content as { text?: string }[]).map((part) => part.text ?? '').join(''));
+    expect(host.model.calls).toHaveLength(2);
+    expect(userTexts(host.model.calls[0]?.messages ?? [])).toEqual(['first try']);
+    expect(userTexts(host.model.calls[1]?.messages ?? [])).toEqual(['second try']);
+    // The stored transcript still shows the failed prompt, marked, and a resumed agent leaves it out too.
+    const rows = await host.store.loadConversation(agent.sessionId);
+    expect(rows.map((row) => [row.role, row.content])).toEqual([
+      ['user', 'first try'],
+      ['user', 'second try'],
+      ['assistant', 'fine'],
+    ]);
+    expect(rows[0]?.displayMetadata).toMatchObject({ turn_failed: true });
+    const resumed = await host.resumeSession(agent.sessionId);
+    await collectTurn(resumed.runTurn({ text: 'third' }));
+    expect(userTexts(host.model.calls[2]?.messages ?? [])).toEqual(['second try', 'third']);
+  });
+
   it('13. a 401 on the primary falls back to the backup; the next turn calls the primary first', async () => {
     host = await createTestHost({
       config: { model: { default: 'scripted:primary' }, fallback_models: ['scripted:backup'] },

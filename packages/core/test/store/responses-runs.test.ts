@@ -75,6 +75,24 @@ describe.each<StoreLocation>(STORE_LOCATIONS)('responses and runs (%s)', (locati
     expect(await store.responses.get('resp_3')).not.toBeNull();
   });
 
+  it('withOutputItems finds the records whose output holds one of the named items, and no other', async () => {
+    const store = await openTestStore(location);
+    const id = sessionId();
+    await store.createSession({ id });
+    const message = (itemId: string) => ({ id: itemId, type: 'message', content: [] });
+    await store.responses.put(response({ id: 'resp_a', sessionId: id, output: [message('msg_a1')], createdAt: 1 }));
+    await store.responses.put(
+      response({ id: 'resp_b', sessionId: id, output: [message('msg_b1'), message('mcp_b2')], createdAt: 2 }),
+    );
+    await store.responses.put(response({ id: 'resp_null', sessionId: id, output: null, createdAt: 3 }));
+    await store.responses.put(response({ id: 'resp_object', sessionId: id, output: { id: 'msg_a1' }, createdAt: 4 }));
+    const ids = async (itemIds: string[]) => (await store.responses.withOutputItems(itemIds)).map((r) => r.id);
+    expect(await ids(['mcp_b2'])).toEqual(['resp_b']);
+    expect(await ids(['msg_b1', 'msg_a1'])).toEqual(['resp_a', 'resp_b']);
+    expect(await ids(['msg_missing', "x' or 1=1 --"])).toEqual([]);
+    expect(await ids([])).toEqual([]);
+  });
+
   it('50. runs.create with a reused idempotency key returns the existing run within 24 hours, a new one after', async () => {
     const clock = steppingClock();
     const store = await openTestStore(location, { clock });

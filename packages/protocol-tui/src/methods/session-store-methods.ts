@@ -8,9 +8,10 @@ import { writeTextFile } from './tui-client-methods.js';
 const EXCLUDED_SOURCES = ['tool', 'kanban', 'subagent'];
 
 /**
- * `session.delete`: removes a stored session (by stored id). A live session is closed first when
- * only the caller is attached to it; one attached to another client answers 4023, a running one
- * 4009. Result `{deleted: <stored id>}`.
+ * `session.delete`: removes a stored session (by stored id). A live session is refused with 4023, as Hermes does:
+ * one open in this gateway (attached to any client, the caller included, or still held for replay), or one with a
+ * turn in flight from any surface of this process (the HTTP API included). Close it first. Result
+ * `{deleted: <stored id>}`.
  */
 export async function sessionDelete(context: MethodContext): Promise<Record<string, unknown>> {
   const { gateway } = context;
@@ -18,13 +19,8 @@ export async function sessionDelete(context: MethodContext): Promise<Record<stri
   if (!id) fail(ErrorCode.sessionIdRequired, 'session_id required');
   const live = gateway.sessions.get(id) ?? gateway.sessionByStoredId(id);
   const storedId = live?.storedId ?? id;
-  if (live) {
-    if (live.busy) fail(ErrorCode.sessionBusy, 'session busy — interrupt the current turn before deleting it');
-    const others = [...live.attached].filter((connection) => connection !== context.connection);
-    if (others.length > 0)
-      fail(ErrorCode.liveSessionDelete, 'session is open in another client — close it there first');
-    await gateway.finalize(live, 'session_deleted');
-  }
+  if (live || gateway.host.turns.holder(storedId))
+    fail(ErrorCode.liveSessionDelete, 'cannot delete an active session — close it first');
   const store = gateway.host.store;
   const row = await store.getSession(storedId);
   if (!row) fail(ErrorCode.storedSessionNotFound, `session not found: ${storedId}`);
