@@ -1,3 +1,5 @@
+import pRetry from 'p-retry';
+
 /**
  * What {@link retry} does after a failed attempt: how long to wait before the next attempt, or
  * which error to throw instead of retrying.
@@ -25,21 +27,53 @@ export interface RetryPolicy {
 }
 
 /**
+ * Carries an attempt's failure through p-retry, which never retries a `TypeError` that does not look like a
+ * network error and replaces a thrown non-`Error`: the loops decide by their own rules, and the attempt's own
+ * error comes out unchanged.
+ */
+class FailedAttempt extends Error {
+  constructor(readonly failure: unknown) {
+    super('attempt failed');
+  }
+}
+
+/**
  * Runs `attempt` until it succeeds or `policy.next` returns an error to throw: the one retry loop of the core
  * (the SQLite and PostgreSQL stores' budgeted retries, the run bus's reconnects, the model calls of a turn and
- * the auxiliary calls; docs/adr/0046-one-retry-helper.md). The first attempt starts synchronously, within
- * this call, and each next one as soon as the wait ends: no timer of its own between them, so a test's fake
- * clock alone decides when an attempt runs.
+ * the auxiliary calls; docs/adr/0046-one-retry-helper.md). p-retry runs and counts the attempts; the policy
+ * decides, and waits through `policy.sleep`, because p-retry's own waits are real timers that a test's fake
+ * clock cannot drive. p-retry's own wait is 0 ms, which it skips: each next attempt starts as soon as the
+ * policy's wait ends, with no timer in between. The first attempt starts synchronously, within this call.
  */
 export async function retry<T>(attempt: (attemptNumber: number) => T | Promise<T>, policy: RetryPolicy): Promise<T> {
-  for (let attemptNumber = 1; ; attemptNumber += 1) {
-    try {
-      return await attempt(attemptNumber);
-    } catch (error) {
-      const step = policy.next(error, attemptNumber);
-      if ('fail' in step) throw step.fail;
-      policy.onRetry?.(error, attemptNumber, step.retryInMs);
-      if (policy.sleep) await policy.sleep(step.retryInMs, policy.signal);
-    }
+  try {
+    return await pRetry(
+      async (attemptNumber) => {
+        try {
+          return await attempt(attemptNumber);
+        } catch (error) {
+          throw new FailedAttempt(error);
+        }
+      },
+      {
+        // Never stops by itself and never waits; no signal either, so that an abort reaches only the wait
+        // (the attempt decides what an abort during it means).
+        retries: Number.POSITIVE_INFINITY,
+        minTimeout: 0,
+        maxTimeout: 0,
+        // Whatever this throws (the policy's error, the wait's rejection) p-retry throws as is.
+        shouldRetry: async ({ error, attemptNumber }) => {
+          const failure = (error as FailedAttempt).failure;
+          const step = policy.next(failure, attemptNumber);
+          if ('fail' in step) throw step.fail;
+          policy.onRetry?.(failure, attemptNumber, step.retryInMs);
+          if (policy.sleep) await policy.sleep(step.retryInMs, policy.signal);
+          return true;
+        },
+      },
+    );
+  } catch (error) {
+    // Unreachable with unlimited retries and no time limit, but never let the carrier out.
+    throw error instanceof FailedAttempt ? error.failure : error;
   }
 }

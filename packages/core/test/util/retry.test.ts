@@ -20,7 +20,11 @@ describe('retry', () => {
         sleep: (ms, signal) => clock.sleep(ms, signal),
       },
     );
+    // Each advance fires the pending wait and lets the next attempt run before it returns.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(attempts).toEqual([1]);
     await clock.advance(100);
+    expect(attempts).toEqual([1, 2]);
     await clock.advance(200);
     await expect(result).resolves.toBe('done');
     expect(attempts).toEqual([1, 2, 3]);
@@ -44,7 +48,7 @@ describe('retry', () => {
     ).catch((error: unknown) => error);
     expect(thrown).toBe('a string');
     expect(seen).toEqual([typeError, 'a string']);
-    // Thrown as is: no counters written onto it (p-retry does that; docs/adr/0046-one-retry-helper.md).
+    // Thrown as is: p-retry never sees it, so neither its TypeError rule nor its non-Error wrapping applies.
     expect(Object.keys(typeError)).toEqual([]);
 
     const spent = new Error('budget spent');
