@@ -1,6 +1,7 @@
 import type { LanguageModelV3Prompt } from '@ai-sdk/provider';
 import type { ResolvedRoute } from '../providers/types.js';
 import { normalizeUsage } from '../usage.js';
+import { retry } from '../util/retry.js';
 import { classifyProviderError } from './classify.js';
 import type { SessionInternals } from './internals.js';
 
@@ -41,8 +42,9 @@ export async function auxiliaryText(
   if (!route) throw new Error('No model is configured for auxiliary tasks.');
   const host = agent.host;
   const model = host.createModel(route);
-  for (let attempt = 0; ; attempt += 1) {
-    try {
+  // One retry, at once, of a retryable error that is not the caller's abort.
+  return retry(
+    async () => {
       const callOptions: Parameters<typeof model.doGenerate>[0] = { prompt };
       if (options.signal) callOptions.abortSignal = options.signal;
       if (options.maxOutputTokens !== undefined) callOptions.maxOutputTokens = options.maxOutputTokens;
@@ -68,10 +70,13 @@ export async function auxiliaryText(
         });
       }
       return text;
-    } catch (error) {
-      if (options.signal?.aborted) throw error;
-      const classified = classifyProviderError(error, host.clock.now());
-      if (attempt >= 1 || !classified.retryable) throw error;
-    }
-  }
+    },
+    {
+      next(error, attemptNumber) {
+        if (options.signal?.aborted) return { fail: error };
+        const classified = classifyProviderError(error, host.clock.now());
+        return attemptNumber >= 2 || !classified.retryable ? { fail: error } : { retryInMs: 0 };
+      },
+    },
+  );
 }

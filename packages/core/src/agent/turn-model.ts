@@ -9,6 +9,7 @@ import type { NewMessage } from '../store/types.js';
 import type { ToolDefinition } from '../tools/types.js';
 import type { FinishReason, JsonObject, StoredToolCall, Usage } from '../types.js';
 import { addUsage, normalizeUsage } from '../usage.js';
+import { retry } from '../util/retry.js';
 import {
   type ClassifiedError,
   classifyProviderError,
@@ -20,6 +21,19 @@ import { isRedirectReason } from './interrupt.js';
 import { buildPrompt } from './request.js';
 import { publicRoute, type ToolCallRequest } from './turn-base.js';
 import { isZodSchema, TurnTools } from './turn-tools.js';
+
+/** A model call that failed with a classified error: carried out of the retry helper to the fallback step. */
+class FailedModelCall extends Error {
+  constructor(
+    readonly error: ClassifiedError,
+    readonly discardMessageId: string | undefined,
+  ) {
+    super(error.message);
+  }
+}
+
+/** Thrown by the wait between retries when the turn is cancelled meanwhile: the step ends as cancelled. */
+const WAIT_CANCELLED = Symbol('wait cancelled');
 
 const SUMMARY_INSTRUCTION =
   'You have reached the limit of steps for this turn. Do not call any tools. Summarize for the user: what was done, what remains, and the current state.';
@@ -83,56 +97,68 @@ export abstract class TurnModel extends TurnTools {
     let route: ResolvedRoute = route0;
     const usedSpecs = new Set<string>([route.spec]);
     const maxRetries = this.settings.agent.api_max_retries;
-    let attempt = 0;
-    let previousDelay: number | null = null;
-    let lastError: ClassifiedError | null = null;
     let onlyEmpty = true;
+    // One pass per route: the retries of one model, then the next fallback with its own retries.
     for (;;) {
-      if (this.interruptReason) return { kind: 'cancelled', text: '', messageId: null };
-      const result = await this.attempt(route, tools, summary);
-      if (result.kind !== 'error') return result;
-      const error = result.error;
-      lastError = error;
-      if (error.reason !== 'empty_response') onlyEmpty = false;
-      if (error.compress && !summary) return { kind: 'overflow', error };
-      const canRetry = error.retryable && attempt < maxRetries;
-      if (canRetry) {
-        attempt += 1;
-        const delayMs = Math.round(nextBackoff(previousDelay, error.retryAfterMs));
-        previousDelay = delayMs;
-        const payload: AgentEventPayloads['retry'] = {
-          attempt,
-          maxRetries,
-          delayMs,
-          reason: error.reason,
-          message: error.message,
-        };
-        if (error.status !== undefined) payload.status = error.status;
-        if (result.discardMessageId) payload.discardMessageId = result.discardMessageId;
-        this.emit('retry', payload);
-        try {
-          await this.agent.host.clock.sleep(delayMs, this.signal);
-        } catch {
-          return { kind: 'cancelled', text: '', messageId: null };
+      let previousDelay: number | null = null;
+      let outcome: StepOutcome;
+      try {
+        outcome = await retry(
+          async () => {
+            if (this.interruptReason) return { kind: 'cancelled', text: '', messageId: null } satisfies StepOutcome;
+            const result = await this.attempt(route, tools, summary);
+            if (result.kind !== 'error') return result;
+            const error = result.error;
+            if (error.reason !== 'empty_response') onlyEmpty = false;
+            if (error.compress && !summary) return { kind: 'overflow', error } satisfies StepOutcome;
+            throw new FailedModelCall(error, result.discardMessageId);
+          },
+          {
+            // Retry number n follows failed attempt n: at most `maxRetries` of them, retryable errors only.
+            next: (failure, attemptNumber) => {
+              if (!(failure instanceof FailedModelCall) || !failure.error.retryable || attemptNumber > maxRetries)
+                return { fail: failure };
+              const delayMs = Math.round(nextBackoff(previousDelay, failure.error.retryAfterMs));
+              previousDelay = delayMs;
+              return { retryInMs: delayMs };
+            },
+            onRetry: (failure, attemptNumber, delayMs) => {
+              const { error, discardMessageId } = failure as FailedModelCall;
+              const payload: AgentEventPayloads['retry'] = {
+                attempt: attemptNumber,
+                maxRetries,
+                delayMs,
+                reason: error.reason,
+                message: error.message,
+              };
+              if (error.status !== undefined) payload.status = error.status;
+              if (discardMessageId) payload.discardMessageId = discardMessageId;
+              this.emit('retry', payload);
+            },
+            sleep: (ms, signal) => this.agent.host.clock.sleep(ms, signal).catch(() => Promise.reject(WAIT_CANCELLED)),
+            signal: this.signal,
+          },
+        );
+      } catch (failure) {
+        if (failure === WAIT_CANCELLED) return { kind: 'cancelled', text: '', messageId: null };
+        if (!(failure instanceof FailedModelCall)) throw failure;
+        const error = failure.error;
+        const next = this.nextFallback(usedSpecs);
+        if (next) {
+          this.emit('fallback', { from: publicRoute(route), to: publicRoute(next), reason: error.reason });
+          route = next;
+          this.route = next;
+          this.fallbackUsed = true;
+          continue;
         }
-        continue;
+        const exitReason = !error.retryable
+          ? `provider_error(${error.reason})`
+          : onlyEmpty
+            ? 'empty_response_exhausted'
+            : 'all_retries_exhausted_no_response';
+        return { kind: 'failed', exitReason, error, route };
       }
-      const next = this.nextFallback(usedSpecs);
-      if (next) {
-        this.emit('fallback', { from: publicRoute(route), to: publicRoute(next), reason: error.reason });
-        route = next;
-        this.route = next;
-        this.fallbackUsed = true;
-        attempt = 0;
-        previousDelay = null;
-        continue;
-      }
-      const exitReason = !error.retryable
-        ? `provider_error(${error.reason})`
-        : onlyEmpty
-          ? 'empty_response_exhausted'
-          : 'all_retries_exhausted_no_response';
-      return { kind: 'failed', exitReason, error: lastError, route };
+      return outcome;
     }
   }
 

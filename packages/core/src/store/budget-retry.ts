@@ -1,4 +1,5 @@
 import type { Clock, Logger } from '../types.js';
+import { retry } from '../util/retry.js';
 
 const FIRST_DELAY_MS = 50;
 const LONGEST_DELAY_MS = 1_000;
@@ -42,23 +43,26 @@ export async function retryWithinBudget<T>(attempt: () => T | Promise<T>, option
   const started = clock.now();
   // Counting the slept time too keeps the budget finite under a clock whose `now` stands still.
   let slept = 0;
-  for (let retry = 0; ; retry += 1) {
-    try {
-      return await attempt();
-    } catch (error) {
-      if (!options.isRetryable(error)) throw error;
-      const delay = retryDelay(retry) * (options.delayScale ?? 1);
+  return retry(() => attempt(), {
+    next(error, attemptNumber) {
+      if (!options.isRetryable(error)) return { fail: error };
+      const delay = retryDelay(attemptNumber - 1) * (options.delayScale ?? 1);
       const elapsed = Math.max(clock.now() - started, slept);
       if (options.isPermanent?.(error) === true || elapsed + delay > options.budgetMs)
-        throw options.exhausted(error, retry + 1, elapsed);
+        return { fail: options.exhausted(error, attemptNumber, elapsed) };
+      return { retryInMs: delay };
+    },
+    onRetry(error, attemptNumber, delayMs) {
       options.logger[options.logLevel ?? 'debug'](options.logMessage, {
         ...options.logFields?.(error),
-        attempt: retry + 1,
-        delayMs: delay,
+        attempt: attemptNumber,
+        delayMs,
       });
-      await clock.sleep(delay);
-      slept += delay;
+    },
+    async sleep(ms) {
+      await clock.sleep(ms);
+      slept += ms;
       options.assertOpen?.();
-    }
-  }
+    },
+  });
 }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type pg from 'pg';
 import type { JsonObject, JsonValue } from '../types.js';
+import { retry } from '../util/retry.js';
 import type {
   RunBus,
   RunBusOptions,
@@ -31,6 +32,9 @@ const RELAY_PART_UNITS = 2_500;
 export const MAX_CONTROL_PAYLOAD_BYTES = 7_900;
 
 const RECONNECT_DELAYS_MS = [100, 250, 500, 1_000, 2_000];
+
+/** A failed connect or `LISTEN` of the listening connection, already logged: the one failure retried. */
+class ListenFailed extends Error {}
 
 /** A run's newest events kept by default: the runs API's backlog (spec §19.3). */
 const DEFAULT_KEEP_EVENTS = 1_000;
@@ -129,17 +133,26 @@ export class PgRunBus implements RunBus {
   }
 
   private async listen(): Promise<void> {
-    while (!this.closed) {
-      const { default: pgModule } = await import('pg');
-      const client = new pgModule.Client(this.pool.options);
-      client.on('error', (error) => this.dropped(client, error));
-      client.on('end', () => this.dropped(client, null));
-      client.on('notification', (message) => this.notified(message.channel, message.payload ?? ''));
-      try {
-        await client.connect();
-        await client.query(
-          `LISTEN ${EVENTS_CHANNEL}; LISTEN ${CONTROL_CHANNEL}; LISTEN ${REPLY_CHANNEL}; LISTEN ${RELAY_CHANNEL}`,
-        );
+    // Retried until the connection listens or the bus is closed; only a failed connect is retried.
+    await retry(
+      async () => {
+        if (this.closed) return;
+        const { default: pgModule } = await import('pg');
+        const client = new pgModule.Client(this.pool.options);
+        client.on('error', (error) => this.dropped(client, error));
+        client.on('end', () => this.dropped(client, null));
+        client.on('notification', (message) => this.notified(message.channel, message.payload ?? ''));
+        try {
+          await client.connect();
+          await client.query(
+            `LISTEN ${EVENTS_CHANNEL}; LISTEN ${CONTROL_CHANNEL}; LISTEN ${REPLY_CHANNEL}; LISTEN ${RELAY_CHANNEL}`,
+          );
+        } catch (error) {
+          client.removeAllListeners('end');
+          await client.end().catch(() => {});
+          this.warn('run bus could not listen', { reason: String(error) });
+          throw new ListenFailed();
+        }
         if (this.closed) {
           await client.end().catch(() => {});
           return;
@@ -149,16 +162,18 @@ export class PgRunBus implements RunBus {
         this.attempt = 0;
         this.connecting = null;
         if (reconnected) this.reconnects.emit('reconnect');
-        return;
-      } catch (error) {
-        client.removeAllListeners('end');
-        await client.end().catch(() => {});
-        this.warn('run bus could not listen', { reason: String(error) });
-        const delay = RECONNECT_DELAYS_MS[Math.min(this.attempt, RECONNECT_DELAYS_MS.length - 1)] ?? 2_000;
-        this.attempt += 1;
-        await new Promise((resolve) => setTimeout(resolve, delay).unref());
-      }
-    }
+      },
+      {
+        next: (error) => {
+          if (!(error instanceof ListenFailed)) return { fail: error };
+          const delay = RECONNECT_DELAYS_MS[Math.min(this.attempt, RECONNECT_DELAYS_MS.length - 1)] ?? 2_000;
+          this.attempt += 1;
+          return { retryInMs: delay };
+        },
+        // A real timer that does not keep the process alive: the bus has no clock of its own.
+        sleep: (ms) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref()),
+      },
+    );
   }
 
   private dropped(client: pg.Client, error: Error | null): void {

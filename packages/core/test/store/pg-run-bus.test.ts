@@ -22,7 +22,13 @@ async function twoBuses() {
   const run = await first?.runs.create({ sessionId: id, input: 'hi', holder: 'instance-0' });
   const createRun = async () =>
     (await first?.runs.create({ sessionId: id, input: 'hi', holder: 'instance-0' }))?.id as string;
-  return { owner: buses[0] as PgRunBus, reader: buses[1] as PgRunBus, runId: run?.id as string, createRun };
+  return {
+    owner: buses[0] as PgRunBus,
+    reader: buses[1] as PgRunBus,
+    runId: run?.id as string,
+    createRun,
+    url: database.url,
+  };
 }
 
 function nextWakeUp(bus: PgRunBus, runId: string): Promise<{ seq: number; events?: RunEventRecord[] }> {
@@ -35,6 +41,36 @@ function nextWakeUp(bus: PgRunBus, runId: string): Promise<{ seq: number; events
 }
 
 describe('the PostgreSQL run bus wake-ups (ADR 0018)', () => {
+  it('come again after the server drops the listening connections: each bus re-opens its own and says so', async () => {
+    const { owner, reader, runId, url } = await twoBuses();
+    const reconnected = [owner, reader].map(
+      (bus) =>
+        new Promise<void>((resolve) => {
+          const stop = bus.onReconnect(() => {
+            stop();
+            resolve();
+          });
+        }),
+    );
+    const { default: pg } = await import('pg');
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      // A listening connection's last statement is its LISTEN; the pools' connections ran others since.
+      const terminated = await admin.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'LISTEN%'",
+      );
+      expect(terminated.rowCount).toBe(2);
+    } finally {
+      await admin.end();
+    }
+    await Promise.all(reconnected);
+    const woken = nextWakeUp(reader, runId);
+    const events = [{ seq: 0, payload: { event: 'message.delta', run_id: runId, seq: 0, delta: 'after' } }];
+    await owner.append(runId, events);
+    expect(await woken).toEqual({ seq: 0, events });
+  });
+
   it('carry the appended events to the other instance when they fit, so the reader need not fetch them', async () => {
     const { owner, reader, runId } = await twoBuses();
     const woken = nextWakeUp(reader, runId);
