@@ -1,6 +1,6 @@
+import { buildModelOptions } from '@hermes/core';
 import type { Hono } from 'hono';
 import { STORE_RETRY_AFTER_SECONDS } from './http-error.js';
-import { ModelProbe } from './model-probe.js';
 import type { ServerContext } from './server-context.js';
 import { VERSION } from './version.js';
 
@@ -151,59 +151,12 @@ export function registerInfoRoutes(app: Hono, server: ServerContext, features: I
     });
   });
 
-  const probe = new ModelProbe(host);
+  // The core builds the inventory and owns the probe policy and cache (openai-api §16), the same
+  // payload the gateway's `model.options` shows.
   app.get('/api/model/options', async (context) => {
-    const models = host.listModels();
-    const byProvider = new Map<string, typeof models>();
-    for (const option of models) byProvider.set(option.provider, [...(byProvider.get(option.provider) ?? []), option]);
-    const current = host.config.model.default ?? '';
-    const separator = current.indexOf(':');
-    const selectedProvider = separator >= 0 ? current.slice(0, separator) : (host.config.model.provider ?? '');
     const refresh = /^(1|true)$/i.test(context.req.query('refresh') ?? '');
-    const probed = new Map((await probe.inventory({ refresh, selectedProvider })).map((entry) => [entry.id, entry]));
-    const rows = [...byProvider.entries()].map(([id, options]) => ({
-      id,
-      name: id,
-      configured: options.some((option) => option.configured),
-      is_custom: probed.has(id),
-      models: options.map((option) => ({
-        id: option.model,
-        name: option.model,
-        context_window: option.contextWindow,
-        pricing: null,
-        capabilities: null,
-      })),
-      error: probed.get(id)?.error ?? null,
-    }));
-    // Custom providers are listed with the models their endpoint reported.
-    for (const entry of probed.values()) {
-      const row = rows.find((candidate) => candidate.id === entry.id);
-      const known = new Set(row?.models.map((model) => model.id) ?? []);
-      const extra = entry.models
-        .filter((model) => !known.has(model))
-        .map((model) => ({
-          id: model,
-          name: model,
-          context_window: null as number | null,
-          pricing: null,
-          capabilities: null,
-        }));
-      if (row) row.models.push(...(extra as typeof row.models));
-      else
-        rows.push({
-          id: entry.id,
-          name: entry.id,
-          configured: entry.error === null,
-          is_custom: true,
-          models: extra as never,
-          error: entry.error,
-        });
-    }
-    return context.json({
-      model: separator >= 0 ? current.slice(separator + 1) : current,
-      provider: selectedProvider,
-      providers: rows,
-    });
+    // Providers without credentials are listed too, as `configured:false` rows.
+    return context.json(await buildModelOptions(host, { refresh, includeUnconfigured: true }));
   });
 
   app.get('/v1/capabilities', (context) =>

@@ -1,4 +1,4 @@
-import { type AgentHost, type Logger, redactSecrets, updateConfigFile } from '@hermes/core';
+import { type AgentHost, HermesError, type Logger, redactSecrets, updateConfigFile } from '@hermes/core';
 import type { GatewayConnection } from './connection.js';
 import { gitBranch } from './git-branch.js';
 import { newRuntimeId, randomHex } from './ids.js';
@@ -253,7 +253,14 @@ export class GatewayState implements SessionGateway {
     }
     const spec = this.host.config.model.default ?? this.host.lookupEnv('HERMES_MODEL');
     if (!spec) throw new Error('no model configured');
-    this.host.resolveModel(spec);
+    try {
+      this.host.resolveModel(spec);
+    } catch (error) {
+      // A missing key is not a failed build: the first turn asks the client for it with a `secret`
+      // request (§6.4, core §24.7) and saves the answer; failing here would never let it ask.
+      if (HermesError.isInstance(error) && error.code === 'missing_credentials') return;
+      throw error;
+    }
   }
 
   /** `SessionLiveInfo` of a session (§2.7); the lazy form before the agent is built. */

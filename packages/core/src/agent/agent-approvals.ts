@@ -67,6 +67,14 @@ export abstract class AgentApprovals extends AgentTranscript {
     };
   }
 
+  /**
+   * The `secret` callback that answers for this session now (its running turn's, its own, or the
+   * host's): what an MCP server connecting on the session's behalf asks (spec/core.md §24.7).
+   */
+  secretCallback(): HostCallbacks['secret'] {
+    return this.callbacksFor(this.currentTurn).secret;
+  }
+
   protected callbacksFor(turn: TurnRunner | null): HostCallbacks {
     const perTurn = turn ? this.turnCallbacks.get(turn) : undefined;
     return { ...this.host.callbacks, ...this.callbacks, ...(perTurn ?? {}) };

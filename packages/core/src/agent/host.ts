@@ -445,6 +445,11 @@ class HostImpl implements HostContext {
     return this.agents.get(sessionId);
   }
 
+  /** The `secret` callback of a live session, for the MCP manager (spec/core.md §24.7). */
+  sessionSecret(sessionId: string): HostCallbacks['secret'] | undefined {
+    return this.agents.get(sessionId)?.secretCallback();
+  }
+
   liveAgents(): Agent[] {
     return [...this.agents.values()];
   }

@@ -81,6 +81,8 @@ export interface McpManagerHost {
    * any client can answer, so for them a missing variable fails the server at once.
    */
   callbacks?: HostCallbacks;
+  /** The `secret` callback of a live session (its client), preferred over the host's for that session. */
+  sessionSecret?(sessionId: string): HostCallbacks['secret'] | undefined;
   /** Where an answered secret is written to `.env`; without it the answer is only kept in memory. */
   homeDir?: string;
 }
@@ -405,7 +407,7 @@ export function createMcpManager(options: McpManagerOptions): McpManagerInternal
     expandAll(config.env, missing);
     expandAll(config.headers, missing);
     for (const name of missing) {
-      const secret = host.callbacks?.secret;
+      const secret = (sessionId !== null ? host.sessionSecret?.(sessionId) : undefined) ?? host.callbacks?.secret;
       let value = '';
       if (secret && sessionId !== null) {
         try {
@@ -758,7 +760,7 @@ export function createMcpManager(options: McpManagerOptions): McpManagerInternal
 
     status,
 
-    async reload() {
+    async reload(options = {}) {
       await starting;
       const previousReload = reloading ?? Promise.resolve();
       const run = async (): Promise<McpServerStatus[]> => {
@@ -768,7 +770,9 @@ export function createMcpManager(options: McpManagerOptions): McpManagerInternal
         // In-flight calls on the old connections end with an error result (§15.2).
         const closes = hostConnections.map(retire);
         hostConnections = buildHostConnections();
-        const reconnects = hostConnections.filter(enabled).map((connection) => connect(connection, null));
+        // A reload asked from a session lets that session's client answer the host servers' missing variables.
+        const asking = options.sessionId ?? null;
+        const reconnects = hostConnections.filter(enabled).map((connection) => connect(connection, asking));
         // Session servers keep their configuration but reconnect too: a reload is how a failed server comes back.
         for (const connection of shared.values()) {
           if (!enabled(connection)) continue;

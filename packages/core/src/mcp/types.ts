@@ -34,8 +34,12 @@ export interface McpServerStatus {
 export interface McpManager {
   /** The host's servers in configuration order, then the session servers in attach order. */
   status(): McpServerStatus[];
-  /** Closes every connection, re-reads `mcp_servers` and reconnects; resolves with {@link McpManager.status}. */
-  reload(): Promise<McpServerStatus[]>;
+  /**
+   * Closes every connection, re-reads `mcp_servers` and reconnects; resolves with {@link McpManager.status}.
+   * With `sessionId` (a live session that asked for the reload), a host server's missing `${VAR}` is asked of
+   * that session's `secret` callback instead of failing the server (spec/core.md §24.7).
+   */
+  reload(options?: { sessionId?: string }): Promise<McpServerStatus[]>;
   /** Called again for a session, replaces that session's previous list (spec/core.md §24.6). */
   attachSessionServers(sessionId: string, servers: McpServerConfig[]): Promise<McpServerStatus[]>;
 }

@@ -30,6 +30,13 @@ export {
   normalizeModelName,
 } from './metadata.js';
 export {
+  buildModelOptions,
+  type ModelOptions,
+  type ModelOptionsModel,
+  type ModelOptionsProvider,
+  type ModelOptionsRequest,
+} from './model-options.js';
+export {
   BUILTIN_PROVIDER_IDS,
   type BuiltinProviderId,
   canonicalProvider,

@@ -13,6 +13,8 @@ const DETAILS_SECTIONS = ['thinking', 'tools', 'subagents', 'activity'];
 const THEMES = ['auto', 'light', 'dark'];
 const INDICATORS = ['kaomoji', 'emoji', 'unicode', 'ascii'];
 const STATUS_BAR = ['top', 'bottom', 'off'];
+/** The values of the client-side `/density` command the catalog offers (persisted as `display.tui_density`). */
+const DENSITIES = ['comfortable', 'compact'];
 
 function section(context: MethodContext, name: string): Record<string, unknown> {
   const value = context.gateway.host.configSection(name);
@@ -45,6 +47,8 @@ export function displayConfigGet(context: MethodContext, key: string): Record<st
       return { value: stringOr(display.tui_status_indicator, 'kaomoji') };
     case 'details_mode':
       return { value: stringOr(display.details_mode, 'collapsed') };
+    case 'density':
+      return { value: stringOr(display.tui_density, 'comfortable') };
     case 'skin':
       return { value: 'default' };
     case 'fast':
@@ -93,6 +97,12 @@ export async function displayConfigSet(
       if (flag === null) return invalid();
       await persist(['display', key === 'mouse' ? 'mouse_tracking' : 'tui_compact'], flag);
       return { key, value: flag ? 'on' : 'off' };
+    }
+    case 'density': {
+      // `commands.catalog` offers `/density`, so the key it sets must be settable here.
+      if (typeof value !== 'string' || !DENSITIES.includes(value)) return invalid();
+      await persist(['display', 'tui_density'], value);
+      return { key, value };
     }
     case 'statusbar': {
       if (typeof value !== 'string' || !STATUS_BAR.includes(value)) return invalid();

@@ -51,10 +51,13 @@ export async function reloadMcp(context: MethodContext): Promise<Record<string, 
   const wanted = stringParam(params, 'rev') ?? mcpRevision(context);
   if (gateway.mcpLoadedRevision === wanted)
     return { status: 'reloaded', loaded_rev: gateway.mcpLoadedRevision, coalesced: true };
+  // The client that asked can answer a server's missing variable (`secret`, §6.4) through its session.
+  const id = stringParam(params, 'session_id');
+  const asking = id ? gateway.sessions.get(id) : undefined;
   try {
     gateway.mcpReloading = (async () => {
       await gateway.host.reloadConfig();
-      await gateway.host.mcp.reload();
+      await gateway.host.mcp.reload(asking && !asking.finalized ? { sessionId: asking.agent.sessionId } : {});
     })();
     await gateway.mcpReloading;
   } catch (error) {

@@ -1,0 +1,39 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type ScriptedServer, startScriptedOpenAIServer, step, text } from '@hermes/core/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createFixture } from './support/client.js';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function endpoint(apiKey: string): Promise<ScriptedServer> {
+  const server = await startScriptedOpenAIServer({ script: [step(text('keyed reply'))], apiKey, models: ['keyed'] });
+  cleanups.push(() => server.close());
+  return server;
+}
+
+describe('the secret server request (§6.4, core §24.7)', () => {
+  it('is raised when the key of the session model is missing; the answer is saved and the turn runs', async () => {
+    const key = 'secret-answer-0123456789';
+    const server = await endpoint(key);
+    const gateway = await createFixture({
+      config: {
+        model: { default: 'mine:keyed' },
+        providers: { mine: { base_url: server.baseURL, api_key_env: 'MINE_API_KEY' } },
+      },
+    });
+    cleanups.push(() => gateway.dispose());
+    const client = await gateway.connect();
+    const created = await client.result('session.create', {});
+    await client.result('prompt.submit', { session_id: created.session_id, text: 'hello' });
+    const request = await client.waitFor((frame) => frame.method === 'secret', 30_000);
+    expect(request.params).toMatchObject({ env_var: 'MINE_API_KEY' });
+    expect(await client.result('request.answer', { id: request.id, result: { value: key } })).toEqual({ status: 'ok' });
+    const done = await client.event('message.complete', created.session_id);
+    expect(done.payload.text).toBe('keyed reply');
+    expect(readFileSync(join(gateway.host.homeDir, '.env'), 'utf8')).toContain(`MINE_API_KEY=${key}`);
+  });
+});
