@@ -6,6 +6,13 @@
 
 export { EVENT_BUFFER_SIZE } from './agent/event-stream.js';
 export { type AgentHost, type AgentHostOptions, createAgent, createAgentHost, type HostEvent } from './agent/host.js';
+export {
+  buildModelOptions,
+  type ModelOptions,
+  type ModelOptionsModel,
+  type ModelOptionsProvider,
+  type ModelOptionsRequest,
+} from './agent/model-options.js';
 export type { HermesSettings as HermesConfig } from './agent/settings.js';
 export type { InterruptOptions, RunTurnOptions, SteerResult, TurnInput, TurnResult } from './agent/turn-types.js';
 export type {
@@ -78,12 +85,7 @@ export {
   BUILTIN_PROVIDER_IDS,
   BUILTIN_PROVIDERS,
   type BuiltinProviderDescriptor,
-  buildModelOptions,
   formatUsd,
-  type ModelOptions,
-  type ModelOptionsModel,
-  type ModelOptionsProvider,
-  type ModelOptionsRequest,
   type ParsedModelSpec,
   PROVIDER_ALIASES,
   parseModelSpec,

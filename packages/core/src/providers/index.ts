@@ -30,13 +30,6 @@ export {
   normalizeModelName,
 } from './metadata.js';
 export {
-  buildModelOptions,
-  type ModelOptions,
-  type ModelOptionsModel,
-  type ModelOptionsProvider,
-  type ModelOptionsRequest,
-} from './model-options.js';
-export {
   BUILTIN_PROVIDER_IDS,
   type BuiltinProviderId,
   canonicalProvider,

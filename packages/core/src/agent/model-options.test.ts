@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createAgentHost } from '../agent/host.js';
 import { silentLogger } from '../logger.js';
 import { startScriptedOpenAIServer } from '../testing/index.js';
+import { createAgentHost } from './host.js';
 import { buildModelOptions } from './model-options.js';
 
 describe('buildModelOptions', () => {
