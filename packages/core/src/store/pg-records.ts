@@ -7,6 +7,7 @@ import {
   type NewRun,
   newRunRecord,
   orphanedRunPatch,
+  reclaimedRunPatch,
   runListQuery,
   runNotFound,
   UNFINISHED,
@@ -192,11 +193,7 @@ export class PgRunStore implements RunStore {
         .returning({ sessionId: turnLeases.sessionId });
       const settled = await tx
         .update(runs)
-        .set({
-          ...orphanedRunPatch(now),
-          exitReason: reason.exitReason,
-          error: { code: 'orphaned', message: reason.message },
-        })
+        .set(reclaimedRunPatch(now, reason))
         .where(and(inArray(runs.holder, holders), inArray(runs.status, UNFINISHED)))
         .returning({ id: runs.id });
       return { holders, leases: leases.length, runs: settled.length };

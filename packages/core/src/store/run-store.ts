@@ -52,6 +52,15 @@ export function orphanedRunPatch(now: number) {
   };
 }
 
+/** The update that ends an unfinished run of a dead holder reclaimed at start-up, with the reason it gives. */
+export function reclaimedRunPatch(now: number, reason: { exitReason: string; message: string }) {
+  return {
+    ...orphanedRunPatch(now),
+    exitReason: reason.exitReason,
+    error: { code: 'orphaned', message: reason.message },
+  };
+}
+
 export function runNotFound(id: string): HermesError {
   return new HermesError('run_not_found', `No run ${id}`, { details: { runId: id } });
 }
@@ -220,11 +229,7 @@ export class SqliteRunStore implements RunStore {
       const leases = db.delete(turnLeases).where(inArray(turnLeases.holder, holders)).run().changes;
       const settled = db
         .update(runs)
-        .set({
-          ...orphanedRunPatch(now),
-          exitReason: reason.exitReason,
-          error: { code: 'orphaned', message: reason.message },
-        })
+        .set(reclaimedRunPatch(now, reason))
         .where(and(inArray(runs.holder, holders), inArray(runs.status, UNFINISHED)))
         .run().changes;
       return { holders, leases, runs: settled };
