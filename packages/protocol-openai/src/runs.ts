@@ -41,8 +41,12 @@ const TERMINAL_EVENTS = new Set(['run.completed', 'run.failed', 'run.cancelled',
 const UNFINISHED = new Set(['queued', 'running', 'stopping']);
 /** Error text of a run whose instance died (spec §19.5, orphaned runs). */
 const ORPHAN_ERROR = 'The gateway restarted before this run settled.';
+/** The core's issuer of a turn whose session's lease another process took over (issue 33.3, ADR 0049). */
+const LEASE_LOST_ISSUER = 'session_turn_lease_lost';
 /** Exit reason of a run whose instance lost its turn lease without settling it (issue 17.2, ADR 0018). */
-const LEASE_LOST_EXIT = 'interrupted_by_system(session_turn_lease_lost)';
+const LEASE_LOST_EXIT = `interrupted_by_system(${LEASE_LOST_ISSUER})`;
+/** Error text of a run stopped by its own instance because another took its session's turn lease over. */
+const LEASE_LOST_ERROR = "Another instance took over this run's session while this run's instance was unresponsive.";
 /** A remote reader re-checks the run's row and its owner's lease this often while no event arrives. */
 const REMOTE_POLL_MS = 1_000;
 /** The owner releases its lease a moment before it writes the run's end: a lost lease is confirmed after this. */
@@ -125,6 +129,19 @@ export function terminalOf(result: TurnResult): {
     };
   if (result.outcome === 'cancelled') {
     const issuer = result.interruptedBy?.issuer ?? 'user';
+    // Another instance took the session's turn lease over while this one was frozen or cut off (issue 33.3): the
+    // run reads `interrupted`, as when another instance settles it (ADR 0049).
+    if (issuer === LEASE_LOST_ISSUER)
+      return {
+        status: 'interrupted',
+        stored: 'failed',
+        fields: {
+          error: LEASE_LOST_ERROR,
+          completed: false,
+          interrupted: true,
+          turn_exit_reason: LEASE_LOST_EXIT,
+        },
+      };
     if (issuer === 'shutdown')
       return {
         status: 'interrupted',
@@ -732,11 +749,16 @@ export class RunRegistry {
     }
     if (!reply) {
       // No answer: an owner that still holds the turn is alive but unreachable; otherwise the run is settled here.
-      if (await bus.leaseHeld(row.sessionId, row.holder))
-        throw new ApiError(503, 'run_owner_unreachable', 'The instance running this run did not answer; retry.', {
+      const unreachable = () =>
+        new ApiError(503, 'run_owner_unreachable', 'The instance running this run did not answer; retry.', {
           headers: { 'Retry-After': '1' },
         });
-      await this.settleIfOwnerLost(row);
+      if (await bus.leaseHeld(row.sessionId, row.holder)) throw unreachable();
+      // A frozen owner's loss is only taken for its death at a later check (settleIfOwnerLost): until the run is
+      // settled, the request is answered 503 to be retried, never dropped with the 409 of a run executing nowhere
+      // (issue 33.3). Once settled, the request gets the answer of a run that ended (a stop: its final status).
+      const settled = await this.settleIfOwnerLost(row);
+      if (UNFINISHED.has(settled.status)) throw unreachable();
       return null;
     }
     if (reply.status >= 400) {

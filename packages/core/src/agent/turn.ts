@@ -25,9 +25,13 @@ export class TurnRunner extends TurnModel {
     } catch (error) {
       const code = HermesError.isInstance(error) ? error.code : error instanceof Error ? error.name : 'unknown';
       const message = error instanceof Error ? error.message : String(error);
-      this.agent.host.logger.error('turn failed with an unexpected error', { turnId: this.turnId, code, message });
-      // A write refused by the turn's fence: the turn was taken over, and stops as interrupted (ADR 0049).
-      if (isLeaseLost(error)) this.interrupt(leaseLostInterrupt());
+      if (isLeaseLost(error)) {
+        // A write refused by the turn's fence: another process took the session over (this one was frozen or cut off
+        // past its lease), and the turn stops as interrupted (ADR 0049).
+        this.agent.host.logger.warn('turn stopped: another process took its session over', { turnId: this.turnId });
+        this.interrupt(leaseLostInterrupt());
+      } else
+        this.agent.host.logger.error('turn failed with an unexpected error', { turnId: this.turnId, code, message });
       if (this.interruptReason) await this.finishCancelled();
       else if (HermesError.isInstance(error) && error.code === 'store_locked') {
         await this.finish('failed', 'session_persistence_failed', { code: 'store_locked', message, retryable: false });
