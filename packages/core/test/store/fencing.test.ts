@@ -21,6 +21,7 @@ const usage = {
     cacheWriteTokens: 0,
     reasoningTokens: 0,
     totalTokens: 15,
+    apiCalls: 1,
   },
   costUsd: 0,
   costStatus: 'unknown' as const,
