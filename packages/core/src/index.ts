@@ -168,4 +168,5 @@ export type {
 } from './tools/types.js';
 export { type TurnClaim, type TurnHolder, type TurnReleased, TurnsInFlight } from './turns-in-flight.js';
 export type * from './types.js';
+export { type PingableSocket, pingSockets } from './util/socket-liveness.js';
 export { VERSION } from './version.js';
