@@ -148,7 +148,7 @@ export class GatewayCore extends GatewayState {
 
   /**
    * Steps 4–6 of §2.3 (the frame's shape, answered with our own messages), then the JSON-RPC server: it finds the
-   * method, runs the checks of {@link createGatewayRpcServer}'s middleware and the handler, and builds the response.
+   * method, runs the checks of its middleware (`createRpcServer`) and the handler, and builds the response.
    * An inline method is awaited (the next frame of the connection waits for its response); a slow one is not.
    */
   private async dispatch(connection: GatewayConnection, record: Record<string, unknown>): Promise<void> {
@@ -182,16 +182,18 @@ export class GatewayCore extends GatewayState {
       ...(id === null ? {} : { id }),
     };
     const call: GatewayCall = { connection, afterResponse: [] };
-    const answered = this.rpc.receive(request, call).then((response) => {
-      if (response) connection.send(response);
-      for (const hook of call.afterResponse) {
-        try {
-          hook();
-        } catch (error) {
-          this.logger.error('after-response hook failed', { error: String(error) });
+    const answered = Promise.resolve(this.rpc.receive(request, call))
+      .then((response) => {
+        if (response) connection.send(response);
+        for (const hook of call.afterResponse) {
+          try {
+            hook();
+          } catch (error) {
+            this.logger.error('after-response hook failed', { error: String(error) });
+          }
         }
-      }
-    });
+      })
+      .catch((error: unknown) => this.logger.error('dispatcher failure', { error: String(error) }));
     if (call.slow) return;
     await answered;
   }
