@@ -3,7 +3,14 @@ import type { Agent, AgentEvent, ApprovalDecision, TurnResult } from '@hermes/co
 import { pendingToolCalls, redactSecrets } from '@hermes/core';
 import type { Context } from 'hono';
 import { approvalPayload } from './approval-payload.js';
-import { chatContinuation, chatToolCalls, checkResults, parseClientTools, toolConflictError } from './client-tools.js';
+import {
+  chatContinuation,
+  chatToolCalls,
+  checkResults,
+  parseClientTools,
+  storedOpenTurn,
+  toolConflictError,
+} from './client-tools.js';
 import { ApiError } from './http-error.js';
 import { hexId } from './ids.js';
 import { selectModel } from './model-selection.js';
@@ -145,6 +152,7 @@ export async function handleChatCompletions(server: ServerContext, context: Cont
     setTimeout(() => server.approvals.queues.delete(completionId), APPROVAL_ID_RETENTION_MS).unref();
   };
   let seedCount = 0;
+  let continuedTurnId: string | undefined;
   // Everything up to the turn's start may throw (a client gone while paced, a session that cannot be resumed, input
   // the agent refuses): the slot goes back then; after it, the turn's settle gives it back (ADR 0037).
   const { agent, run } = await slot.guard(async () => {
@@ -156,10 +164,13 @@ export async function handleChatCompletions(server: ServerContext, context: Cont
         // The stored session holds the open turn: the results must answer the calls it waits for.
         if (continuation) checkResults(continuation.results, pendingToolCalls(await agent.history()));
       } else {
-        // Without the header the body is the history (spec §13.3), the open turn's exchange included.
+        // Without the header the body is the history (spec §13.3). The open turn comes from the derived session,
+        // where the server recorded it with its own tool calls; the body's copy of it is the fallback.
+        const stored = continuation ? await storedOpenTurn(host, sessionId, continuation) : null;
+        if (stored) continuedTurnId = stored.turnId;
         const seed = [
           ...conversation.history.map(toChatMessage),
-          ...(continuation ? [toChatMessage(conversation.input), ...continuation.turnRows] : []),
+          ...(stored ? stored.rows : continuation ? [toChatMessage(conversation.input), ...continuation.turnRows] : []),
         ];
         if (continuation)
           checkResults(
@@ -192,6 +203,7 @@ export async function handleChatCompletions(server: ServerContext, context: Cont
           ...(headerSession !== undefined && slot.claim ? { claim: slot.claim } : {}),
           ...(clientTools.tools.length > 0 ? { clientTools: clientTools.tools } : {}),
           ...(clientTools.toolChoice !== undefined ? { toolChoice: clientTools.toolChoice } : {}),
+          ...(continuedTurnId !== undefined ? { turnId: continuedTurnId } : {}),
           callbacks: { approve },
         });
       } catch (error) {

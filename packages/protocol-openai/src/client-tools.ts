@@ -1,5 +1,5 @@
 import type { AgentHost, ChatMessage, ClientTool, ClientToolResult, JsonObject, StoredToolCall } from '@hermes/core';
-import { HermesError } from '@hermes/core';
+import { HermesError, pendingToolCalls } from '@hermes/core';
 import { ApiError, invalidField } from './http-error.js';
 import { normalizeContent } from './normalize-input.js';
 
@@ -311,4 +311,45 @@ export function responsesContinuation(items: { index: number; item: Record<strin
   });
   const continuation: ResponsesContinuation = { userPosition, turnRows, outputs, earlierOutputs, callItemIds };
   return continuation;
+}
+
+/** The open turn of a derived session, as the server stored it. */
+export interface StoredOpenTurn {
+  turnId: string;
+  /** The turn's rows from its user row on: server-run calls and their results included. */
+  rows: ChatMessage[];
+}
+
+/**
+ * The open turn a header-less chat continuation belongs to, from its derived session (ADR 0052): found when the
+ * session's tail waits for calls that the body's last assistant message made and the results answer. The server's
+ * own calls of that turn are in it, which the client never saw and cannot send back. Null when the session is
+ * missing or waits for something else: the body's copy of the turn is used then.
+ */
+export async function storedOpenTurn(
+  host: AgentHost,
+  sessionId: string,
+  continuation: ChatContinuation,
+): Promise<StoredOpenTurn | null> {
+  if (!(await host.store.getSession(sessionId))) return null;
+  const rows = await host.store.loadConversation(sessionId);
+  const pending = pendingToolCalls(rows);
+  const sent = new Set(continuation.calls.map((call) => call.id));
+  if (pending.length === 0 || !pending.every((call) => sent.has(call.id))) return null;
+  if (!continuation.results.every((result) => pending.some((call) => call.id === result.callId))) return null;
+  const open = rows.findLast((row) => (row.toolCalls?.length ?? 0) > 0);
+  const turnId = open?.turnId;
+  if (!turnId) return null;
+  const start = rows.findIndex((row) => row.turnId === turnId);
+  return {
+    turnId,
+    rows: rows.slice(start).map((row) => ({
+      role: row.role,
+      content: row.contentParts ?? row.content,
+      ...(row.toolCalls ? { toolCalls: row.toolCalls } : {}),
+      ...(row.toolCallId ? { toolCallId: row.toolCallId } : {}),
+      ...(row.toolName ? { toolName: row.toolName } : {}),
+      ...(row.reasoning ? { reasoning: row.reasoning } : {}),
+    })),
+  };
 }

@@ -8,7 +8,7 @@ import { type AIMessage, type BaseMessage, HumanMessage, ToolMessage } from '@la
 import { tool as langchainTool } from '@langchain/core/tools';
 import { ChatOpenAI } from '@langchain/openai';
 import { Agent, tool as agentTool, OpenAIProvider, Runner, setTracingDisabled } from '@openai/agents';
-import { generateText, jsonSchema, stepCountIs, tool } from 'ai';
+import { generateText, jsonSchema, stepCountIs, streamText, tool } from 'ai';
 import type OpenAI from 'openai';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -149,6 +149,74 @@ describe('raw openai client, chat completions', () => {
       const rows = await rig.host.store.loadConversation('client-tools-1');
       expect(rows.map((row) => row.role)).toEqual(['user', 'assistant', 'tool', 'tool', 'assistant']);
       expect(new Set(rows.map((row) => row.turnId)).size).toBe(1);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'without a header, a server tool run in the same step survives: the open turn comes from the derived session',
+    async () => {
+      rig = await startRig({
+        script: [
+          step(
+            toolCall('test_echo', { text: 'server side' }, 'call_s'),
+            toolCall('get_weather', { city: 'Oslo' }, 'call_c'),
+          ),
+          answerWith(forecast('Oslo')),
+          step(toolCall('get_weather', { city: 'Rome' }, 'call_c2')),
+          answerWith(forecast('Rome')),
+        ],
+      });
+      const opening: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'go' },
+      ];
+      const { data: first, response } = await rig.client.chat.completions
+        .create({ model: 'hermes-agent', messages: opening, tools: chatTools })
+        .withResponse();
+      const derived = response.headers.get('x-hermes-session-id') as string;
+      const continued = [
+        ...opening,
+        first.choices[0]?.message as OpenAI.Chat.Completions.ChatCompletionMessageParam,
+        { role: 'tool' as const, tool_call_id: 'call_c', content: forecast('Oslo') },
+      ];
+      const second = await rig.client.chat.completions.create({
+        model: 'hermes-agent',
+        messages: continued,
+        tools: chatTools,
+      });
+      expect(second.choices[0]?.message.content).toBe(`The forecast says ${forecast('Oslo')}.`);
+      expect(toolResults(rig.host.model.calls[1] as RecordedCall)).toEqual([
+        'test_echo=server side',
+        `get_weather=${forecast('Oslo')}`,
+      ]);
+      const rows = await rig.host.store.loadConversation(derived);
+      expect(rows.map((row) => row.role)).toEqual(['user', 'assistant', 'tool', 'tool', 'assistant']);
+      expect(new Set(rows.map((row) => row.turnId)).size).toBe(1);
+
+      // Once the derived session is gone, the body's copy of the open turn is what the model gets.
+      const fresh = [
+        ...continued,
+        second.choices[0]?.message as OpenAI.Chat.Completions.ChatCompletionMessageParam,
+        { role: 'user' as const, content: 'and Rome?' },
+      ];
+      const third = await rig.client.chat.completions.create({
+        model: 'hermes-agent',
+        messages: fresh,
+        tools: chatTools,
+      });
+      expect((await rig.raw(`/api/sessions/${derived}`, { method: 'DELETE' })).status).toBe(200);
+      const fourth = await rig.client.chat.completions.create({
+        model: 'hermes-agent',
+        messages: [
+          ...fresh,
+          third.choices[0]?.message as OpenAI.Chat.Completions.ChatCompletionMessageParam,
+          { role: 'tool', tool_call_id: 'call_c2', content: forecast('Rome') },
+        ],
+        tools: chatTools,
+      });
+      expect(fourth.choices[0]?.message.content).toBe(`The forecast says ${forecast('Rome')}.`);
+      expect(toolResults(rig.host.model.calls[3] as RecordedCall)).toEqual([`get_weather=${forecast('Rome')}`]);
     },
     TIMEOUT,
   );
@@ -457,6 +525,28 @@ describe('AI SDK generateText with tools and stopWhen', () => {
       expect(result.steps).toHaveLength(2);
       expect(result.steps[0]?.finishReason).toBe('tool-calls');
       expect(result.text).toContain(forecast('Oslo'));
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'streamText over the openai-compatible provider reads the streamed tool_calls deltas and runs the tool',
+    async () => {
+      rig = await startRig({ script: [callWeather(), answerWith(forecast('Oslo'))] });
+      const provider = createOpenAICompatible({ name: 'hermes', baseURL: `${rig.base}/v1`, apiKey: KEY });
+      const runs: unknown[] = [];
+      const result = streamText({
+        model: provider('hermes-agent'),
+        prompt: 'Weather in Oslo?',
+        tools: { get_weather: weatherTool(runs) },
+        stopWhen: stepCountIs(5),
+      });
+      const parts: { type: string }[] = [];
+      for await (const part of result.fullStream) parts.push(part);
+      expect(parts.filter((part) => part.type === 'error')).toEqual([]);
+      expect(runs).toEqual(['Oslo']);
+      expect(await result.text).toContain(forecast('Oslo'));
+      expect((await result.steps)[0]?.finishReason).toBe('tool-calls');
     },
     TIMEOUT,
   );
