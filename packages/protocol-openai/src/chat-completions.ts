@@ -16,6 +16,7 @@ import { hexId } from './ids.js';
 import { selectModel } from './model-selection.js';
 import {
   isValidSessionId,
+  normalizeContent,
   normalizeConversation,
   parseStreamFlag,
   toChatMessage,
@@ -118,11 +119,26 @@ export async function handleChatCompletions(server: ServerContext, context: Cont
   // A list that ends with tool results continues the turn that stopped for the client's tools (ADR 0052): the
   // messages up to that turn's user message are read as any body is.
   const continuation = chatContinuation(items);
-  const conversation = normalizeConversation(
-    (continuation ? items.slice(0, continuation.userIndex + 1) : items) as { role: unknown; content: unknown }[],
-    (index) => `messages[${index}]`,
-    'No user message found in messages',
-  );
+  const conversation =
+    continuation && continuation.userIndex < 0
+      ? {
+          systemText: items
+            .map((item, index) =>
+              item.role === 'system' || item.role === 'developer'
+                ? normalizeContent(item.content, `messages[${index}].content`).text
+                : '',
+            )
+            .filter(Boolean)
+            .join('\n'),
+          history: [],
+          input: null,
+          firstUserText: '',
+        }
+      : normalizeConversation(
+          (continuation ? items.slice(0, continuation.userIndex + 1) : items) as { role: unknown; content: unknown }[],
+          (index) => `messages[${index}]`,
+          'No user message found in messages',
+        );
   const selection = selectModel(host, settings, body, settings.directModelRequests);
   const includeUsage =
     streaming && (body.stream_options as { include_usage?: unknown } | null | undefined)?.include_usage === true;
@@ -170,7 +186,11 @@ export async function handleChatCompletions(server: ServerContext, context: Cont
         if (stored) continuedTurnId = stored.turnId;
         const seed = [
           ...conversation.history.map(toChatMessage),
-          ...(stored ? stored.rows : continuation ? [toChatMessage(conversation.input), ...continuation.turnRows] : []),
+          ...(stored
+            ? stored.rows
+            : continuation
+              ? [...(conversation.input ? [toChatMessage(conversation.input)] : []), ...continuation.turnRows]
+              : []),
         ];
         if (continuation)
           checkResults(
@@ -192,7 +212,7 @@ export async function handleChatCompletions(server: ServerContext, context: Cont
             toolResults: continuation.results.map(({ callId, content }) => ({ callId, content })),
             ...(conversation.systemText ? { ephemeralSystemPrompt: conversation.systemText } : {}),
           }
-        : toTurnInput(conversation.input, conversation.systemText);
+        : toTurnInput(conversation.input as NonNullable<typeof conversation.input>, conversation.systemText);
       let run: ReturnType<Agent['runTurn']>;
       try {
         run = agent.runTurn(input, {

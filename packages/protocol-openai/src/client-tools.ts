@@ -130,7 +130,10 @@ export function checkResults(results: IndexedResult[], pending: StoredToolCall[]
 
 /** A chat request that brings tool results (ADR 0052): the part of its messages that belongs to the open turn. */
 export interface ChatContinuation {
-  /** Index of the turn's user message: the messages up to it are normalised as usual. */
+  /**
+   * Index of the turn's user message: the messages up to it are normalised as usual. -1 when the list has none (a
+   * request with `X-Hermes-Session-Id` may send the results alone).
+   */
   userIndex: number;
   /** The turn's exchange before the results: assistant messages with their calls, and earlier results. */
   turnRows: ChatMessage[];
@@ -154,7 +157,6 @@ export function chatContinuation(messages: Record<string, unknown>[]): ChatConti
       break;
     }
   }
-  if (userIndex < 0) return null;
   let resultsStart = messages.length;
   while (resultsStart > userIndex + 1 && messages[resultsStart - 1]?.role === 'tool') resultsStart -= 1;
   const turnRows: ChatMessage[] = [];

@@ -360,8 +360,8 @@ describe('raw openai client, chat completions', () => {
     expect(((await unknown.json()) as { error: { param: string } }).error.param).toBe('tool_choice');
   });
 
-  it('a tool message that answers no waiting call is a 400 naming it', async () => {
-    rig = await startRig({ script: [callWeather('call_w1')] });
+  it('a tool message that answers no waiting call is a 400 naming it; with the header the results alone continue', async () => {
+    rig = await startRig({ script: [callWeather('call_w1'), answerWith(forecast('Oslo'))] });
     const headers = { 'X-Hermes-Session-Id': 'client-tools-2' };
     await rig.client.chat.completions.create(
       { model: 'hermes-agent', messages: [{ role: 'user', content: 'go' }], tools: chatTools },
@@ -382,6 +382,12 @@ describe('raw openai client, chat completions', () => {
     const body = (await response.json()) as { error: Record<string, unknown> };
     expect(body.error).toMatchObject({ code: 'invalid_field', param: 'messages[1].tool_call_id' });
     expect(String(body.error.message)).toContain('call_other');
+    expect(rig.host.model.calls).toHaveLength(1);
+    const alone = await rig.client.chat.completions.create(
+      { model: 'hermes-agent', messages: [{ role: 'tool', tool_call_id: 'call_w1', content: forecast('Oslo') }] },
+      { headers },
+    );
+    expect(alone.choices[0]?.message.content).toBe(`The forecast says ${forecast('Oslo')}.`);
   });
 });
 
