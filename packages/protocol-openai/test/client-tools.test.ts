@@ -12,6 +12,7 @@ import { generateText, jsonSchema, stepCountIs, streamText, tool } from 'ai';
 import type OpenAI from 'openai';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { ChatCompletionChunkSchema, ChatCompletionSchema, ResponseObjectSchema } from '../src/wire/index.js';
 import { dataOf, KEY, type Rig, readFrames, startRig } from './harness.js';
 
 let rig: Rig | null = null;
@@ -76,6 +77,7 @@ describe('raw openai client, chat completions', () => {
         { role: 'user', content: 'Weather in Oslo?' },
       ];
       const first = await rig.client.chat.completions.create({ model: 'hermes-agent', messages, tools: chatTools });
+      ChatCompletionSchema.parse(first);
       const choice = first.choices[0];
       expect(choice?.finish_reason).toBe('tool_calls');
       expect(choice?.message.content).toBe('Let me check. ');
@@ -248,6 +250,7 @@ describe('raw openai client, chat completions', () => {
       const response = await rig.raw('/v1/chat/completions', { method: 'POST', body: JSON.stringify(body) });
       const chunks = (await readFrames(response)).map(dataOf) as (Record<string, unknown> | string)[];
       expect(chunks.at(-1)).toBe('[DONE]');
+      for (const chunk of chunks.slice(0, -1)) ChatCompletionChunkSchema.parse(chunk);
       const deltas = chunks
         .slice(0, -1)
         .map(
@@ -412,6 +415,7 @@ describe('raw openai client, Responses', () => {
         tools: responseTools,
       });
       expect(first.status).toBe('completed');
+      ResponseObjectSchema.parse(first);
       const call = first.output.find(
         (item) => item.type === 'function_call',
       ) as OpenAI.Responses.ResponseFunctionToolCall;
