@@ -138,12 +138,10 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
           : null;
     if (conversationName !== null && body.previous_response_id !== undefined)
       throw invalidField('conversation', 'Use either conversation or previous_response_id.');
-    const resolved = await resolveItemReferences(
-      store,
-      (typeof body.input === 'string' ? [body.input] : (body.input as unknown[])).map((item) =>
-        typeof item === 'string' ? { role: 'user', content: item } : (item as Record<string, unknown>),
-      ),
+    const inputItems = (typeof body.input === 'string' ? [body.input] : (body.input as unknown[])).map((item) =>
+      typeof item === 'string' ? { role: 'user', content: item } : (item as Record<string, unknown>),
     );
+    const resolved = await resolveItemReferences(store, inputItems);
     const clientTools = parseClientTools(body, 'responses', host);
     // An input that ends with function_call_output items continues the turn that stopped for the client's tools
     // (ADR 0052); the items up to that turn's user message are read as any input is.
@@ -159,11 +157,19 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
       previous = await previousResponse(host, body.previous_response_id);
     } else if (conversationName !== null) {
       previous = await store.latestForConversation(conversationName);
-    } else if (continuation && continuation.callItemIds.length > 0) {
-      // The whole conversation sent again: the stored response that holds its calls is the chain (the newest one).
+    } else if (continuation) {
+      // The whole conversation sent again: the stored response that holds its calls is the chain (the newest one),
+      // found through the ids of its items that the input carries (`function_call` items sent in full with their
+      // id, or any `item_reference`: the AI SDK references the step's message and sends the call without an id).
       const callIds = new Set(continuation.outputs.map((output) => output.callId));
+      const itemIds = [
+        ...continuation.callItemIds,
+        ...inputItems.flatMap((item) =>
+          item.type === 'item_reference' && typeof item.id === 'string' ? [item.id] : [],
+        ),
+      ];
       previous =
-        (await store.withOutputItems(continuation.callItemIds)).findLast(
+        (itemIds.length === 0 ? [] : await store.withOutputItems(itemIds)).findLast(
           (record) =>
             Array.isArray(record.output) &&
             record.output.some((item) => {

@@ -9,7 +9,7 @@ import { tool as langchainTool } from '@langchain/core/tools';
 import { ChatOpenAI } from '@langchain/openai';
 import { Agent, tool as agentTool, OpenAIProvider, Runner, setTracingDisabled } from '@openai/agents';
 import { generateText, jsonSchema, stepCountIs, streamText, tool } from 'ai';
-import type OpenAI from 'openai';
+import OpenAI from 'openai';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ChatCompletionChunkSchema, ChatCompletionSchema, ResponseObjectSchema } from '../src/wire/index.js';
@@ -535,6 +535,11 @@ describe('AI SDK generateText with tools and stopWhen', () => {
       expect(result.steps).toHaveLength(2);
       expect(result.steps[0]?.finishReason).toBe('tool-calls');
       expect(result.text).toContain(forecast('Oslo'));
+      // Both steps recorded one turn into the conversation's derived session.
+      const derived = result.steps[1]?.response.headers?.['x-hermes-session-id'] as string;
+      const rows = await rig.host.store.loadConversation(derived);
+      expect(rows.map((row) => row.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+      expect(new Set(rows.map((row) => row.turnId)).size).toBe(1);
     },
     TIMEOUT,
   );
@@ -576,7 +581,10 @@ describe('AI SDK generateText with tools and stopWhen', () => {
       expect(runs).toEqual(['Oslo']);
       expect(result.steps).toHaveLength(2);
       expect(result.text).toContain(forecast('Oslo'));
-      // The continuation ran in the first response's session: its prompt holds the user message once.
+      // The continuation ran in the first response's session, found through the referenced call item.
+      const sessions = result.steps.map((entry) => entry.response.headers?.['x-hermes-session-id']);
+      expect(sessions[0]).toBeTruthy();
+      expect(sessions[1]).toBe(sessions[0]);
       const prompt = rig.host.model.calls[1]?.messages as { role: string }[];
       expect(prompt.filter((message) => message.role === 'user')).toHaveLength(1);
     },
@@ -605,12 +613,26 @@ describe('@openai/agents with a function tool', () => {
           }),
         ],
       });
+      const sessions: (string | null)[] = [];
+      const client = new OpenAI({
+        baseURL: `${rig.base}/v1`,
+        apiKey: KEY,
+        fetch: async (url, init) => {
+          const response = await fetch(url, init);
+          sessions.push(response.headers.get('x-hermes-session-id'));
+          return response;
+        },
+      });
+      // The Agents SDK bundles its own openai major: the client is the same at run time, a different type.
       const runner = new Runner({
-        modelProvider: new OpenAIProvider({ baseURL: `${rig.base}/v1`, apiKey: KEY, useResponses: true }),
+        modelProvider: new OpenAIProvider({ openAIClient: client as never, useResponses: true }),
       });
       const result = await runner.run(agent, 'Weather in Oslo?');
       expect(runs).toEqual(['Oslo']);
       expect(result.finalOutput).toBe(`The forecast says ${forecast('Oslo')}.`);
+      // It sends the whole conversation again; its `fc_…` call item leads to the first response's session.
+      expect(sessions).toHaveLength(2);
+      expect(sessions[1]).toBe(sessions[0]);
     },
     TIMEOUT,
   );
