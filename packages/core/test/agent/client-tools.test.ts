@@ -3,7 +3,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { pendingToolCalls } from '../../src/agent/transcript.js';
 import type { ClientTool } from '../../src/index.js';
-import { collectTurn, createTestHost, step, type TestHost, text, toolCall } from '../../src/testing/index.js';
+import {
+  collectTurn,
+  createTestHost,
+  type ModelScript,
+  step,
+  type TestHost,
+  text,
+  toolCall,
+} from '../../src/testing/index.js';
 import type { ToolDefinition } from '../../src/tools/types.js';
 
 let host: TestHost | null = null;
@@ -32,9 +40,9 @@ const serverEcho: ToolDefinition<{ text: string }> = {
   },
 };
 
-async function testHost(script: Parameters<typeof createTestHost>[0]['script']) {
+async function testHost(script: ModelScript) {
   return createTestHost({
-    ...(script ? { script } : {}),
+    script,
     tools: [serverEcho as ToolDefinition],
     config: { toolsets: ['file', 'test'], session: { auto_title: false } } as never,
   });
