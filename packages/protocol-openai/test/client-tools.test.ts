@@ -491,6 +491,37 @@ describe('raw openai client, Responses', () => {
     TIMEOUT,
   );
 
+  it(
+    'a step with a server tool and a client tool: message, mcp_call, then function_call; both results reach the model',
+    async () => {
+      rig = await startRig({
+        script: [
+          step(
+            text('Both. '),
+            toolCall('test_echo', { text: 'server side' }, 'call_s'),
+            toolCall('get_weather', { city: 'Oslo' }, 'call_c'),
+          ),
+          answerWith(forecast('Oslo')),
+        ],
+      });
+      const first = await rig.client.responses.create({ model: 'hermes-agent', input: 'go', tools: responseTools });
+      expect(first.output.map((item) => item.type)).toEqual(['message', 'mcp_call', 'function_call']);
+      expect(first.output[1]).toMatchObject({ name: 'test_echo', output: 'server side', status: 'completed' });
+      const second = await rig.client.responses.create({
+        model: 'hermes-agent',
+        previous_response_id: first.id,
+        input: [{ type: 'function_call_output', call_id: 'call_c', output: forecast('Oslo') }],
+        tools: responseTools,
+      });
+      expect(second.output_text).toBe(`The forecast says ${forecast('Oslo')}.`);
+      expect(toolResults(rig.host.model.calls[1] as RecordedCall)).toEqual([
+        'test_echo=server side',
+        `get_weather=${forecast('Oslo')}`,
+      ]);
+    },
+    TIMEOUT,
+  );
+
   it('a function_call_output for a call nobody made is a 400 naming it', async () => {
     rig = await startRig({ script: [callWeather('call_r3')] });
     const first = await rig.client.responses.create({ model: 'hermes-agent', input: 'go', tools: responseTools });
