@@ -14,7 +14,16 @@ export {
   type ModelOptionsRequest,
 } from './agent/model-options.js';
 export type { HermesSettings as HermesConfig } from './agent/settings.js';
-export type { InterruptOptions, RunTurnOptions, SteerResult, TurnInput, TurnResult } from './agent/turn-types.js';
+export { pendingToolCalls } from './agent/transcript.js';
+export type {
+  ClientTool,
+  ClientToolResult,
+  InterruptOptions,
+  RunTurnOptions,
+  SteerResult,
+  TurnInput,
+  TurnResult,
+} from './agent/turn-types.js';
 export type {
   Agent,
   AgentStatus,
