@@ -19,6 +19,7 @@ import { DELTA_PACE_MS, runConcurrency } from './concurrency.js';
 import { runMemoryBenchmark } from './memory.js';
 import { type FloorFigures, pairRatio, runProtocolStreams, type TurnFigures } from './protocol-stream.js';
 import { startRemoteModel } from './remote-model.js';
+import { runResume } from './resume.js';
 import { median, percentile } from './stats.js';
 import { runStoreBenchmarks } from './store.js';
 import { runStreamBenchmarks } from './stream.js';
@@ -368,6 +369,22 @@ await section('store', async () => {
       result.unit === 'rows/s' ? result.value >= 20_000 : result.name.includes('load') ? result.value <= 50 : undefined;
     results.push({ ...result, ...(met === undefined ? {} : { met }) });
   }
+});
+
+await section('session resume', async () => {
+  const resume = await runResume(hermesBin, { sessions: quick ? 10 : 30 });
+  const ratio = median(resume.roundRatios);
+  results.push({
+    name: 'session.resume: PostgreSQL / SQLite',
+    unit: '×',
+    value: ratio,
+    target: '≤ 2× SQLite',
+    met: ratio <= 2,
+    detail:
+      `rounds ${resume.roundRatios.map((value) => value.toFixed(2)).join(' / ')}×; median resume ${resume.postgres.medianMs.toFixed(1)} ms on PostgreSQL vs ${resume.sqlite.medianMs.toFixed(1)} ms on SQLite ` +
+      `(${resume.sessions} stored sessions of 40 messages, each resumed then closed, over hermes gateway stdio); gateway CPU per resume ${resume.postgres.cpuMsPerResume.toFixed(1)} vs ${resume.sqlite.cpuMsPerResume.toFixed(1)} ms` +
+      `${resume.databaseGiven ? '; PostgreSQL from HERMES_BENCH_DATABASE_URL (not in the load group)' : ''}`,
+  });
 });
 
 await section('scale', async () => {
