@@ -364,10 +364,19 @@ await section('concurrency', async () => {
 });
 
 await section('store', async () => {
+  // Issue 34.3: appends ≥ 20,000 rows/s in turn batches (one call per 4-row turn), a 10,000-message load ≤ 50 ms; one
+  // call per row is reported beside them.
   for (const result of await runStoreBenchmarks({ quick })) {
-    const met =
-      result.unit === 'rows/s' ? result.value >= 20_000 : result.name.includes('load') ? result.value <= 50 : undefined;
-    results.push({ ...result, ...(met === undefined ? {} : { met }) });
+    const met = result.name.includes('one call per turn')
+      ? result.value >= 20_000
+      : result.name.includes('load')
+        ? result.value <= 50
+        : undefined;
+    results.push({
+      ...result,
+      ...(result.name.includes('one call per row') ? { target: 'reported' } : {}),
+      ...(met === undefined ? {} : { met }),
+    });
   }
 });
 
