@@ -99,10 +99,17 @@ export async function onlyTurn(name: string, session: PathSession): Promise<Turn
   }
 }
 
-/** Runs one turn of the deltas already queued on the model server and measures it (not its session's opening). */
-async function measureTurn(name: string, path: PathSession): Promise<TurnSample> {
+/**
+ * Runs one turn of the deltas already queued on the model server and measures it (not its session's opening);
+ * `agentCpu` reads the agent's CPU time in ms (default: /proc/<pid>/stat).
+ */
+async function measureTurn(
+  name: string,
+  path: PathSession,
+  agentCpu: () => number = () => cpuMs(path.pid),
+): Promise<TurnSample> {
   await path.prepare();
-  const cpuBefore = cpuMs(path.pid);
+  const cpuBefore = agentCpu();
   const clientBefore = process.cpuUsage();
   const started = performance.now();
   let first = -1;
@@ -118,7 +125,7 @@ async function measureTurn(name: string, path: PathSession): Promise<TurnSample>
     deltasSeen: seen,
     wallMs,
     firstDeltaMs: first,
-    agentCpuMs: cpuMs(path.pid) - cpuBefore,
+    agentCpuMs: agentCpu() - cpuBefore,
     clientCpuMs: (client.user + client.system) / 1000,
   };
 }
@@ -489,7 +496,8 @@ export async function runProtocolStreams(
         for (let run = 0; run < options.runs; run += 1) {
           reads.push(await floorRead());
           await deltas(server, count);
-          samples.push(await measureTurn(name, path));
+          // The agent's group's CPU (nanoseconds; only this agent is in it by now) when isolated, else /proc's ticks.
+          samples.push(await measureTurn(name, path, agentGroup ? () => agentGroup.cpuMs() : undefined));
         }
         const middle = { name, ...medianFigures(samples) };
         const peakAfterRuns = peakRssMb(path.pid);
