@@ -46,8 +46,11 @@ export interface Isolation {
   /** The CPUs servers run on, and those of the load group (as the kernel writes lists). */
   readonly serverCpus: number[];
   readonly loadCpus: number[];
-  /** Removes every group (processes still in one go back to the root group). Safe to call twice. */
-  release(): void;
+  /**
+   * Removes every group (processes still in one go back to the root group; with `end`, they are first sent SIGTERM,
+   * as on SIGINT). Safe to call twice.
+   */
+  release(end?: boolean): void;
 }
 
 /**
@@ -103,13 +106,23 @@ function pidAlive(pid: number): boolean {
   return existsSync(`/proc/${pid}`);
 }
 
-/** Moves every process of `group` (a directory with `cgroup.procs`) to `root`, then removes it. */
-function drainAndRemove(group: string, root: string): void {
+/**
+ * Moves every process of `group` (a directory with `cgroup.procs`) to `root`, then removes it. `end`: first sends
+ * SIGTERM to each of them but this process (on SIGINT or SIGTERM, the harness's own children would outlive it).
+ */
+function drainAndRemove(group: string, root: string, end = false): void {
   if (!existsSync(group)) return;
   for (const entry of readdirSync(group, { withFileTypes: true }))
-    if (entry.isDirectory()) drainAndRemove(join(group, entry.name), root);
+    if (entry.isDirectory()) drainAndRemove(join(group, entry.name), root, end);
   for (let attempt = 0; attempt < 5; attempt += 1) {
     for (const pid of read(join(group, 'cgroup.procs')).split('\n').filter(Boolean)) {
+      if (end && Number(pid) !== process.pid) {
+        try {
+          process.kill(Number(pid), 'SIGTERM');
+        } catch {
+          // Gone already.
+        }
+      }
       try {
         write(join(root, 'cgroup.procs'), pid);
       } catch {
@@ -213,11 +226,11 @@ function setUpV1(): Isolation {
       const cpu = serverCpus[index % serverCpus.length] as number;
       return makeGroup(`${count}-${label.replace(/\W+/g, '-')}`, [cpu], quotaCores);
     },
-    release() {
+    release(end = false) {
       if (released) return;
       released = true;
       for (let index = 0; index < roots.length; index += 1)
-        drainAndRemove(parents[index] as string, roots[index] as string);
+        drainAndRemove(parents[index] as string, roots[index] as string, end && index === 0);
     },
   };
 }
@@ -272,10 +285,10 @@ function setUpV2(root: string): Isolation {
       const cpu = serverCpus[index % serverCpus.length] as number;
       return makeGroup(`${count}-${label.replace(/\W+/g, '-')}`, [cpu], quotaCores);
     },
-    release() {
+    release(end = false) {
       if (released) return;
       released = true;
-      drainAndRemove(parent, root);
+      drainAndRemove(parent, root, end);
     },
   };
 }
@@ -305,7 +318,8 @@ export function setUpIsolation(): Isolation {
     process.once('exit', () => isolation.release());
     for (const signal of ['SIGINT', 'SIGTERM'] as const)
       process.once(signal, () => {
-        isolation.release();
+        // The harness's children (servers, model, PostgreSQL) are in its groups: they end with it.
+        isolation.release(true);
         process.exit(signal === 'SIGINT' ? 130 : 143);
       });
   }

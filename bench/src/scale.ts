@@ -146,7 +146,10 @@ async function runThrough(
   if (status !== 200) throw new Error(`run events answered ${status}`);
 }
 
-/** Counts `message.delta` events' text characters in an SSE stream of run events. */
+/**
+ * Counts the deltas of `message.delta` events in an SSE stream of run events, by their text. Each data line is parsed:
+ * events replayed from PostgreSQL come back from a jsonb column, with their keys in another order.
+ */
 function runDeltaCounter(): (piece: string) => number {
   let rest = '';
   return (piece) => {
@@ -158,8 +161,11 @@ function runDeltaCounter(): (piece: string) => number {
     }
     rest = all.slice(end + 2);
     let characters = 0;
-    for (const match of all.slice(0, end).matchAll(/"event":"message\.delta"[^\n]*?"delta":"([^"]*)"/g))
-      characters += match[1]?.length ?? 0;
+    for (const line of all.slice(0, end).split('\n')) {
+      if (!line.startsWith('data: ') || !line.includes('message.delta')) continue;
+      const event = JSON.parse(line.slice(6)) as { event?: string; delta?: string };
+      if (event.event === 'message.delta') characters += event.delta?.length ?? 0;
+    }
     return characters / (ANSWER.length / DELTAS);
   };
 }
