@@ -1,8 +1,9 @@
 /**
- * `session.resume` on PostgreSQL against SQLite (issue 34.3): the same stored sessions (40 messages each, written
- * through the core's store) resumed one after another over a `hermes gateway`'s stdio, one gateway per store, each in
- * a CPU group of its own when the harness is isolated (cgroups.ts). Each resume is closed again (`session.close`)
- * before the next. The two gateways take turns in interleaved rounds (the order flipped each round); a round's figure
+ * `session.resume` on PostgreSQL against SQLite (issue 34.3): stored sessions of 40 messages, written through the
+ * core's store and left open (as a crash leaves them), resumed one after another over a `hermes gateway`'s stdio, one
+ * gateway per store, each in a CPU group of its own when the harness is isolated (cgroups.ts). Each resume is closed
+ * again (`session.close`, which ends the session) before the next, and each round resumes sessions of its own: a
+ * session resumed once is ended, and resuming an ended session takes another path (no owner to look for). The two gateways take turns in interleaved rounds (the order flipped each round); a round's figure
  * is the median time from the request to its response, and the ratio is the median of the rounds' own ratios.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -162,11 +163,13 @@ export async function runResume(
     try {
       const sqlitePath = join(home, 'state.db');
       const sqliteStore = await openSqliteStore({ path: sqlitePath });
-      const sqliteIds = await seed(sqliteStore, sessions);
+      // One set per round and 5 for the uncounted pass.
+      const total = rounds * sessions + 5;
+      const sqliteIds = await seed(sqliteStore, total);
       await sqliteStore.close();
       const databaseUrl = await createDatabase(serverUrl);
       const postgresStore = await openPostgresStore({ url: databaseUrl });
-      const postgresIds = await seed(postgresStore, sessions);
+      const postgresIds = await seed(postgresStore, total);
       await postgresStore.close();
       const env = { PATH: process.env.PATH ?? '', HOME: home, HERMES_HOME: home };
       const sqlite = await startGateway(bin, env, 'sqlite');
@@ -174,16 +177,16 @@ export async function runResume(
       const postgres = await startGateway(bin, { ...env, HERMES_DATABASE_URL: databaseUrl }, 'postgres');
       gateways.push(postgres);
       // One uncounted pass each: the first resumes compile the code and open the connections.
-      await resumeAll(sqlite, sqliteIds.slice(0, 5));
-      await resumeAll(postgres, postgresIds.slice(0, 5));
+      await resumeAll(sqlite, sqliteIds.slice(rounds * sessions));
+      await resumeAll(postgres, postgresIds.slice(rounds * sessions));
       type Pass = { medianMs: number; cpuMs: number };
       const figures: Record<'sqlite' | 'postgres', Pass[]> = { sqlite: [], postgres: [] };
       for (let round = 0; round < rounds; round += 1) {
         const order = round % 2 === 0 ? (['sqlite', 'postgres'] as const) : (['postgres', 'sqlite'] as const);
-        for (const store of order)
-          figures[store].push(
-            await resumeAll(store === 'sqlite' ? sqlite : postgres, store === 'sqlite' ? sqliteIds : postgresIds),
-          );
+        for (const store of order) {
+          const ids = (store === 'sqlite' ? sqliteIds : postgresIds).slice(round * sessions, (round + 1) * sessions);
+          figures[store].push(await resumeAll(store === 'sqlite' ? sqlite : postgres, ids));
+        }
       }
       const summary = (store: 'sqlite' | 'postgres'): ResumeFigures => ({
         store,

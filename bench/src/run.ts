@@ -48,7 +48,7 @@ const scaleQuota = quotaIndex > 0 ? Number(process.argv[quotaIndex + 1]) : undef
 const isolation = setUpIsolation();
 process.stderr.write(`bench: isolation: ${isolation.description}\n`);
 const profileIndex = process.argv.indexOf('--profile');
-/** `--profile DIR`: the agent processes of the stream paths write CPU profiles there. */
+/** `--profile DIR`: the agent processes of the stream paths and the turn-cost servers write CPU profiles there. */
 const profileDir = profileIndex > 0 ? process.argv[profileIndex + 1] : undefined;
 const require = createRequire(import.meta.url);
 const hermesBin = join(dirname(require.resolve('@hermes/cli/package.json')), 'dist', 'bin.js');
@@ -245,7 +245,7 @@ await section('stream paths', async () => {
 });
 
 await section('turn cost', async () => {
-  const measured = await runTurnCpu({ turns: quick ? 30 : 100 });
+  const measured = await runTurnCpu({ turns: quick ? 30 : 100, ...(profileDir ? { profileDir } : {}) });
   const floor = measured.find((entry) => entry.target === 'proxy');
   if (!floor) return;
   const errors = (entry: TurnCpuMeasurement) => (entry.errors > 0 ? `, ${entry.errors} errors` : '');
@@ -391,7 +391,7 @@ await section('session resume', async () => {
     met: ratio <= 2,
     detail:
       `rounds ${resume.roundRatios.map((value) => value.toFixed(2)).join(' / ')}×; median resume ${resume.postgres.medianMs.toFixed(1)} ms on PostgreSQL vs ${resume.sqlite.medianMs.toFixed(1)} ms on SQLite ` +
-      `(${resume.sessions} stored sessions of 40 messages, each resumed then closed, over hermes gateway stdio); gateway CPU per resume ${resume.postgres.cpuMsPerResume.toFixed(1)} vs ${resume.sqlite.cpuMsPerResume.toFixed(1)} ms` +
+      `(${resume.sessions} stored open sessions of 40 messages a round, each resumed then closed, over hermes gateway stdio); gateway CPU per resume ${resume.postgres.cpuMsPerResume.toFixed(1)} vs ${resume.sqlite.cpuMsPerResume.toFixed(1)} ms` +
       `${resume.databaseGiven ? '; PostgreSQL from HERMES_BENCH_DATABASE_URL (not in the load group)' : ''}`,
   });
 });
