@@ -47,10 +47,11 @@ export interface Isolation {
   readonly serverCpus: number[];
   readonly loadCpus: number[];
   /**
-   * Removes every group (processes still in one go back to the root group; with `end`, they are first sent SIGTERM,
-   * as on SIGINT). Safe to call twice.
+   * Removes every group (processes still in one go back to the root group). Safe to call twice.
    */
-  release(end?: boolean): void;
+  release(): void;
+  /** Ends every process in the groups but the harness (SIGTERM, then SIGKILL), as on SIGINT. */
+  endAll(): Promise<void>;
 }
 
 /**
@@ -106,23 +107,13 @@ function pidAlive(pid: number): boolean {
   return existsSync(`/proc/${pid}`);
 }
 
-/**
- * Moves every process of `group` (a directory with `cgroup.procs`) to `root`, then removes it. `end`: first sends
- * SIGTERM to each of them but this process (on SIGINT or SIGTERM, the harness's own children would outlive it).
- */
-function drainAndRemove(group: string, root: string, end = false): void {
+/** Moves every process of `group` (a directory with `cgroup.procs`) to `root`, then removes it. */
+function drainAndRemove(group: string, root: string): void {
   if (!existsSync(group)) return;
   for (const entry of readdirSync(group, { withFileTypes: true }))
-    if (entry.isDirectory()) drainAndRemove(join(group, entry.name), root, end);
+    if (entry.isDirectory()) drainAndRemove(join(group, entry.name), root);
   for (let attempt = 0; attempt < 5; attempt += 1) {
     for (const pid of read(join(group, 'cgroup.procs')).split('\n').filter(Boolean)) {
-      if (end && Number(pid) !== process.pid) {
-        try {
-          process.kill(Number(pid), 'SIGTERM');
-        } catch {
-          // Gone already.
-        }
-      }
       try {
         write(join(root, 'cgroup.procs'), pid);
       } catch {
@@ -136,6 +127,40 @@ function drainAndRemove(group: string, root: string, end = false): void {
       // A process that was exiting still counted; try again.
     }
   }
+}
+
+/** Every process in `group` and the groups under it. */
+function processesIn(group: string): number[] {
+  if (!existsSync(group)) return [];
+  const pids = read(join(group, 'cgroup.procs')).split('\n').filter(Boolean).map(Number);
+  for (const entry of readdirSync(group, { withFileTypes: true }))
+    if (entry.isDirectory()) pids.push(...processesIn(join(group, entry.name)));
+  return pids;
+}
+
+/**
+ * Ends the processes of `group` but this one: SIGTERM, then SIGKILL for those still there after 2 s, then waits (up to
+ * 2 s more) until they are gone. On SIGINT or SIGTERM the harness's children (servers, model, PostgreSQL) would
+ * otherwise outlive it, and a server draining streams whose client is gone takes far longer than that. Asynchronous,
+ * so that this process reaps its children meanwhile: a child not yet reaped still holds its group.
+ */
+async function endProcesses(group: string): Promise<void> {
+  const pids = processesIn(group).filter((pid) => pid !== process.pid);
+  const signal = (pid: number, name: NodeJS.Signals) => {
+    try {
+      process.kill(pid, name);
+    } catch {
+      // Gone already.
+    }
+  };
+  const settle = async () => {
+    for (let waited = 0; waited < 2_000 && processesIn(group).some((pid) => pid !== process.pid); waited += 50)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+  };
+  for (const pid of pids) signal(pid, 'SIGTERM');
+  await settle();
+  for (const pid of pids.filter(pidAlive)) signal(pid, 'SIGKILL');
+  await settle();
 }
 
 /** Removes the groups of earlier harness runs whose process is gone (one killed with SIGKILL cleans up nothing). */
@@ -159,6 +184,7 @@ function notIsolated(reason: string): Isolation {
     serverCpus: [],
     loadCpus: [],
     release: () => {},
+    endAll: async () => {},
   };
 }
 
@@ -226,11 +252,12 @@ function setUpV1(): Isolation {
       const cpu = serverCpus[index % serverCpus.length] as number;
       return makeGroup(`${count}-${label.replace(/\W+/g, '-')}`, [cpu], quotaCores);
     },
-    release(end = false) {
+    endAll: () => endProcesses(parents[0] as string),
+    release() {
       if (released) return;
       released = true;
       for (let index = 0; index < roots.length; index += 1)
-        drainAndRemove(parents[index] as string, roots[index] as string, end && index === 0);
+        drainAndRemove(parents[index] as string, roots[index] as string);
     },
   };
 }
@@ -285,10 +312,11 @@ function setUpV2(root: string): Isolation {
       const cpu = serverCpus[index % serverCpus.length] as number;
       return makeGroup(`${count}-${label.replace(/\W+/g, '-')}`, [cpu], quotaCores);
     },
-    release(end = false) {
+    endAll: () => endProcesses(parent),
+    release() {
       if (released) return;
       released = true;
-      drainAndRemove(parent, root, end);
+      drainAndRemove(parent, root);
     },
   };
 }
@@ -319,8 +347,13 @@ export function setUpIsolation(): Isolation {
     for (const signal of ['SIGINT', 'SIGTERM'] as const)
       process.once(signal, () => {
         // The harness's children (servers, model, PostgreSQL) are in its groups: they end with it.
-        isolation.release(true);
-        process.exit(signal === 'SIGINT' ? 130 : 143);
+        void isolation
+          .endAll()
+          .catch(() => {})
+          .finally(() => {
+            isolation.release();
+            process.exit(signal === 'SIGINT' ? 130 : 143);
+          });
       });
   }
   return isolation;
