@@ -114,6 +114,20 @@ export function approvalSource(source: string): 'client' | 'timeout' | 'stop' | 
   return 'error';
 }
 
+/** The end of a run whose outbox overflowed (ADR 0050): its terminal event is the marker after the gap. */
+function outboxOverflowEnd(): { status: 'interrupted'; stored: 'failed'; fields: Record<string, unknown> } {
+  return {
+    status: 'interrupted',
+    stored: 'failed',
+    fields: {
+      error: OUTBOX_OVERFLOW_ERROR,
+      completed: false,
+      interrupted: true,
+      turn_exit_reason: `interrupted_by_system(${OUTBOX_OVERFLOW_ISSUER})`,
+    },
+  };
+}
+
 /** Terminal status, event name and flags of a settled turn (spec §19.6). */
 export function terminalOf(result: TurnResult): {
   status: 'completed' | 'failed' | 'cancelled' | 'interrupted';
@@ -136,19 +150,9 @@ export function terminalOf(result: TurnResult): {
     };
   if (result.outcome === 'cancelled') {
     const issuer = result.interruptedBy?.issuer ?? 'user';
+    if (issuer === OUTBOX_OVERFLOW_ISSUER) return outboxOverflowEnd();
     // Another instance took the session's turn lease over while this one was frozen or cut off (issue 33.3): the
     // run reads `interrupted`, as when another instance settles it (ADR 0049).
-    if (issuer === OUTBOX_OVERFLOW_ISSUER)
-      return {
-        status: 'interrupted',
-        stored: 'failed',
-        fields: {
-          error: OUTBOX_OVERFLOW_ERROR,
-          completed: false,
-          interrupted: true,
-          turn_exit_reason: `interrupted_by_system(${OUTBOX_OVERFLOW_ISSUER})`,
-        },
-      };
     if (issuer === LEASE_LOST_ISSUER)
       return {
         status: 'interrupted',
@@ -407,6 +411,9 @@ export class RunRegistry {
       stored = 'failed';
       fields = { error: failure, completed: false, partial: false, interrupted: false };
     }
+    // Events were lost to an outbox overflow (the run was stopped first for another reason, or ended meanwhile): the
+    // terminal event must say so, whatever the turn's own end (ADR 0050).
+    if (this.outbox.overflowed(run.id)) ({ status, stored, fields } = outboxOverflowEnd());
     if (status === 'completed') fields.runtime = run.runtime;
     // `wire_seq` is the terminal event's seq, so a resume from another process knows whether it was seen.
     let settledResult: Record<string, unknown> = { ...fields, wire_status: status, wire_seq: run.nextSeq };
