@@ -2,11 +2,13 @@ import { HermesError } from '../errors.js';
 import { newId } from '../ids.js';
 import { weakestCostStatus } from '../providers/index.js';
 import type { ResolvedRoute } from '../providers/types.js';
-import type { NewMessage, SessionModelConfig, StoredMessage } from '../store/types.js';
+import { isLeaseLost } from '../store/fence.js';
+import type { NewMessage, SessionModelConfig, StoredMessage, WriteOptions } from '../store/types.js';
 import type { ToolDefinition } from '../tools/types.js';
 import type { ContentPart, CostStatus, Usage } from '../types.js';
 import { addUsage, estimateTokens, zeroUsage } from '../usage.js';
 import { AgentState, joinText } from './agent-state.js';
+import { leaseLostInterrupt } from './interrupt.js';
 import { buildSystemPrompt, promptFingerprint } from './system-prompt.js';
 import { rowChars, type TranscriptRow } from './transcript.js';
 import type { TurnRunner } from './turn.js';
@@ -43,11 +45,28 @@ export abstract class AgentTranscript extends AgentState {
     };
   }
 
+  writeOptions(): WriteOptions {
+    const fence = this.turn?.fence;
+    return fence ? { fence } : {};
+  }
+
+  noteRefusedWrite(error: unknown): void {
+    if (isLeaseLost(error)) this.turn?.interrupt(leaseLostInterrupt());
+  }
+
   /** Appends rows in memory and, for persisted sessions, to the store. */
   async appendRows(rows: NewMessage[]): Promise<(number | null)[]> {
     if (rows.length === 0) return [];
     let ids: (number | null)[] = rows.map(() => null);
-    if (this.persisted && !this.ephemeral) ids = await this.host.store.appendMessages(this.sessionId, rows);
+    if (this.persisted && !this.ephemeral) {
+      try {
+        ids = await this.host.store.appendMessages(this.sessionId, rows, this.writeOptions());
+      } catch (error) {
+        // Refused rows stay out of the in-memory transcript too: they are not the session's.
+        this.noteRefusedWrite(error);
+        throw error;
+      }
+    }
     const now = this.host.clock.now();
     rows.forEach((row, index) => {
       const transcriptRow: TranscriptRow = {
@@ -196,10 +215,16 @@ export abstract class AgentTranscript extends AgentState {
     });
     this.modelConfig.prompt_fingerprint = fingerprint;
     if (this.persisted) {
-      await this.host.store.updateSession(this.sessionId, {
-        systemPrompt: this.systemPrompt,
-        modelConfig: this.storedModelConfig(),
-      });
+      await this.host.store
+        .updateSession(
+          this.sessionId,
+          { systemPrompt: this.systemPrompt, modelConfig: this.storedModelConfig() },
+          this.writeOptions(),
+        )
+        .catch((error: unknown) => {
+          this.noteRefusedWrite(error);
+          throw error;
+        });
     }
   }
 
@@ -343,14 +368,16 @@ export abstract class AgentTranscript extends AgentState {
     const model = route?.model ?? 'unknown';
     this.noteUsage(route ?? ({ provider, model } as ResolvedRoute), usage, costUsd, status, 'subagent');
     if (this.persisted) {
-      await this.host.store.recordUsage(this.sessionId, {
-        provider,
-        model,
-        task: 'subagent',
-        usage,
-        costUsd,
-        costStatus: status,
-      });
+      await this.host.store
+        .recordUsage(
+          this.sessionId,
+          { provider, model, task: 'subagent', usage, costUsd, costStatus: status },
+          this.writeOptions(),
+        )
+        .catch((error: unknown) => {
+          this.noteRefusedWrite(error);
+          throw error;
+        });
     }
   }
 

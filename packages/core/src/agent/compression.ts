@@ -150,14 +150,23 @@ export async function runCompression(
     };
     let summaryRowId: number | null = null;
     if (agent.persisted) {
-      const commit = await agent.host.store.compactInPlace(agent.sessionId, {
-        middleRowIds: middle.map((row) => row.rowId).filter((id): id is number => id !== null),
-        tailRowIds: rows
-          .slice(tailStart)
-          .map((row) => row.rowId)
-          .filter((id): id is number => id !== null),
-        summary: summaryRow,
-      });
+      const commit = await agent.host.store
+        .compactInPlace(
+          agent.sessionId,
+          {
+            middleRowIds: middle.map((row) => row.rowId).filter((id): id is number => id !== null),
+            tailRowIds: rows
+              .slice(tailStart)
+              .map((row) => row.rowId)
+              .filter((id): id is number => id !== null),
+            summary: summaryRow,
+          },
+          agent.writeOptions(),
+        )
+        .catch((error: unknown) => {
+          agent.noteRefusedWrite(error);
+          throw error;
+        });
       summaryRowId = commit.summaryRowId;
     } else {
       const inMemory: TranscriptRow = {

@@ -9,7 +9,14 @@ import type { FileCheckpointStore } from '../checkpoints/file-checkpoints.js';
 import type { AgentEventPayloads, AgentEventType, AgentPhase } from '../events.js';
 import type { ProviderAdapter, ResolvedRoute } from '../providers/types.js';
 import type { SecretRedactor } from '../security/secret-redactor.js';
-import type { NewMessage, SessionModelConfig, SessionRow, StoredMessage } from '../store/types.js';
+import type {
+  NewMessage,
+  SessionModelConfig,
+  SessionRow,
+  StoredMessage,
+  TurnFence,
+  WriteOptions,
+} from '../store/types.js';
 import type { CommandSandbox } from '../tools/sandbox.js';
 import type { CommandRunner, FileAccess, ToolContext, ToolDefinition, ToolSettings } from '../tools/types.js';
 import type { TurnInput, TurnResult } from '../turn-types.js';
@@ -106,6 +113,8 @@ export interface ActiveTurn {
   redirect(text: string): boolean;
   /** Rows of the transcript written by this turn. */
   turnRows(): TranscriptRow[];
+  /** The fencing token of the turn's lease once it holds one (issue 33.3, ADR 0049); its writes carry it. */
+  readonly fence: TurnFence | null;
 }
 
 /**
@@ -131,6 +140,13 @@ export interface SessionInternals extends Agent {
   createRow(): Promise<void>;
   userRowFor(input: TurnInput, turnId: string): NewMessage;
   appendRows(rows: NewMessage[]): Promise<(number | null)[]>;
+  /** The store options of a write the running turn makes: its lease's fence, when it holds one (ADR 0049). */
+  writeOptions(): WriteOptions;
+  /**
+   * Stops the running turn with `interrupted_by_system(session_turn_lease_lost)` when `error` is a write its fence
+   * refused (another process took the session's lease over); other errors are left alone. The caller rethrows.
+   */
+  noteRefusedWrite(error: unknown): void;
   uniqueCallId(id: string): string;
   activeTools(): ToolDefinition[];
   toolContext(turn: ActiveTurn, callId: string, signal: AbortSignal): ToolContext;

@@ -390,14 +390,16 @@ export abstract class TurnModel extends TurnTools {
     this.turnCost += costUsd;
     agent.noteUsage(route, callUsage, costUsd, status, task);
     if (agent.persisted) {
-      await agent.host.store.recordUsage(agent.sessionId, {
-        provider: route.provider,
-        model: route.model,
-        task,
-        usage: callUsage,
-        costUsd,
-        costStatus: status,
-      });
+      await agent.host.store
+        .recordUsage(
+          agent.sessionId,
+          { provider: route.provider, model: route.model, task, usage: callUsage, costUsd, costStatus: status },
+          agent.writeOptions(),
+        )
+        .catch((error: unknown) => {
+          agent.noteRefusedWrite(error);
+          throw error;
+        });
     }
     const snapshot = agent.usage();
     this.emit('usage', {

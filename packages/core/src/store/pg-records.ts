@@ -1,5 +1,6 @@
 import { and, asc, count, desc, eq, inArray, lt, lte, or, type SQL, sql } from 'drizzle-orm';
 import type { Clock, JsonValue } from '../types.js';
+import { checkFencePg } from './fence.js';
 import type { PgConnection, PgTransaction } from './pg-connection.js';
 import { responses, runs, sessions, turnLeases } from './pg-schema.js';
 import {
@@ -10,11 +11,12 @@ import {
   reclaimedRunPatch,
   runListQuery,
   runNotFound,
+  runSettled,
   UNFINISHED,
 } from './run-store.js';
 import { sessionNotFound } from './store-common.js';
 import type { LeaseAttempt, LeaseOwner, LeaseStatements } from './turn-lease.js';
-import type { ResponseRecord, ResponseStore, RunRecord, RunStatus, RunStore } from './types.js';
+import type { ResponseRecord, ResponseStore, RunRecord, RunStatus, RunStore, WriteOptions } from './types.js';
 
 async function requireSessionExists(tx: PgTransaction, sessionId: string): Promise<void> {
   const [session] = await tx.select({ id: sessions.id }).from(sessions).where(eq(sessions.id, sessionId));
@@ -134,14 +136,19 @@ export class PgRunStore implements RunStore {
   async update(
     id: string,
     patch: Partial<Pick<RunRecord, 'turnId' | 'status' | 'result' | 'exitReason' | 'error' | 'startedAt' | 'endedAt'>>,
+    options: WriteOptions = {},
   ): Promise<void> {
     await this.connection.write('other', async (tx) => {
+      await checkFencePg(tx, options.fence);
+      // A terminal status is final (issue 33.3): only an unfinished run changes.
       const changed = await tx
         .update(runs)
         .set({ ...patch, updatedAt: this.connection.clock.now() })
-        .where(eq(runs.id, id))
+        .where(and(eq(runs.id, id), inArray(runs.status, UNFINISHED)))
         .returning({ id: runs.id });
-      if (changed.length === 0) throw runNotFound(id);
+      if (changed.length > 0) return;
+      const [row] = await tx.select({ status: runs.status }).from(runs).where(eq(runs.id, id));
+      throw row ? runSettled(id, row.status) : runNotFound(id);
     });
   }
 
@@ -241,7 +248,15 @@ export class PgLeaseStatements implements LeaseStatements {
           setWhere: or(lte(turnLeases.expiresAt, now), eq(turnLeases.holder, owner.holder)),
         })
         .returning({ holder: turnLeases.holder });
-      if (taken.length > 0) return { acquired: true };
+      if (taken.length > 0) {
+        // A takeover is what fences the previous holder: every acquire moves the session's epoch on (ADR 0049).
+        const [bumped] = await tx
+          .update(sessions)
+          .set({ turnEpoch: sql`${sessions.turnEpoch} + 1` })
+          .where(eq(sessions.id, sessionId))
+          .returning({ epoch: sessions.turnEpoch });
+        return { acquired: true, epoch: bumped?.epoch ?? 0 };
+      }
       const [current] = await tx
         .select({ holder: turnLeases.holder, expiresAt: turnLeases.expiresAt })
         .from(turnLeases)

@@ -6,6 +6,7 @@ import { silentLogger } from '../logger.js';
 import { weakestCostStatus as weakerCostStatus } from '../providers/pricing.js';
 import type { Clock, CostStatus, JsonObject, Logger, StoredToolCall, TitleSource } from '../types.js';
 import { DEFAULT_RETRY_BUDGETS, type RetryBudgets } from './connection.js';
+import { checkFencePg } from './fence.js';
 import {
   applyPgMigrations,
   connectWithRetry,
@@ -87,6 +88,7 @@ import type {
   TurnLease,
   UsageByModelRow,
   UsageEntry,
+  WriteOptions,
 } from './types.js';
 
 /** Options of {@link openPostgresStore}. */
@@ -239,8 +241,9 @@ export class PostgresSessionStore implements SessionStore {
     return true;
   }
 
-  async recordTurn(sessionId: string, turn: RecordedTurn): Promise<number[]> {
+  async recordTurn(sessionId: string, turn: RecordedTurn, options: WriteOptions = {}): Promise<number[]> {
     return this.connection.write('transcript', async (tx) => {
+      await checkFencePg(tx, options.fence);
       const now = this.now;
       // Created by another instance meanwhile: the insert does nothing and the rows go to that session.
       if (turn.create && !(await this.findSession(tx, sessionId)))
@@ -312,8 +315,9 @@ export class PostgresSessionStore implements SessionStore {
     return summaryPage(rows, limit);
   }
 
-  async updateSession(id: string, patch: SessionPatch): Promise<void> {
+  async updateSession(id: string, patch: SessionPatch, options: WriteOptions = {}): Promise<void> {
     await this.connection.write('other', async (tx) => {
+      await checkFencePg(tx, options.fence);
       const session = await this.requireSession(tx, id, true);
       const fields = patchFields(toSessionRow(session), patch);
       if (patch.title !== undefined) await this.applyTitle(tx, session, patch.title, patch.titleSource ?? 'user');
@@ -343,8 +347,9 @@ export class PostgresSessionStore implements SessionStore {
     await this.updateExisting(id, () => ({ hidden }));
   }
 
-  async touchSession(id: string): Promise<void> {
+  async touchSession(id: string, options: WriteOptions = {}): Promise<void> {
     await this.connection.write('other', async (tx) => {
+      await checkFencePg(tx, options.fence);
       await this.requireSession(tx, id, true);
       await this.refreshCounters(tx, id);
     });
@@ -352,8 +357,11 @@ export class PostgresSessionStore implements SessionStore {
 
   // -------------------------------------------------------------- transcript
 
-  async appendMessages(sessionId: string, rows: NewMessage[]): Promise<number[]> {
-    return this.connection.write('transcript', (tx) => this.appendRows(tx, sessionId, rows, this.now));
+  async appendMessages(sessionId: string, rows: NewMessage[], options: WriteOptions = {}): Promise<number[]> {
+    return this.connection.write('transcript', async (tx) => {
+      await checkFencePg(tx, options.fence);
+      return this.appendRows(tx, sessionId, rows, this.now);
+    });
   }
 
   /** `appendMessages` inside a write transaction. */
@@ -375,8 +383,13 @@ export class PostgresSessionStore implements SessionStore {
     );
   }
 
-  async updateMessageDisplay(rowId: number, displayMetadata: JsonObject | null): Promise<void> {
+  async updateMessageDisplay(
+    rowId: number,
+    displayMetadata: JsonObject | null,
+    options: WriteOptions = {},
+  ): Promise<void> {
     await this.connection.write('other', async (tx) => {
+      await checkFencePg(tx, options.fence);
       const [row] = await tx
         .update(messages)
         .set({ displayMetadata })
@@ -482,8 +495,9 @@ export class PostgresSessionStore implements SessionStore {
     });
   }
 
-  async compactInPlace(sessionId: string, plan: CompactionPlan): Promise<CompactionCommit> {
+  async compactInPlace(sessionId: string, plan: CompactionPlan, options: WriteOptions = {}): Promise<CompactionCommit> {
     return this.connection.write('transcript', async (tx) => {
+      await checkFencePg(tx, options.fence);
       const now = this.now;
       await this.requireSession(tx, sessionId, true);
       const planRows = compactionRows(plan);
@@ -600,8 +614,11 @@ export class PostgresSessionStore implements SessionStore {
 
   // ------------------------------------------------------------------- usage
 
-  async recordUsage(sessionId: string, entry: UsageEntry): Promise<void> {
-    await this.connection.write('other', (tx) => this.addUsage(tx, sessionId, entry, this.now));
+  async recordUsage(sessionId: string, entry: UsageEntry, options: WriteOptions = {}): Promise<void> {
+    await this.connection.write('other', async (tx) => {
+      await checkFencePg(tx, options.fence);
+      await this.addUsage(tx, sessionId, entry, this.now);
+    });
   }
 
   /** `recordUsage` inside a write transaction; `locked` when the session's row is already locked in it. */

@@ -3,7 +3,7 @@ import { HermesError } from '../errors.js';
 import type { Clock } from '../types.js';
 import type { StoreConnection } from './connection.js';
 import { sessions, turnLeases } from './schema.js';
-import type { LeaseOptions, TurnLease } from './types.js';
+import type { LeaseOptions, TurnFence, TurnLease } from './types.js';
 
 /** Poll interval while another holder has the lease; jittered ±25% so waiting processes spread out. */
 const POLL_INTERVAL_MS = 1_000;
@@ -13,7 +13,7 @@ function pollDelay(): number {
 }
 
 /** What one attempt to take the lease found. */
-export type LeaseAttempt = { acquired: true } | { acquired: false; holder: string; expiresAt: number };
+export type LeaseAttempt = { acquired: true; epoch: number } | { acquired: false; holder: string; expiresAt: number };
 
 /** A lease row's owner: the (holder, turn) pair, so a stale handle can never refresh a newer turn's lease. */
 export interface LeaseOwner {
@@ -30,7 +30,8 @@ export interface LeaseStatements {
   readonly clock: Clock;
   readonly isClosed: boolean;
   /**
-   * Takes the lease when it is free, expired or the same holder's; otherwise reports its holder.
+   * Takes the lease when it is free, expired or the same holder's, and adds one to the session's `turn_epoch` in the
+   * same transaction (the new epoch is the taker's fencing token, ADR 0049); otherwise reports its holder.
    * @throws HermesError `session_not_found`.
    */
   tryAcquire(owner: LeaseOwner, ttlMs: number): Promise<LeaseAttempt>;
@@ -56,7 +57,7 @@ export async function acquireTurnLease(
   for (;;) {
     options.signal?.throwIfAborted();
     const outcome = await statements.tryAcquire(owner, options.ttlMs);
-    if (outcome.acquired) return new StoreTurnLease(statements, owner, options.ttlMs);
+    if (outcome.acquired) return new StoreTurnLease(statements, owner, options.ttlMs, outcome.epoch);
     const waitedMs = clock.now() - started;
     if (waitedMs >= options.waitMs) {
       throw new HermesError(
@@ -76,12 +77,16 @@ export async function acquireTurnLease(
 class StoreTurnLease implements TurnLease {
   private readonly controller = new AbortController();
   private released = false;
+  readonly fence: TurnFence;
 
   constructor(
     private readonly statements: LeaseStatements,
     private readonly owner: LeaseOwner,
     private readonly ttlMs: number,
-  ) {}
+    epoch: number,
+  ) {
+    this.fence = { sessionId: owner.sessionId, epoch };
+  }
 
   get lost(): AbortSignal {
     return this.controller.signal;
@@ -126,6 +131,13 @@ function prepareLeaseStatements(connection: StoreConnection) {
   return {
     session: db.select({ id: sessions.id }).from(sessions).where(eq(sessions.id, sessionId)).prepare(),
     current: db.select().from(turnLeases).where(eq(turnLeases.sessionId, sessionId)).prepare(),
+    // A takeover is what fences the previous holder: every acquire moves the session's epoch on.
+    bump: db
+      .update(sessions)
+      .set({ turnEpoch: sql`${sessions.turnEpoch} + 1` })
+      .where(eq(sessions.id, sessionId))
+      .returning({ epoch: sessions.turnEpoch })
+      .prepare(),
     take: db
       .insert(turnLeases)
       .values({ sessionId, ...lease })
@@ -181,7 +193,8 @@ export class SqliteLeaseStatements implements LeaseStatements {
         return { acquired: false, holder: current.holder, expiresAt: current.expiresAt };
       }
       statements.take.run({ ...owner, now, expiresAt: now + ttlMs });
-      return { acquired: true };
+      const bumped = statements.bump.get({ sessionId });
+      return { acquired: true, epoch: bumped?.epoch ?? 0 };
     });
   }
 
