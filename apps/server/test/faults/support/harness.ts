@@ -259,8 +259,10 @@ export interface TurnRecord {
   /** What happened, for the report: `completed`, `503 store_unavailable`, `fetch failed`, `run.interrupted …`. */
   outcome: string;
   runId?: string;
-  /** The events a live reader of the run received, in order. */
-  liveEvents?: RunEvent[];
+  /** The events a live reader of the run received, one list per connection (it reconnects with Last-Event-ID). */
+  segments: RunEvent[][];
+  /** How many times the live reader had to open the run's stream again. */
+  reconnects: number;
 }
 
 /**
@@ -308,6 +310,8 @@ export class FaultLedger {
       acknowledged: false,
       reply: null,
       outcome: 'pending',
+      segments: [],
+      reconnects: 0,
     };
     this.add(record);
     try {
@@ -363,13 +367,13 @@ export class FaultLedger {
 
   /**
    * A run (`POST /v1/runs`) on `sessionId`, its events read live from `readFrom` (another instance, to go through the
-   * shared events) until its terminal event or the stream's end. `started` resolves once the run is admitted (or
+   * shared events) until its terminal event, reconnecting as a client does, for `readForMs` at most (180 s). `started` resolves once the run is admitted (or
    * refused), before its events are read.
    */
   run(
     instance: Instance,
     sessionId: string,
-    options: { readFrom?: Instance; timeoutMs?: number } = {},
+    options: { readFrom?: Instance; readForMs?: number } = {},
   ): { started: Promise<TurnRecord>; done: Promise<TurnRecord> } {
     const record: TurnRecord = {
       surface: 'run',
@@ -379,17 +383,17 @@ export class FaultLedger {
       acknowledged: false,
       reply: null,
       outcome: 'pending',
-      liveEvents: [],
+      segments: [],
+      reconnects: 0,
     };
     this.add(record);
-    const signal = AbortSignal.timeout(options.timeoutMs ?? 120_000);
     const started = (async () => {
       try {
         const response = await fetch(`${instance.server.url}/v1/runs`, {
           method: 'POST',
           headers: auth,
           body: JSON.stringify({ input: record.prompt, session_id: sessionId }),
-          signal,
+          signal: AbortSignal.timeout(120_000),
         });
         if (response.status !== 202) {
           const body = (await response.json().catch(() => ({}))) as { error?: { code?: string } };
@@ -406,26 +410,43 @@ export class FaultLedger {
       await started;
       if (!record.runId) return record;
       const reader = options.readFrom ?? instance;
-      let received = '';
-      try {
-        const response = await fetch(`${reader.server.url}/v1/runs/${record.runId}/events`, {
-          headers: auth,
-          signal,
-        });
-        const body = (response.body as ReadableStream<Uint8Array>).getReader();
-        const decoder = new TextDecoder();
-        for (;;) {
-          const chunk = await body.read();
-          if (chunk.done) break;
-          received += decoder.decode(chunk.value, { stream: true });
+      const deadline = Date.now() + (options.readForMs ?? 180_000);
+      let lastSeq: number | null = null;
+      let terminal: RunEvent | undefined;
+      // As a client does (the SDK's runs client too): a stream that closes or breaks before the terminal event is
+      // opened again with Last-Event-ID, on the same instance (started again if it was killed), until the end.
+      while (terminal === undefined && Date.now() < deadline) {
+        if (record.segments.length > 0) {
+          record.reconnects += 1;
+          await sleep(500);
         }
-        record.outcome = 'stream ended without a terminal event';
-      } catch (error) {
-        record.outcome = `stream broke: ${(error as Error).message}`;
+        let received = '';
+        try {
+          const response = await fetch(`${reader.server.url}/v1/runs/${record.runId}/events`, {
+            headers: { ...auth, ...(lastSeq === null ? {} : { 'Last-Event-ID': String(lastSeq) }) },
+            signal: AbortSignal.timeout(Math.max(1, deadline - Date.now())),
+          });
+          if (response.status !== 200) {
+            record.outcome = `events ${response.status}`;
+            record.segments.push([]);
+            continue;
+          }
+          const body = (response.body as ReadableStream<Uint8Array>).getReader();
+          const decoder = new TextDecoder();
+          for (;;) {
+            const chunk = await body.read();
+            if (chunk.done) break;
+            received += decoder.decode(chunk.value, { stream: true });
+          }
+          record.outcome = 'stream ended without a terminal event';
+        } catch (error) {
+          record.outcome = `stream broke: ${(error as Error).message}`;
+        }
+        const events = sseEvents(received);
+        record.segments.push(events);
+        for (const event of events) if (typeof event.seq === 'number') lastSeq = event.seq;
+        terminal = events.find((event) => TERMINAL_EVENTS.has(event.event));
       }
-      const events = sseEvents(received);
-      record.liveEvents = events;
-      const terminal = events.find((event) => TERMINAL_EVENTS.has(event.event));
       if (terminal) {
         this.statuses.record(`api ${reader.label}`, record.runId, terminal.event.slice('run.'.length));
         record.outcome = `${terminal.event}${terminal.turn_exit_reason ? ` ${String(terminal.turn_exit_reason)}` : ''}`;

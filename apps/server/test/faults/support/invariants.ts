@@ -39,6 +39,8 @@ export interface InvariantReport {
     lost: number;
     runsChecked: number;
     sessionsChecked: number;
+    /** Live run streams that closed or broke before their terminal event and were opened again (Last-Event-ID). */
+    streamsResumed: number;
   };
 }
 
@@ -50,28 +52,33 @@ const UNSETTLED = new Set(['queued', 'running', 'stopping']);
 
 /**
  * Where a reader's view of a run's events has a seq missing without a marker, or ends without a terminal event;
- * null when it is whole. `noBacklog`: a stream of only the terminal event rebuilt from the run's row is the spec'd
- * answer of a process that holds no backlog of the run (spec §19.3, SQLite after a restart).
+ * null when it is whole. `segments`: the events of each connection in order (a client reconnects with Last-Event-ID).
+ * `noBacklog`: a connection that gets only the terminal event rebuilt from the run's row is the spec'd answer of a
+ * process that holds no backlog of the run (spec §19.3, SQLite after a restart).
  */
-export function gapIn(events: RunEvent[], options: { settled: boolean; noBacklog: boolean }): string | null {
+export function gapIn(segments: RunEvent[][], options: { settled: boolean; noBacklog: boolean }): string | null {
+  const events = segments.flat();
   const terminal = events.find((event) => TERMINAL_EVENTS.has(event.event));
   const interruptedWithReason =
     terminal?.event === 'run.interrupted' &&
     (Boolean(terminal.turn_exit_reason) || Boolean(terminal.error) || Boolean(terminal.reason));
-  if (options.noBacklog && events.length === 1 && terminal) return null;
   let expected = 0;
-  for (const event of events) {
-    if (event.event === 'replay.truncated') {
-      expected = Number(event.oldest_retained_seq);
-      continue;
+  for (const segment of segments) {
+    const only = segment[0];
+    if (options.noBacklog && segment.length === 1 && only && TERMINAL_EVENTS.has(only.event)) continue;
+    for (const event of segment) {
+      if (event.event === 'replay.truncated') {
+        expected = Number(event.oldest_retained_seq);
+        continue;
+      }
+      if (event.seq === undefined) {
+        if (TERMINAL_EVENTS.has(event.event)) continue;
+        return `event ${event.event} without a seq`;
+      }
+      if (event.seq !== expected && !interruptedWithReason)
+        return `seq ${event.seq} (${event.event}) follows ${expected - 1} with no marker`;
+      expected = event.seq + 1;
     }
-    if (event.seq === undefined) {
-      if (TERMINAL_EVENTS.has(event.event)) continue;
-      return `event ${event.event} without a seq`;
-    }
-    if (event.seq !== expected && !interruptedWithReason)
-      return `seq ${event.seq} (${event.event}) follows ${expected - 1} with no marker`;
-    expected = event.seq + 1;
   }
   if (options.settled && !terminal) return `no terminal event after seq ${expected - 1}`;
   return null;
@@ -227,7 +234,7 @@ export async function checkInvariants(input: {
     for (const [runId, events] of byRun) {
       // A run settled by another process (its owner died) may have no terminal row: its readers get one rebuilt from the
       // run's row (checked by the replays below).
-      const gap = gapIn(events, { settled: false, noBacklog: false });
+      const gap = gapIn([events], { settled: false, noBacklog: false });
       if (gap) violations.gaps.push(`run_events of ${runId}: ${gap}`);
     }
   }
@@ -243,12 +250,12 @@ export async function checkInvariants(input: {
         );
         continue;
       }
-      const gap = gapIn(sseEvents(await response.text()), { settled: true, noBacklog: store.backend === 'sqlite' });
+      const gap = gapIn([sseEvents(await response.text())], { settled: true, noBacklog: store.backend === 'sqlite' });
       if (gap) violations.gaps.push(`replay of ${runId} on ${instance.label}: ${gap}`);
     }
   });
   for (const turn of runTurns) {
-    const gap = gapIn(turn.liveEvents ?? [], { settled: false, noBacklog: store.backend === 'sqlite' });
+    const gap = gapIn(turn.segments, { settled: true, noBacklog: store.backend === 'sqlite' });
     if (gap) violations.gaps.push(`live stream of ${turn.runId} (${turn.outcome}): ${gap}`);
   }
 
@@ -263,6 +270,7 @@ export async function checkInvariants(input: {
       lost,
       runsChecked: runIds.size,
       sessionsChecked: sessions.length,
+      streamsResumed: runTurns.filter((turn) => turn.reconnects > 0).length,
     },
   };
 }
@@ -281,7 +289,9 @@ export function expectInvariantsHold(report: InvariantReport, ledger: FaultLedge
       counts.acknowledged
     }, lost ${counts.lost}; not acknowledged ${counts.notAcknowledged} (${
       [...outcomes].map(([outcome, count]) => `${count}× ${outcome}`).join('; ') || 'none'
-    }); runs checked ${counts.runsChecked}, sessions checked ${counts.sessionsChecked}`,
+    }); runs checked ${counts.runsChecked} (live streams resumed with Last-Event-ID: ${
+      counts.streamsResumed
+    }), sessions checked ${counts.sessionsChecked}`,
   );
   const broken = Object.entries(report.violations).filter(([, list]) => list.length > 0);
   for (const [name, list] of broken)
