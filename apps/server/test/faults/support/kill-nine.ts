@@ -60,7 +60,7 @@ export async function killNineScenario(backend: 'sqlite' | 'postgres'): Promise<
       await sleep(random() * 100);
     }
     // A random point within the turns: before the model answers, while it streams, or as the turns end.
-    await sleep(random() * 900);
+    await sleep(random() * 1_500);
     const victim = pick(instances);
     await killHard(victim);
     ledger.faults += 1;
