@@ -24,9 +24,9 @@ const LEASE_TTL_S = 2;
 /**
  * Scenario f: a partition between the owner of a turn and PostgreSQL outlives its lease; the instance that reads the
  * run settles it `interrupted`; the partition heals while the owner's model is still answering, and the owner ends its
- * turn. Kept out of the run until it passes (see the todo below); call it from an `it` to try it.
+ * turn. Beyond the issue's list: a partition of one instance, where scenario a stops the database for all.
  */
-export async function ownerPartitionedScenario(): Promise<void> {
+async function ownerPartitionedScenario(): Promise<void> {
   const created = await createTestDatabase();
   cleanups.push(created.drop);
   // A reaches the database through a relay the test can cut; B directly.
@@ -60,11 +60,9 @@ export async function ownerPartitionedScenario(): Promise<void> {
 }
 
 describe('fault f: the owner of a turn cut off from the database past its lease', () => {
-  // Fails with fence's 33.3 as of 9267602: the reader on B settles the run `interrupted` without taking the lease over,
-  // so the owner's epoch still holds and its turn completes; its end leaves the settled row as it is (a terminal status
-  // never changes), yet its own runs API then says `completed` while the store and B say `interrupted` (invariant
-  // `terminal`: "the instances disagree: A completed, B interrupted").
-  it.todo(
-    '33.6 f. owner cut off from PostgreSQL past its lease, back before its turn ends — needs fence: the instances must agree on the run status (owner says completed, store and B interrupted)',
+  it(
+    '33.6: a partition between the owner and PostgreSQL outlives its lease, another instance settles the run, the owner comes back before its turn ends: the owner adopts the settled end, and every invariant holds',
+    ownerPartitionedScenario,
+    300_000,
   );
 });

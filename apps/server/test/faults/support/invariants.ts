@@ -20,13 +20,15 @@ import {
  *   with the reply the client got, in one turn of its session;
  * - `gaps`: no reader sees a run's events with a seq missing unless a marker says why (`replay.truncated`, or a
  *   terminal `run.interrupted` with a reason), and a settled run's stream ends with its terminal event;
- * - `terminal`: no run's terminal status was ever followed by another;
+ * - `terminal`: no run's terminal status was ever followed by another (in the store, or in what one instance said);
+ * - `agree`: once settled, every instance's runs API gives a run the same status (a balancer may send each poll of a
+ *   client elsewhere, so a disagreement is a terminal status that changes under the client);
  * - `oneTurn`: never two turns at once on a session (the rows of two turns never interleave);
  * - `alive`: every instance's process runs and answers `/health` with 200;
  * - `usable`: a new turn on every session the scenario touched completes within {@link USABLE_WITHIN_MS}.
  */
 
-export type InvariantName = 'durable' | 'gaps' | 'terminal' | 'oneTurn' | 'alive' | 'usable';
+export type InvariantName = 'durable' | 'gaps' | 'terminal' | 'agree' | 'oneTurn' | 'alive' | 'usable';
 
 export interface InvariantReport {
   scenario: string;
@@ -112,6 +114,7 @@ export async function checkInvariants(input: {
     durable: [],
     gaps: [],
     terminal: [],
+    agree: [],
     oneTurn: [],
     alive: [],
     usable: [],
@@ -174,7 +177,7 @@ export async function checkInvariants(input: {
     }
     // Once settled, every instance tells a client the same status (a balancer may send each poll elsewhere).
     if (new Set(answers.values()).size > 1)
-      violations.terminal.push(
+      violations.agree.push(
         `run ${turn.runId}: the instances disagree: ${[...answers].map(([label, status]) => `${label} ${status}`).join(', ')}`,
       );
   });
@@ -277,9 +280,14 @@ export async function checkInvariants(input: {
 
 /**
  * Prints the scenario's counts (they show in CI logs) and the outcomes of the turns that were not acknowledged, then
- * asserts that no invariant was broken, naming the first violations of each.
+ * asserts that no invariant was broken, naming the first violations of each. A `pending` invariant (known to fail
+ * until other work lands; each has an `it.todo` saying so) is printed when broken but not asserted.
  */
-export function expectInvariantsHold(report: InvariantReport, ledger: FaultLedger): void {
+export function expectInvariantsHold(
+  report: InvariantReport,
+  ledger: FaultLedger,
+  options: { pending?: { invariant: InvariantName; reason: string }[] } = {},
+): void {
   const { counts } = report;
   const outcomes = new Map<string, number>();
   for (const turn of ledger.turns.filter((item) => !item.acknowledged))
@@ -293,11 +301,15 @@ export function expectInvariantsHold(report: InvariantReport, ledger: FaultLedge
       counts.streamsResumed
     }), sessions checked ${counts.sessionsChecked}`,
   );
-  const broken = Object.entries(report.violations).filter(([, list]) => list.length > 0);
-  for (const [name, list] of broken)
+  const pending = new Map((options.pending ?? []).map((item) => [item.invariant as string, item.reason]));
+  const found = Object.entries(report.violations).filter(([, list]) => list.length > 0);
+  for (const [name, list] of found)
     console.log(
-      `[faults] ${report.scenario}: invariant ${name} broken ${list.length}×:\n  ${list.slice(0, 10).join('\n  ')}`,
+      `[faults] ${report.scenario}: invariant ${name} broken ${list.length}×${
+        pending.has(name) ? ` (pending, not asserted: ${pending.get(name)})` : ''
+      }:\n  ${list.slice(0, 10).join('\n  ')}`,
     );
+  const broken = found.filter(([name]) => !pending.has(name));
   expect(
     Object.fromEntries(broken.map(([name, list]) => [name, list.slice(0, 5)])),
     `${report.scenario}: invariants`,
