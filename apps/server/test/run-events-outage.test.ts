@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createRunBus, openPostgresStore } from '@hermes/core';
 import { delay, type ModelScript, startScriptedOpenAIServer, step, text } from '@hermes/core/testing';
-import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type EmbeddedServer, startEmbeddedPostgres } from '../../../packages/core/test/support/embedded-postgres.js';
 import { cleanups, runCleanups, type StartedServer, startServer, temp } from './support/server-process.js';
@@ -96,17 +96,14 @@ async function runWithRemoteReader(owner: StartedServer, reader: StartedServer, 
 }
 
 async function storedSeqs(url: string, runId: string): Promise<{ seq: number; event: string }[]> {
-  const client = new pg.Client({ connectionString: url });
-  client.on('error', () => {});
-  await client.connect();
+  const store = await openPostgresStore({ url, poolSize: 1 });
+  const bus = createRunBus(store, 'test-reader');
   try {
-    const result = await client.query<{ seq: number; event: string }>(
-      'SELECT seq, event FROM run_events WHERE run_id = $1 ORDER BY seq',
-      [runId],
-    );
-    return result.rows;
+    const rows = await bus.read(runId, -1, 10_000);
+    return rows.map((row) => ({ seq: row.seq, event: String(row.payload.event) }));
   } finally {
-    await client.end();
+    await bus.close();
+    await store.close();
   }
 }
 
