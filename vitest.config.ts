@@ -10,6 +10,8 @@ export default defineConfig({
       'packages/*',
       'apps/*',
       'examples/*',
+      // The fault suite (issue 33 item 6): real processes, real PostgreSQL, faults injected from outside.
+      'apps/server/test/faults',
       {
         // The packaging and test-command checks spawn builds and vitest runs: never the 5 s default.
         test: { name: 'workspace', include: ['test/**/*.test.ts'], testTimeout: 120_000, hookTimeout: 120_000 },
