@@ -84,6 +84,8 @@ export interface LiveRun {
   lastEvent: string | null;
   subscribers: Set<() => void>;
   terminal: boolean;
+  /** `finish` has begun: its end may wait for the store (ADR 0050), and the run ends once. */
+  ending: boolean;
   approvals: ApprovalQueue;
   result: TurnResult | null;
   terminalPayload: RunEventPayload | null;
@@ -237,6 +239,7 @@ export class RunRegistry {
       lastEvent: null,
       subscribers: new Set(),
       terminal: false,
+      ending: false,
       approvals: this.server.approvals.open(runId),
       result: null,
       terminalPayload: null,
@@ -396,7 +399,8 @@ export class RunRegistry {
   }
 
   private async finish(run: LiveRun, result: TurnResult | null, failure?: string): Promise<void> {
-    if (run.terminal) return;
+    if (run.terminal || run.ending) return;
+    run.ending = true;
     run.result = result;
     let status: LiveRun['status'];
     let stored: 'completed' | 'failed' | 'cancelled';
@@ -427,22 +431,7 @@ export class RunRegistry {
     if (elsewhere) {
       // Another instance settled the run while this one was frozen or cut off (its lease was taken over): its end
       // stands, since a terminal status never changes, and this instance's clients are told the same (ADR 0049).
-      const wire = this.statusObject(elsewhere, undefined);
-      status = wire.status as LiveRun['status'];
-      const {
-        object: _object,
-        run_id: _run,
-        status: _status,
-        created_at: _created,
-        updated_at: _updated,
-        ...rest
-      } = wire;
-      fields = Object.fromEntries(
-        ['error', 'completed', 'partial', 'interrupted', 'output', 'usage', 'turn_exit_reason']
-          .filter((name) => rest[name] !== undefined && rest[name] !== null)
-          .map((name) => [name, rest[name]]),
-      );
-      settledResult = { ...fields, wire_status: status, wire_seq: run.nextSeq };
+      ({ status, fields, settledResult } = this.settledElsewhere(run, elsewhere));
     }
     // Terminal only once the row holds the output: a status read in between sees `running`, never `completed`
     // with a null output.
@@ -471,46 +460,56 @@ export class RunRegistry {
     }, RUN_RETENTION_MS).unref();
   }
 
+  /** A run's end as another instance settled it, in this instance's terms (ADR 0049). */
+  private settledElsewhere(
+    run: LiveRun,
+    record: RunRecord,
+  ): { status: LiveRun['status']; fields: Record<string, unknown>; settledResult: Record<string, unknown> } {
+    const wire = this.statusObject(record, undefined);
+    const status = wire.status as LiveRun['status'];
+    const fields = Object.fromEntries(
+      ['error', 'completed', 'partial', 'interrupted', 'output', 'usage', 'turn_exit_reason']
+        .filter((name) => wire[name] !== undefined && wire[name] !== null)
+        .map((name) => [name, wire[name]]),
+    );
+    return { status, fields, settledResult: { ...fields, wire_status: status, wire_seq: run.nextSeq } };
+  }
+
   /**
-   * Writes a run's end to its row. When the store is unreachable (a database restart) the write is tried again in the
-   * background every few seconds for up to ten minutes, so the row does not stay `running` behind its terminal event,
-   * which the outbox writes once the store is back (ADR 0050). A row another instance settled meanwhile keeps its
-   * status: a terminal status never changes (`run_settled`).
+   * Writes a run's end to its row. While the store is unreachable (a database restart) the write is tried again every
+   * few seconds for up to ten minutes, and the run stays `running` here meanwhile: its end is told to its clients only
+   * once the row holds it, or once another instance is found to have settled it (`run_settled`: that end stands, a
+   * terminal status never changes). So every instance gives a run one terminal status, and no client sees it change
+   * (ADR 0050). The terminal event itself reaches the store through the outbox.
    */
   private async writeEnd(runId: string, patch: Parameters<RunRecordStore['update']>[1]): Promise<RunRecord | null> {
     const { host } = this.server;
-    let settled: RunRecord | null = null;
-    const attempt = async (): Promise<boolean> => {
+    const giveUpAt = Date.now() + END_RETRY_FOR_MS;
+    let waited = false;
+    for (;;) {
       try {
         await host.store.runs.update(runId, patch);
-        return true;
+        if (waited) host.logger.info('run end written after the store returned', { runId });
+        return null;
       } catch (error) {
         const code = HermesError.isInstance(error) ? error.code : null;
         if (code === 'run_settled') {
-          settled = await host.store.runs.get(runId).catch(() => null);
           host.logger.warn('run already settled by another instance; its end stands', { runId });
-          return true;
+          return await host.store.runs.get(runId).catch(() => null);
         }
         if (code !== 'store_unavailable') {
           host.logger.warn('run update failed', { runId, error: String(error) });
-          return true;
+          return null;
         }
-        return false;
       }
-    };
-    if (await attempt()) return settled;
-    host.logger.warn('run end waiting for the store; retrying', { runId });
-    const giveUpAt = Date.now() + END_RETRY_FOR_MS;
-    const again = () =>
-      setTimeout(() => {
-        void attempt().then((done) => {
-          if (done) host.logger.info('run end written after the store returned', { runId });
-          else if (Date.now() < giveUpAt) again();
-          else host.logger.warn('run end not written: the store stayed unreachable', { runId });
-        });
-      }, END_RETRY_MS).unref();
-    again();
-    return null;
+      if (Date.now() >= giveUpAt) {
+        host.logger.warn('run end not written: the store stayed unreachable', { runId });
+        return null;
+      }
+      if (!waited) host.logger.warn('run end waiting for the store; retrying', { runId });
+      waited = true;
+      await new Promise((resolve) => setTimeout(resolve, END_RETRY_MS));
+    }
   }
 
   /**

@@ -17,20 +17,11 @@ import { checkInvariants, expectInvariantsHold } from './support/invariants.js';
 
 afterEach(runCleanups);
 
-/**
- * Why the `agree` invariant is not asserted here yet (it is everywhere else). Seen with fence at 19d046a (a race, not
- * every run): the owner's end write fails during the outage and is retried in the background, the run's reader
- * on the other instance settles it `interrupted` (lease lost) once the database is back, and the owner's runs API
- * keeps saying `failed`.
- */
-const AGREE_PENDING =
-  "the owner's runs API keeps its own end (failed, store_unavailable) when another instance settled the run interrupted while its end write waited for the store";
-
 /** The outage's length (issue 33 item 6): longer than every background duty's interval and many lease lifetimes. */
 const OUTAGE_MS = 90_000;
 
 describe('fault a: PostgreSQL down for 90 s under two instances', () => {
-  it('33.6: instance A busy with turns and B idle when the database stops for 90 s and comes back: every invariant but `agree` (todo below) holds', async () => {
+  it('33.6: instance A busy with turns and B idle when the database stops for 90 s and comes back: every invariant holds', async () => {
     // A server of this test's own, so stopping it disturbs no other test.
     const database = await startEmbeddedPostgres();
     cleanups.push(() => database.dispose());
@@ -89,8 +80,6 @@ describe('fault a: PostgreSQL down for 90 s under two instances', () => {
 
     await watcher.stop();
     const report = await checkInvariants({ ledger, store, instances: [a, b] });
-    expectInvariantsHold(report, ledger, { pending: [{ invariant: 'agree', reason: AGREE_PENDING }] });
+    expectInvariantsHold(report, ledger);
   }, 300_000);
-
-  it.todo(`33.6 a. every instance gives a run the same status after the outage — needs fence: ${AGREE_PENDING}`);
 });
