@@ -152,6 +152,35 @@ describe('one live session across protocols (35.4)', () => {
     expect(await server.exited).toBe(0);
   }, 180_000);
 
+  it('a Responses turn chained onto a session the gateway shows streams to the gateway client too', async () => {
+    const model = await scriptedModel();
+    const server = await startServer(serverEnv(model));
+    model.push(step(text('first response')));
+    const first = await post(server, '/v1/responses', { model: 'hermes-agent', input: 'start a conversation' });
+    expect(first.status).toBe(200);
+    const storedId = first.headers.get('X-Hermes-Session-Id') as string;
+    const responseId = ((await first.json()) as { id: string }).id;
+
+    // The gateway client resumes the session the response ran in; the next response in the chain runs there (§14.2).
+    const client = await connectGateway(server, KEY);
+    const resumed = await client.call('session.resume', { session_id: storedId });
+    expect(resumed.error).toBeUndefined();
+    const runtimeId = resumed.result?.session_id as string;
+    model.push(step(text('chained '), text('answer')));
+    const chained = await post(server, '/v1/responses', {
+      model: 'hermes-agent',
+      input: 'continue it',
+      previous_response_id: responseId,
+    });
+    expect(chained.status).toBe(200);
+    expect(chained.headers.get('X-Hermes-Session-Id')).toBe(storedId);
+    const seen = await turnSeen(client, runtimeId, 'continue it');
+    expect(deltaText(seen)).toBe('chained answer');
+    expect(seen.at(-1)?.params?.payload).toMatchObject({ text: 'chained answer', status: 'complete' });
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+  }, 180_000);
+
   it('an approval an HTTP run waits for is answered from the gateway, and one answered through the runs API is withdrawn from the gateway', async () => {
     const model = await scriptedModel();
     const server = await startServer(serverEnv(model));
