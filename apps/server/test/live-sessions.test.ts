@@ -331,6 +331,7 @@ describe('one live session across instances on one PostgreSQL database (35.4)', 
         step(text('answered '), text('on B')),
         step(toolCall('terminal', { command: 'rm -rf ./remote-scratch' })),
         step(text('removed on B after A said yes')),
+        step(text('A continues')),
       ],
       { key: KEY, configYaml: 'session:\n  auto_title: false\n' },
     );
@@ -358,5 +359,13 @@ describe('one live session across instances on one PostgreSQL database (35.4)', 
     expect(existsSync(join(workspace, 'remote-scratch'))).toBe(false);
     const remoteTurn = await turnSeen(client, runtimeId, 'clean up on B');
     expect(types(remoteTurn)).toContain('tool.complete');
+
+    // A's own next turn continues the conversation with B's turns in it: the turn reloads the changed transcript.
+    await client.call('prompt.submit', { session_id: runtimeId, text: 'and on A' });
+    const own = await turnSeen(client, runtimeId, 'and on A');
+    expect(own.at(-1)?.params?.payload?.text).toBe('A continues');
+    const history = JSON.stringify((await client.call('session.history', { session_id: runtimeId })).result);
+    for (const answer of ['answered on B', 'removed on B after A said yes', 'A continues'])
+      expect(history).toContain(answer);
   }, 180_000);
 });
