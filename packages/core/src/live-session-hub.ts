@@ -167,6 +167,11 @@ export class LiveSessionHub {
     });
   }
 
+  /** The approval with this request id while it waits in this process, else undefined. */
+  approval(requestId: string): ApprovalRequest | undefined {
+    return this.approvals.get(requestId)?.request;
+  }
+
   /** The approvals of a session waiting in this process, oldest first. */
   pendingApprovals(sessionId: string): ApprovalRequest[] {
     return [...this.approvals.values()]
