@@ -69,6 +69,16 @@ export function sessionCallbacks(session: RequestSession, gateway: CallbackGatew
   return {
     approve: async (request: ApprovalRequest, signal: AbortSignal) => {
       const choices = request.choices;
+      // A turn another surface started on this agent without an approve callback of its own reaches these callbacks
+      // too; the session already shows its approval from the core's hub, whose answer settles this wait (ADR 0053).
+      const shown = [...session.openRequests.values()].some(
+        (open) => open.method === 'approval' && open.params.request_id === request.requestId,
+      );
+      if (shown)
+        return new Promise<never>((_resolve, reject) => {
+          if (signal.aborted) reject(signal.reason);
+          signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+        });
       const fields = approvalFields(request, gateway);
       const outcome = await registry.raise(session, 'approval', fields, { signal });
       if (outcome.kind === 'declined') throw new Error('no attached client can answer approval requests');
