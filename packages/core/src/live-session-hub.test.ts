@@ -5,8 +5,10 @@ import type { ApprovalRequest, JsonObject, Logger } from './types.js';
 
 const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {} } as unknown as Logger;
 
+let lastSeq = 0;
 function event(sessionId: string, type: string, extra: Record<string, unknown> = {}): AgentEvent {
-  return { type, sessionId, turnId: 't1', seq: 1, ts: 0, ...extra } as unknown as AgentEvent;
+  lastSeq += 1;
+  return { type, sessionId, turnId: 't1', seq: lastSeq, ts: 0, ...extra } as unknown as AgentEvent;
 }
 
 function approval(sessionId: string, requestId = 'apr_1'): ApprovalRequest {
@@ -116,6 +118,33 @@ describe('LiveSessionHub', () => {
     ]);
     expect(hubA.answerApproval('apr_remote', 'once')).toBe(true);
     await expect(answer).resolves.toBe('once');
+    stopA();
+    stopB();
+  });
+
+  it('a watch that arrives after a turn began gets that turn from its start, and nothing twice', async () => {
+    const [relayA, relayB] = linkedRelays();
+    const hubA = new LiveSessionHub('a', quiet);
+    const hubB = new LiveSessionHub('b', quiet);
+    const stopA = hubA.relayThrough(relayA, { announceMs: 60_000 });
+    const stopB = hubB.relayThrough(relayB, { announceMs: 60_000 });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // B's turn begins before anyone watches it.
+    hubB.publish({ ...event('S', 'turn.start', { input: { text: 'early', attachments: 0 } }), seq: 1 });
+    hubB.publish({ ...event('S', 'message.delta', { text: 'one ' }), seq: 2 });
+    const seen: LiveSessionEvent[] = [];
+    hubA.subscribe('S', (delivered) => seen.push(delivered));
+    await until(() => hubB.watched('S') && seen.length === 2);
+    hubB.publish({ ...event('S', 'message.delta', { text: 'two' }), seq: 3 });
+    hubB.publish({ ...event('S', 'turn.end', { result: {} }), seq: 4 });
+    await until(() => seen.length === 4);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(seen.map((delivered) => delivered.event.type)).toEqual([
+      'turn.start',
+      'message.delta',
+      'message.delta',
+      'turn.end',
+    ]);
     stopA();
     stopB();
   });

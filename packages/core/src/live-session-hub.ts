@@ -39,6 +39,8 @@ const UNWATCH = 'hub.unwatch';
 const HELLO = 'hub.hello';
 const EVENTS = 'hub.events';
 const ANSWER = 'hub.answer';
+/** Events of one turn in flight kept for a late watcher (its start and its newest). */
+const REPLAY_LIMIT = 1_000;
 
 /**
  * The live sessions of one host, whichever protocol started their turns (ADR 0053): every agent of the host publishes
@@ -62,6 +64,13 @@ export class LiveSessionHub {
   private readonly outbox = new Map<string, AgentEvent[]>();
   private flushScheduled = false;
   private relay: LiveSessionRelay | null = null;
+  /**
+   * With a relay: the events of each turn in flight in this process, so that an instance whose watch arrives after the
+   * turn began (it was announced a moment before, or its client attached mid-turn) gets the turn from its start.
+   */
+  private readonly turnsInFlight = new Map<string, AgentEvent[]>();
+  /** The last event delivered from another instance, by origin and session: a replay never delivers one twice. */
+  private readonly lastRemote = new Map<string, { turnId: string | null; seq: number }>();
 
   constructor(
     /** The lease holder id of this host: the origin of its own events. */
@@ -99,6 +108,7 @@ export class LiveSessionHub {
   publish(event: AgentEvent): void {
     const sessionId = event.sessionId;
     this.deliver({ event, origin: this.holderId, remote: false });
+    if (this.relay !== null && event.turnId !== null) this.keepTurnEvent(event);
     const remote = this.watchers.get(sessionId);
     if (!remote || remote.size === 0 || this.relay === null) return;
     for (const instance of remote.keys()) {
@@ -107,6 +117,20 @@ export class LiveSessionHub {
       this.outbox.set(instance, queued);
     }
     this.scheduleFlush();
+  }
+
+  private keepTurnEvent(event: AgentEvent): void {
+    const sessionId = event.sessionId;
+    if (event.type === 'turn.start') this.turnsInFlight.set(sessionId, []);
+    const kept = this.turnsInFlight.get(sessionId);
+    if (!kept) return;
+    if (event.type === 'turn.end') {
+      this.turnsInFlight.delete(sessionId);
+      return;
+    }
+    kept.push(event);
+    // A long turn keeps its start and its newest events; a late watcher sees a gap it shows as a turn seen mid-way.
+    if (kept.length > REPLAY_LIMIT) kept.splice(1, kept.length - REPLAY_LIMIT);
   }
 
   private deliver(delivered: LiveSessionEvent): void {
@@ -192,7 +216,7 @@ export class LiveSessionHub {
     const origin = this.remoteApprovals.get(requestId);
     if (origin === undefined || this.relay === null) return false;
     this.remoteApprovals.delete(requestId);
-    this.send(origin, { t: ANSWER, request_id: requestId, choice });
+    void this.send(origin, { t: ANSWER, request_id: requestId, choice });
     return true;
   }
 
@@ -207,7 +231,7 @@ export class LiveSessionHub {
     this.relay = bus;
     const announceMs = options.announceMs ?? 15_000;
     const unsubscribe = bus.onRelay((from, message) => this.received(from, message));
-    this.send('*', { t: HELLO });
+    void this.send('*', { t: HELLO });
     this.announce('*', WATCH, [...this.listeners.keys()]);
     const timer = setInterval(() => {
       this.announce('*', WATCH, [...this.listeners.keys()]);
@@ -226,13 +250,25 @@ export class LiveSessionHub {
     };
   }
 
-  private announce(to: string, kind: string, sessions: string[]): void {
-    if (this.relay === null || sessions.length === 0) return;
-    this.send(to, { t: kind, sessions });
+  /**
+   * Resolves once the watches announced so far are sent (committed on the bus; the other instances hear them a moment
+   * later). A protocol that attaches a client to a session awaits it before answering, so that a turn the client then
+   * starts on another instance finds the watch there.
+   */
+  announced(): Promise<void> {
+    return this.lastAnnounce;
   }
 
-  private send(to: string, message: JsonObject): void {
-    this.relay?.relay(to, message).catch((error: unknown) => {
+  private lastAnnounce: Promise<void> = Promise.resolve();
+
+  private announce(to: string, kind: string, sessions: string[]): void {
+    if (this.relay === null || sessions.length === 0) return;
+    this.lastAnnounce = this.send(to, { t: kind, sessions });
+  }
+
+  private send(to: string, message: JsonObject): Promise<void> {
+    if (this.relay === null) return Promise.resolve();
+    return this.relay.relay(to, message).catch((error: unknown) => {
       this.logger.warn('live session relay message not sent', { to, error: String(error) });
     });
   }
@@ -245,7 +281,7 @@ export class LiveSessionHub {
       this.flushScheduled = false;
       for (const [instance, events] of this.outbox) {
         this.outbox.delete(instance);
-        this.send(instance, { t: EVENTS, events: events as unknown as JsonObject[] });
+        void this.send(instance, { t: EVENTS, events: events as unknown as JsonObject[] });
       }
     });
   }
@@ -261,8 +297,13 @@ export class LiveSessionHub {
       for (const sessionId of sessions) {
         if (typeof sessionId !== 'string') continue;
         const instances = this.watchers.get(sessionId) ?? new Map<string, number>();
-        if (kind === WATCH) instances.set(from, Date.now());
-        else instances.delete(from);
+        if (kind === WATCH) {
+          const kept = this.turnsInFlight.get(sessionId);
+          // A new watcher of a session whose turn runs here gets that turn so far, ahead of what follows.
+          if (!instances.has(from) && kept && kept.length > 0)
+            void this.send(from, { t: EVENTS, events: kept as unknown as JsonObject[] });
+          instances.set(from, Date.now());
+        } else instances.delete(from);
         if (instances.size > 0) this.watchers.set(sessionId, instances);
         else this.watchers.delete(sessionId);
       }
@@ -272,6 +313,10 @@ export class LiveSessionHub {
       for (const item of message.events) {
         const event = item as unknown as AgentEvent;
         if (typeof event !== 'object' || event === null || typeof event.sessionId !== 'string') continue;
+        const key = `${from}\u0000${event.sessionId}`;
+        const last = this.lastRemote.get(key);
+        if (last && last.turnId === event.turnId && event.seq <= last.seq) continue;
+        this.lastRemote.set(key, { turnId: event.turnId, seq: event.seq });
         if (event.type === 'approval.request') this.remoteApprovals.set(event.request.requestId, from);
         else if (event.type === 'approval.resolved') this.remoteApprovals.delete(event.requestId);
         this.deliver({ event, origin: from, remote: true });

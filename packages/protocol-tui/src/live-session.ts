@@ -143,11 +143,15 @@ export class LiveSession implements RequestSession {
   /** The turn another surface runs on the stored session, while its events are shown here. */
   private foreign: { turnId: string; remote: boolean; approvals: Set<string> } | null = null;
 
-  /** One event of the stored session from the hub: the events of a turn this session did not start are shown. */
+  /** One event of the stored session from the hub: every turn of it is shown, this session's own and any other's. */
   private onLiveEvent({ event, remote }: LiveSessionEvent): void {
     if (this.finalized || event.turnId === null) return;
-    // This session's own turn is translated from its run (runTurn's events), not twice.
-    if (!remote && this.turnClaim !== null && this.gateway.host.turns.holds(this.turnClaim)) return;
+    // This session's own turn: its start, end and approvals are its run's business (message.start before the agent is
+    // ready, message.complete from the result, approvals through the session's callbacks); the rest is shown as is.
+    if (!remote && this.turnClaim !== null && this.gateway.host.turns.holds(this.turnClaim)) {
+      this.translate(event);
+      return;
+    }
     if (this.foreign === null || this.foreign.turnId !== event.turnId) {
       if (event.type === 'turn.end') return;
       this.startForeignTurn(event, remote);
@@ -417,7 +421,9 @@ export class LiveSession implements RequestSession {
         signal: abort.signal,
         ...(this.turnClaim !== null ? { claim: this.turnClaim } : {}),
       });
-      for await (const event of run) this.translate(event);
+      for await (const _event of run) {
+        // Shown from the hub subscription, like every turn of the stored session (ADR 0053).
+      }
       result = await run.result;
     } catch (error) {
       this.failTurn(error instanceof Error ? error.message : String(error), {
