@@ -148,4 +148,30 @@ describe('LiveSessionHub', () => {
     stopA();
     stopB();
   });
+
+  it('a remote turn whose instance lost the turn lease is ended for the watchers, as a failed turn', async () => {
+    const [relayA, relayB] = linkedRelays();
+    let bHoldsTheLease = true;
+    const watcherRelay: LiveSessionRelay = { ...relayA, leaseHeld: async () => bHoldsTheLease };
+    const hubA = new LiveSessionHub('a', quiet);
+    const hubB = new LiveSessionHub('b', quiet);
+    const stopA = hubA.relayThrough(watcherRelay, { announceMs: 20 });
+    const stopB = hubB.relayThrough(relayB, { announceMs: 60_000 });
+    const seen: LiveSessionEvent[] = [];
+    hubA.subscribe('S', (delivered) => seen.push(delivered));
+    await until(() => hubB.watched('S'));
+    hubB.publish(event('S', 'turn.start', { input: { text: 'on B', attachments: 0 } }));
+    await until(() => seen.length === 1);
+    // B is killed: its lease lapses and no turn.end ever comes.
+    bHoldsTheLease = false;
+    await until(() => seen.length === 2);
+    const end = seen[1]?.event as AgentEvent & { result?: { outcome: string; exitReason: string } };
+    expect(end.type).toBe('turn.end');
+    expect(end.result).toMatchObject({
+      outcome: 'failed',
+      exitReason: 'interrupted_by_system(session_turn_lease_lost)',
+    });
+    stopA();
+    stopB();
+  });
 });

@@ -1,5 +1,7 @@
 import type { AgentEvent } from './events.js';
+import type { TurnResult } from './turn-types.js';
 import type { ApprovalChoice, ApprovalRequest, JsonObject, Logger } from './types.js';
+import { zeroUsage } from './usage.js';
 
 /** One event of a live session as the hub delivers it: the core event and the instance whose turn emitted it. */
 export interface LiveSessionEvent {
@@ -19,6 +21,8 @@ export interface LiveSessionRelay {
   readonly shared: boolean;
   relay(to: string, message: JsonObject): Promise<void>;
   onRelay(listener: (from: string, message: JsonObject) => void): () => void;
+  /** Whether `holder` still holds the session's turn lease: a remote turn whose instance lost it is ended here. */
+  leaseHeld?(sessionId: string, holder: string): Promise<boolean>;
 }
 
 /** Options of {@link LiveSessionHub.relayThrough}. */
@@ -69,6 +73,8 @@ export class LiveSessionHub {
    * turn began (it was announced a moment before, or its client attached mid-turn) gets the turn from its start.
    */
   private readonly turnsInFlight = new Map<string, AgentEvent[]>();
+  /** Turns running on other instances as their events showed them, by session; `lost` counts failed lease checks. */
+  private readonly remoteTurns = new Map<string, { origin: string; turnId: string; seq: number; lost: number }>();
   /** The last event delivered from another instance, by origin and session: a replay never delivers one twice. */
   private readonly lastRemote = new Map<string, { turnId: string | null; seq: number }>();
 
@@ -235,6 +241,7 @@ export class LiveSessionHub {
     this.announce('*', WATCH, [...this.listeners.keys()]);
     const timer = setInterval(() => {
       this.announce('*', WATCH, [...this.listeners.keys()]);
+      void this.checkRemoteTurns(bus);
       const stale = Date.now() - 3 * announceMs;
       for (const [sessionId, instances] of this.watchers) {
         for (const [instance, seenAt] of instances) if (seenAt < stale) instances.delete(instance);
@@ -286,6 +293,32 @@ export class LiveSessionHub {
     });
   }
 
+  /**
+   * Ends, for this instance's subscribers, a remote turn whose instance no longer holds the session's turn lease at two
+   * checks in a row (it died or was cut off before its `turn.end` could come): a failed turn with exit reason
+   * `interrupted_by_system(session_turn_lease_lost)`, as the runs API settles such a run (ADR 0018).
+   */
+  private async checkRemoteTurns(bus: LiveSessionRelay): Promise<void> {
+    if (!bus.leaseHeld) return;
+    for (const [sessionId, turn] of [...this.remoteTurns]) {
+      let held: boolean;
+      try {
+        held = await bus.leaseHeld(sessionId, turn.origin);
+      } catch {
+        continue;
+      }
+      if (this.remoteTurns.get(sessionId) !== turn) continue;
+      turn.lost = held ? 0 : turn.lost + 1;
+      if (turn.lost < 2) continue;
+      this.remoteTurns.delete(sessionId);
+      this.logger.warn('a turn of another instance ended without its end: that instance lost the turn lease', {
+        sessionId,
+        instance: turn.origin,
+      });
+      this.deliver({ event: lostTurnEnd(sessionId, turn), origin: turn.origin, remote: true });
+    }
+  }
+
   private received(from: string, message: JsonObject): void {
     const kind = message.t;
     if (kind === HELLO) {
@@ -319,6 +352,9 @@ export class LiveSessionHub {
         this.lastRemote.set(key, { turnId: event.turnId, seq: event.seq });
         if (event.type === 'approval.request') this.remoteApprovals.set(event.request.requestId, from);
         else if (event.type === 'approval.resolved') this.remoteApprovals.delete(event.requestId);
+        if (event.type === 'turn.end') this.remoteTurns.delete(event.sessionId);
+        else if (event.turnId !== null)
+          this.remoteTurns.set(event.sessionId, { origin: from, turnId: event.turnId, seq: event.seq, lost: 0 });
         this.deliver({ event, origin: from, remote: true });
       }
       return;
@@ -329,4 +365,34 @@ export class LiveSessionHub {
       if (pending) pending.answer(pending.request.choices.includes(choice) ? choice : 'deny');
     }
   }
+}
+
+/** The `turn.end` of a remote turn whose instance lost its turn lease before it could send one. */
+function lostTurnEnd(sessionId: string, turn: { turnId: string; seq: number }): AgentEvent {
+  const exitReason = 'interrupted_by_system(session_turn_lease_lost)';
+  const result: TurnResult = {
+    turnId: turn.turnId,
+    sessionId,
+    outcome: 'failed',
+    exitReason,
+    finishReason: null,
+    finalText: '',
+    lastReasoning: null,
+    partial: false,
+    error: {
+      code: 'turn_lease_lost',
+      message: 'The instance running this turn stopped before it ended.',
+      retryable: true,
+    },
+    iterations: 0,
+    maxIterations: 0,
+    apiCalls: 0,
+    usage: { turn: zeroUsage(), session: zeroUsage() },
+    cost: { turnUsd: null, sessionUsd: null, status: 'unknown' },
+    route: null,
+    userRowId: null,
+    rowIds: [],
+    durationMs: 0,
+  };
+  return { type: 'turn.end', sessionId, turnId: turn.turnId, seq: turn.seq + 1, ts: Date.now(), result } as AgentEvent;
 }

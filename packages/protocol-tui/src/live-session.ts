@@ -128,8 +128,8 @@ export class LiveSession implements RequestSession {
     const stopAgent = init.agent.subscribe((event) => {
       if (event.turnId === null && !this.finalized) this.translateOutOfTurn(event);
     });
-    // Turns another surface runs on the stored session (the HTTP API here, any surface on another instance) come
-    // through the core's live-session hub, as do their approvals (ADR 0053).
+    // Every turn of the stored session comes through the core's live-session hub: this session's own, and those another
+    // surface runs (the HTTP API here, any surface on another instance) with their approvals (ADR 0053).
     const stopHub = init.gateway.host.live.subscribe(this.storedId, (delivered) => this.onLiveEvent(delivered));
     this.unsubscribe = () => {
       stopAgent();
