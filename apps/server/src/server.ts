@@ -121,6 +121,9 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise
     relayBus: bus,
     logger: coreLogger(logger.child({ component: 'gateway' })),
   });
+  // Both protocols subscribe to the host's one live-session hub (a gateway client sees a turn the HTTP API runs on its
+  // session, and may answer its approvals); on PostgreSQL the hub reaches the other instances through the same bus.
+  const stopLiveRelay = host.live.relayThrough(bus);
 
   const app = new Hono<{ Variables: { requestId: string } }>();
   app.use('*', requestId());
@@ -280,6 +283,7 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise
       clearTimeout(grace);
       server.closeAllConnections();
       api.close();
+      stopLiveRelay();
       await bus.close();
       await host.close();
       logger.info('stopped');

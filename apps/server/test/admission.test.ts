@@ -325,8 +325,12 @@ describe('admission on every turn-starting route (37.1, 32.7)', () => {
     );
     const queued = await gateway.call('prompt.submit', { session_id: runtimeId, text: 'after the run' });
     expect(queued.result).toEqual({ status: 'queued' });
-    // The gateway's own session views say so too.
-    expect(gateway.events(runtimeId, 'message.start')).toHaveLength(1);
+    // The gateway shows the run's turn on its session too (ADR 0053).
+    const shownStarts = gateway.events(runtimeId, 'message.start');
+    expect(shownStarts.map((frame) => frame.params?.payload?.input)).toEqual([
+      { role: 'user', text: 'hello' },
+      { role: 'user', text: 'from HTTP' },
+    ]);
 
     // The run ends; the queued input starts as the gateway's next turn, on the same stored session.
     await fetch(`${server.url}/v1/runs/${runId}/stop`, { method: 'POST', headers: auth });

@@ -81,6 +81,12 @@ export type {
   EventBase,
   FailoverReason,
 } from './events.js';
+export {
+  type LiveSessionEvent,
+  LiveSessionHub,
+  type LiveSessionRelay,
+  type LiveSessionRelayOptions,
+} from './live-session-hub.js';
 export { createStderrLogger, redactSecrets, silentLogger } from './logger.js';
 export { mcpToolName } from './mcp/manager.js';
 export type { McpManager, McpServerConfig, McpServerStatus } from './mcp/types.js';

@@ -79,7 +79,7 @@ export function createOpenAIApp(options: OpenAIAppOptions): OpenAIApp {
     host,
     settings,
     admission,
-    approvals: new ApprovalRegistry(),
+    approvals: new ApprovalRegistry(host.live),
     startedAt: Date.now(),
     metrics: { requests: 0, turns: 0, errors: 0 },
     keepaliveMs: options.keepaliveMs ?? 10_000,

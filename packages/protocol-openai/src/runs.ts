@@ -94,7 +94,10 @@ export interface LiveRun {
    * still answers a terminal run with its output (the row read is async; the live status flips after it).
    */
   settledResult: Record<string, unknown> | null;
-  /** Every core event of the turn, kept only for a session-chat stream, which maps core events itself. */
+  /**
+   * Every core event of the turn not yet sent, kept only for a session-chat stream, which maps core events itself; it
+   * fills from the host's live-session hub (ADR 0053).
+   */
   coreLog: AgentEvent[] | null;
 }
 
@@ -308,10 +311,6 @@ export class RunRegistry {
       const requested = new Set<string>();
       const reasoned = new Set<string>();
       for await (const event of turn as AsyncIterable<AgentEvent>) {
-        if (run.coreLog) {
-          run.coreLog.push(event);
-          for (const wake of run.subscribers) wake();
-        }
         switch (event.type) {
           case 'turn.start':
             if (run.status === 'queued') run.status = 'running';

@@ -1,4 +1,4 @@
-import type { Agent, AgentHost, ApprovalRequest, RunBus, StoredMessage } from '@hermes/core';
+import type { Agent, AgentHost, ApprovalRequest, LiveSessionHub, RunBus, StoredMessage } from '@hermes/core';
 import { HermesError } from '@hermes/core';
 import type { Context } from 'hono';
 import { ApiError } from './http-error.js';
@@ -24,61 +24,79 @@ export interface ServerContext {
   controlTimeoutMs: number;
 }
 
-/** A pending approval held for a client answer. */
+/** A pending approval of a run or a chat completion, as the HTTP API lists and answers it. */
 export interface PendingApproval {
   request: ApprovalRequest;
   requestedAt: number;
+  /** Answers it through the host's live-session hub, where every surface's answer goes (ADR 0053). */
   resolve(choice: 'once' | 'session' | 'always' | 'deny'): void;
 }
 
-/** Approval queues keyed by run id (or chat completion id), never by session (spec §19.7). */
+/**
+ * The approvals one run (or chat completion id) asked for, never keyed by session (spec §19.7). The approvals
+ * themselves wait in the host's live-session hub, which any surface may answer (a gateway client attached to the
+ * session, this API's approval endpoint): the queue only remembers which are this run's and when they were asked.
+ */
 export class ApprovalQueue {
-  readonly pending: PendingApproval[] = [];
   asked = false;
   settled = false;
   settledAt = 0;
+  private readonly asks: PendingApproval[] = [];
+
+  constructor(private readonly hub: LiveSessionHub) {}
+
+  /** The approvals of this queue still waiting, oldest first. */
+  get pending(): PendingApproval[] {
+    return this.asks.filter((entry) => this.hub.approval(entry.request.requestId) !== undefined);
+  }
+
+  /** Remembers an approval the run asked for. */
+  track(request: ApprovalRequest): () => void {
+    const entry: PendingApproval = {
+      request,
+      requestedAt: Date.now(),
+      resolve: (choice) => void this.hub.answerApproval(request.requestId, choice),
+    };
+    this.asks.push(entry);
+    return () => {
+      const index = this.asks.indexOf(entry);
+      if (index >= 0) this.asks.splice(index, 1);
+    };
+  }
 }
 
 /** Every approval queue of this process. */
 export class ApprovalRegistry {
   readonly queues = new Map<string, ApprovalQueue>();
 
+  constructor(private readonly hub: LiveSessionHub) {}
+
   /** Creates the queue of a run or a completion id. */
   open(id: string): ApprovalQueue {
-    const queue = new ApprovalQueue();
+    const queue = new ApprovalQueue(this.hub);
     this.queues.set(id, queue);
     return queue;
   }
 
   /**
-   * An approve callback that parks each request in `queue` until a client answers; `onRequest` reports it to the
-   * surface. The core's timeout and the turn's abort settle it otherwise.
+   * An approve callback for a surface whose client answers later (the runs API's endpoint, a chat stream's
+   * `approval.request` frame): it reports each request with `onRequest` and leaves the answer to the hub, where the core
+   * holds the request until a surface answers it, its timeout or the turn's abort. The callback's own promise only ends
+   * with that abort.
    */
   callback(queue: ApprovalQueue, onRequest: (request: ApprovalRequest) => void) {
     return (request: ApprovalRequest, signal: AbortSignal) =>
-      new Promise<'once' | 'session' | 'always' | 'deny'>((resolve, reject) => {
+      new Promise<never>((_resolve, reject) => {
         queue.asked = true;
-        const entry: PendingApproval = {
-          request,
-          requestedAt: Date.now(),
-          resolve: (choice) => {
-            remove();
-            resolve(choice);
-          },
-        };
-        const remove = () => {
-          const index = queue.pending.indexOf(entry);
-          if (index >= 0) queue.pending.splice(index, 1);
-        };
+        const forget = queue.track(request);
         signal.addEventListener(
           'abort',
           () => {
-            remove();
+            forget();
             reject(signal.reason);
           },
           { once: true },
         );
-        queue.pending.push(entry);
         onRequest(request);
       });
   }

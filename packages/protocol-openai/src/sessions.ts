@@ -217,7 +217,22 @@ export function registerSessionRoutes(app: Hono, server: ServerContext, registry
       store.runs.create({ id: runId, sessionId, input: { body: body as never }, holder: host.holderId }),
     );
     const run = registry.register(runId, sessionId, selection.display, selection);
-    if (streaming) run.coreLog = [];
+    if (streaming) {
+      run.coreLog = [];
+      // While this run holds the session's claim, every turn event of the session in this process is its turn's: the
+      // stream reads them from the host's live-session hub, as the gateway does (ADR 0053).
+      const stop = host.live.subscribe(sessionId, ({ event, remote }) => {
+        if (remote || event.turnId === null || run.coreLog === null) return;
+        run.coreLog.push(event);
+        for (const wake of run.subscribers) wake();
+      });
+      const stopWhenSettled = () => {
+        if (!run.terminal) return;
+        run.subscribers.delete(stopWhenSettled);
+        stop();
+      };
+      run.subscribers.add(stopWhenSettled);
+    }
     registry.start(run, slot, async () => {
       const agent = await agentForSession(host, sessionId, false);
       if (agent.model) Object.assign(run.runtime, { provider: agent.model.provider, model: agent.model.model });

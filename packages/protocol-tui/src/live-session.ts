@@ -1,8 +1,17 @@
-import type { Agent, AgentEvent, AgentHost, Logger, TurnClaim, TurnResult } from '@hermes/core';
+import type {
+  Agent,
+  AgentEvent,
+  AgentHost,
+  ApprovalRequest,
+  LiveSessionEvent,
+  Logger,
+  TurnClaim,
+  TurnResult,
+} from '@hermes/core';
 import type { GatewayConnection } from './connection.js';
 import { contentWithImages } from './image-parts.js';
 import type { OpenServerRequest, RequestSession, ServerRequestRegistry } from './server-requests.js';
-import { sessionCallbacks } from './session-callbacks.js';
+import { approvalFields, pickApprovalChoice, sessionCallbacks, settleAllApprovals } from './session-callbacks.js';
 import { expandSkillText } from './skills.js';
 import { emptyUsage, usageOf } from './usage.js';
 import type { SessionLiveInfo } from './wire/index.js';
@@ -116,13 +125,93 @@ export class LiveSession implements RequestSession {
     this.lastActive = Date.now();
     this.lastActivity = Date.now();
     // Out-of-turn events (automatic titles, notices raised while persisting) reach only subscribers.
-    this.unsubscribe = init.agent.subscribe((event) => {
+    const stopAgent = init.agent.subscribe((event) => {
       if (event.turnId === null && !this.finalized) this.translateOutOfTurn(event);
+    });
+    // Every turn of the stored session comes through the core's live-session hub: this session's own, and those another
+    // surface runs (the HTTP API here, any surface on another instance) with their approvals (ADR 0053).
+    const stopHub = init.gateway.host.live.subscribe(this.storedId, (delivered) => this.onLiveEvent(delivered));
+    this.unsubscribe = () => {
+      stopAgent();
+      stopHub();
+    };
+  }
+
+  /** Stops listening to the agent and the hub (finalization). */
+  readonly unsubscribe: () => void;
+
+  /** The turn another surface runs on the stored session, while its events are shown here. */
+  private foreign: { turnId: string; remote: boolean; approvals: Set<string> } | null = null;
+
+  /** One event of the stored session from the hub: every turn of it is shown, this session's own and any other's. */
+  private onLiveEvent({ event, remote }: LiveSessionEvent): void {
+    if (this.finalized || event.turnId === null) return;
+    // This session's own turn: its start, end and approvals are its run's business (message.start before the agent is
+    // ready, message.complete from the result, approvals through the session's callbacks); the rest is shown as is.
+    if (!remote && this.turnClaim !== null && this.gateway.host.turns.holds(this.turnClaim)) {
+      this.translate(event);
+      return;
+    }
+    if (this.foreign === null || this.foreign.turnId !== event.turnId) {
+      if (event.type === 'turn.end') return;
+      this.startForeignTurn(event, remote);
+    }
+    const foreign = this.foreign as NonNullable<typeof this.foreign>;
+    switch (event.type) {
+      case 'turn.start':
+        break;
+      case 'turn.end':
+        this.foreign = null;
+        for (const requestId of foreign.approvals) this.withdrawApproval(requestId);
+        this.finishTurn(event.result, false);
+        break;
+      case 'approval.request':
+        foreign.approvals.add(event.request.requestId);
+        this.raiseForeignApproval(event.request);
+        break;
+      case 'approval.resolved':
+        foreign.approvals.delete(event.requestId);
+        this.withdrawApproval(event.requestId);
+        break;
+      default:
+        this.translate(event);
+    }
+  }
+
+  /** A foreign turn begins (or is first seen mid-way): `message.start` and a fresh in-flight view, as for our own. */
+  private startForeignTurn(event: AgentEvent, remote: boolean): void {
+    this.foreign = { turnId: event.turnId as string, remote, approvals: new Set() };
+    this.turnStartedAt = Date.now() / 1000;
+    const text = event.type === 'turn.start' ? event.input.text : null;
+    this.inflight = {
+      user: text ?? '',
+      assistant: '',
+      streaming: true,
+      user_originated: text !== null,
+      corrections: [],
+      correction_offsets: [],
+    };
+    this.segmentText = '';
+    this.lastToolName = null;
+    this.emit('message.start', { input: text === null ? null : { role: 'user', text } });
+  }
+
+  /** Asks the attached clients about a foreign turn's approval; an answer goes back to the core's hub. */
+  private raiseForeignApproval(request: ApprovalRequest): void {
+    void this.gateway.serverRequests.raise(this, 'approval', approvalFields(request, this.gateway)).then((outcome) => {
+      if (outcome.kind !== 'result') return;
+      const picked = pickApprovalChoice(outcome.result.choice, request.choices);
+      this.gateway.host.live.answerApproval(request.requestId, picked);
+      if (outcome.result.all === true) settleAllApprovals(this, picked);
     });
   }
 
-  /** Stops listening to the agent (finalization). */
-  readonly unsubscribe: () => void;
+  /** Withdraws the server request of an approval that was settled elsewhere (`request.cancel`, reason `resolved`). */
+  private withdrawApproval(requestId: string): void {
+    for (const open of [...this.openRequests.values()])
+      if (open.method === 'approval' && open.params.request_id === requestId)
+        open.settle({ kind: 'withdrawn', reason: 'resolved' });
+  }
 
   private translateOutOfTurn(event: AgentEvent): void {
     if (event.type === 'title' && (event.source === 'llm' || event.source === 'derived')) {
@@ -149,6 +238,8 @@ export class LiveSession implements RequestSession {
 
   /** True while a turn this session did not start holds the stored session. */
   get foreignTurn(): boolean {
+    // A turn on another instance is known from its events only (the turn lease serialises it with ours).
+    if (this.foreign?.remote) return true;
     const current = this.gateway.host.turns.current(this.storedId);
     return current !== undefined && current !== this.turnClaim;
   }
@@ -330,7 +421,9 @@ export class LiveSession implements RequestSession {
         signal: abort.signal,
         ...(this.turnClaim !== null ? { claim: this.turnClaim } : {}),
       });
-      for await (const event of run) this.translate(event);
+      for await (const _event of run) {
+        // Shown from the hub subscription, like every turn of the stored session (ADR 0053).
+      }
       result = await run.result;
     } catch (error) {
       this.failTurn(error instanceof Error ? error.message : String(error), {
@@ -340,7 +433,7 @@ export class LiveSession implements RequestSession {
       });
       return;
     }
-    this.finishTurn(result);
+    this.finishTurn(result, true);
   }
 
   private usage() {
@@ -360,7 +453,8 @@ export class LiveSession implements RequestSession {
     });
   }
 
-  private finishTurn(result: TurnResult): void {
+  /** `message.complete` of a settled turn; `own` for this session's turn (a foreign turn's pending steer is not ours). */
+  private finishTurn(result: TurnResult, own: boolean): void {
     const status =
       result.outcome === 'completed' ? 'complete' : result.outcome === 'cancelled' ? 'interrupted' : 'error';
     const text = result.finalText;
@@ -385,17 +479,23 @@ export class LiveSession implements RequestSession {
       if (last !== undefined && status === 'complete') persisted.final_assistant_row_id = last;
       payload.persisted_turn = persisted;
     }
-    if (result.pendingSteer)
+    if (own && result.pendingSteer)
       this.queue.unshift({ text: result.pendingSteer, hidden: false, images: [], connection: null, submissions: 1 });
-    this.complete(payload);
+    this.complete(payload, own);
   }
 
-  private complete(payload: Record<string, unknown>): void {
+  /** Emits `message.complete`; for this session's own turn (`own`), also ends its running state and frees its claim. */
+  private complete(payload: Record<string, unknown>, own = true): void {
     const failed = payload.status === 'error';
     const inflight = this.inflight;
     this.emit('message.complete', payload);
-    this.running = false;
     this.turnStartedAt = null;
+    if (!own) {
+      this.inflight = null;
+      this.gateway.afterTurn(this);
+      return;
+    }
+    this.running = false;
     this.turnAbort = null;
     this.inflight =
       failed && inflight

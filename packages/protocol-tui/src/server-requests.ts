@@ -116,8 +116,10 @@ export class ServerRequestRegistry {
     if (options.signal) {
       const onAbort = () => {
         const reason = options.signal?.reason;
-        const timedOut = reason instanceof Error && reason.message === 'timeout';
-        request.settle({ kind: 'withdrawn', reason: timedOut ? 'timeout' : 'interrupted' });
+        const said = reason instanceof Error ? reason.message : '';
+        // `resolved`: another surface answered it first through the core's live-session hub (ADR 0053).
+        const why: WithdrawReason = said === 'timeout' ? 'timeout' : said === 'resolved' ? 'resolved' : 'interrupted';
+        request.settle({ kind: 'withdrawn', reason: why });
       };
       if (options.signal.aborted) onAbort();
       else options.signal.addEventListener('abort', onAbort, { once: true });

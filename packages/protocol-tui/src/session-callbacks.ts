@@ -1,4 +1,11 @@
-import type { ApprovalRequest, ClarifyRequest, ClientRequest, SecretRequest, SudoRequest } from '@hermes/core';
+import type {
+  ApprovalChoice,
+  ApprovalRequest,
+  ClarifyRequest,
+  ClientRequest,
+  SecretRequest,
+  SudoRequest,
+} from '@hermes/core';
 import { raiseClientRequest } from './client-requests.js';
 import type { RequestSession, ServerRequestRegistry, WithdrawReason } from './server-requests.js';
 
@@ -19,40 +26,66 @@ export interface CallbackGateway {
   redact(text: string): string;
 }
 
+/** The params of an `approval` server request (§6.4) for a core approval request. */
+export function approvalFields(
+  request: ApprovalRequest,
+  gateway: Pick<CallbackGateway, 'redact'>,
+): Record<string, unknown> {
+  const choices = request.choices;
+  const fields: Record<string, unknown> = {
+    request_id: request.requestId,
+    command: gateway.redact(request.command),
+    description: request.descriptions.join('; '),
+    choices,
+    allow_permanent: choices.includes('always'),
+    allow_session: choices.includes('session'),
+    tool_name: request.toolName,
+    pattern_keys: request.patternKeys,
+  };
+  if (request.patternKeys[0]) fields.pattern_key = request.patternKeys[0];
+  // `always` allows exactly this command from then on; a client shows "always allow `<always_scope>`".
+  if (request.alwaysScope !== undefined) fields.always_scope = gateway.redact(request.alwaysScope);
+  if (request.subagent) fields.subagent = { child_id: request.subagent.childId, goal: request.subagent.goal };
+  return fields;
+}
+
+/** The client's answer to an approval as a choice the request offers; anything else is `deny` (§4.6). */
+export function pickApprovalChoice(choice: unknown, choices: readonly ApprovalChoice[]): ApprovalChoice {
+  return typeof choice === 'string' && (choices as readonly string[]).includes(choice)
+    ? (choice as ApprovalChoice)
+    : 'deny';
+}
+
+/** An answer with `all: true` settles every other open approval of the session with the same choice. */
+export function settleAllApprovals(session: RequestSession, choice: ApprovalChoice): void {
+  for (const other of [...session.openRequests.values()]) {
+    if (other.method === 'approval') other.settle({ kind: 'result', result: { choice } });
+  }
+}
+
 /** Host callbacks of a session: human prompts become server requests (§6). */
 export function sessionCallbacks(session: RequestSession, gateway: CallbackGateway) {
   const registry = gateway.serverRequests;
   return {
     approve: async (request: ApprovalRequest, signal: AbortSignal) => {
       const choices = request.choices;
-      const fields: Record<string, unknown> = {
-        request_id: request.requestId,
-        command: gateway.redact(request.command),
-        description: request.descriptions.join('; '),
-        choices,
-        allow_permanent: choices.includes('always'),
-        allow_session: choices.includes('session'),
-        tool_name: request.toolName,
-        pattern_keys: request.patternKeys,
-      };
-      if (request.patternKeys[0]) fields.pattern_key = request.patternKeys[0];
-      // `always` allows exactly this command from then on; a client shows "always allow `<always_scope>`".
-      if (request.alwaysScope !== undefined) fields.always_scope = gateway.redact(request.alwaysScope);
-      if (request.subagent) fields.subagent = { child_id: request.subagent.childId, goal: request.subagent.goal };
+      // A turn another surface started on this agent without an approve callback of its own reaches these callbacks
+      // too; the session already shows its approval from the core's hub, whose answer settles this wait (ADR 0053).
+      const shown = [...session.openRequests.values()].some(
+        (open) => open.method === 'approval' && open.params.request_id === request.requestId,
+      );
+      if (shown)
+        return new Promise<never>((_resolve, reject) => {
+          if (signal.aborted) reject(signal.reason);
+          signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+        });
+      const fields = approvalFields(request, gateway);
       const outcome = await registry.raise(session, 'approval', fields, { signal });
       if (outcome.kind === 'declined') throw new Error('no attached client can answer approval requests');
       // Nobody answered: the model is told the system refused it, never that the user denied it.
       if (outcome.kind === 'withdrawn') return { choice: 'deny' as const, policy: WITHDRAWN_POLICY[outcome.reason] };
-      const choice = outcome.result.choice;
-      const picked =
-        typeof choice === 'string' && (choices as string[]).includes(choice)
-          ? (choice as ApprovalRequest['choices'][number])
-          : 'deny';
-      if (outcome.result.all === true) {
-        for (const other of [...session.openRequests.values()]) {
-          if (other.method === 'approval') other.settle({ kind: 'result', result: { choice: picked } });
-        }
-      }
+      const picked = pickApprovalChoice(outcome.result.choice, choices);
+      if (outcome.result.all === true) settleAllApprovals(session, picked);
       return picked;
     },
     clarify: async (request: ClarifyRequest, signal: AbortSignal) => {

@@ -273,7 +273,8 @@ export abstract class AgentApprovals extends AgentTranscript {
       turn,
       signal,
       timeoutMs,
-      (waitSignal) => callbacks.approve!(request, waitSignal),
+      // Held open in the host's hub too: another surface showing the session may answer it (ADR 0053).
+      (waitSignal) => this.host.live.ask(request, waitSignal, (askSignal) => callbacks.approve!(request, askSignal)),
       {
         onStart: () => {
           this.pendingApproval = request;

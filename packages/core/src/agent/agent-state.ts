@@ -146,7 +146,13 @@ export abstract class AgentState {
     this.approvalRoot = init.approvalRoot ?? null;
     this.subagentInfo = init.subagentInfo ?? null;
     this.delegateFrom = init.delegateFrom ?? null;
-    this.events = new AgentEventLog(() => this.currentSessionId, host.clock, host.logger);
+    // Every event also reaches the host's live-session hub, where any protocol showing the session sees it (ADR 0053).
+    this.events = new AgentEventLog(
+      () => this.currentSessionId,
+      host.clock,
+      host.logger,
+      (event) => host.live.publish(event),
+    );
     if (row) {
       this.sessionUsage = usageFromRow(row);
       this.sessionCost = row.estimatedCostUsd;

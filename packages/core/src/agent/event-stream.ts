@@ -22,6 +22,8 @@ export class AgentEventLog {
     private readonly sessionId: () => string,
     private readonly clock: Clock,
     private readonly logger: Logger,
+    /** Receives every event besides the subscribers, without counting as one (the host's live-session hub). */
+    private readonly sink: ((event: AgentEvent) => void) | null = null,
   ) {}
 
   get lastSeq(): number {
@@ -47,6 +49,7 @@ export class AgentEventLog {
         this.logger.warn('event listener threw', { error: String(error) });
       }
     }
+    this.sink?.(event);
     return event;
   }
 

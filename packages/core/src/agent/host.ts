@@ -27,6 +27,7 @@ import {
 } from '../config/index.js';
 import { HermesError } from '../errors.js';
 import { newId, newSessionId } from '../ids.js';
+import { LiveSessionHub } from '../live-session-hub.js';
 import { createStderrLogger } from '../logger.js';
 import { createMcpManager, type McpManagerInternal } from '../mcp/manager.js';
 import type { McpManager } from '../mcp/types.js';
@@ -124,6 +125,7 @@ class HostImpl implements HostContext {
   readonly defaultCommandRunner = createLocalCommandRunner();
   readonly spawnGate = new SpawnGate();
   readonly turns = new TurnsInFlight();
+  readonly live: LiveSessionHub;
   sandbox: SandboxStatus;
   /** The session store's own files when it is a SQLite file outside HERMES_HOME (protected like state.db). */
   private readonly storeFiles: string[];
@@ -163,6 +165,7 @@ class HostImpl implements HostContext {
     this.instanceId = instanceId ? instanceId : null;
     this.holderId = init.options.holderId ?? `${this.instanceId ?? hostname()}:${process.pid}:${newId('', 8)}`;
     liveHoldersOfThisProcess().add(this.holderId);
+    this.live = new LiveSessionHub(this.holderId, this.logger);
     this.catalog = this.providerCatalog();
     this.tools = createToolRegistry();
     for (const tool of builtinTools()) this.tools.register(tool);

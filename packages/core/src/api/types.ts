@@ -6,6 +6,7 @@ import type { CommandAllowlistEntry, CommandAllowlistListing } from '../approval
 import type { FileCheckpointStore } from '../checkpoints/file-checkpoints.js';
 import type { HermesConfig as HermesSettings } from '../config/index.js';
 import type { AgentEvent } from '../events.js';
+import type { LiveSessionHub } from '../live-session-hub.js';
 import type { McpManager, McpServerConfig } from '../mcp/types.js';
 import type { SkillRegistry } from '../skills/types.js';
 import type { RewindResult, SessionStore, StoredMessage } from '../store/types.js';
@@ -221,6 +222,12 @@ export interface AgentHost {
    * here when it accepts a turn and consults it before starting one.
    */
   readonly turns: TurnsInFlight;
+  /**
+   * The live sessions of this host (ADR 0053): the events of every turn, keyed by stored session id, whichever surface
+   * started it, and the approvals those turns wait for, answerable from any surface. Protocols subscribe to the
+   * sessions they show; apps/server shares it with the other instances through the run bus.
+   */
+  readonly live: LiveSessionHub;
   newSession(options?: SessionOptions): Promise<Agent>;
   resumeSession(idOrTitle: string, options?: ResumeOptions): Promise<Agent>;
   getAgent(sessionId: string): Agent | undefined;

@@ -166,6 +166,8 @@ export async function sessionCreate(context: MethodContext) {
   if (cols !== undefined && cols >= 1) session.cols = cols;
   gateway.attach(session, context.connection);
   const created = session;
+  // Other instances know the session is watched before the client can start a turn there (ADR 0053).
+  await gateway.host.live.announced();
   const messages = await projectionOf(created);
   context.after(() => {
     setTimeout(() => {
@@ -274,6 +276,7 @@ export async function sessionResume(context: MethodContext) {
     });
   }
   gateway.attach(created, context.connection);
+  await gateway.host.live.announced();
   return { ...(await snapshot(created, context.connection, omit)), resumed: storedId };
 }
 

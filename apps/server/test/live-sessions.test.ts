@@ -1,0 +1,371 @@
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { hang, type ScriptedServer, startScriptedOpenAIServer, step, text, toolCall } from '@hermes/core/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+// The global setup's `ProvidedContext` declaration types `inject('hermesTestDatabaseUrl')`.
+import type {} from '../../../packages/core/test/support/postgres-global-setup.js';
+import { connectGateway, type Frame } from './support/gateway-client.js';
+import {
+  cleanups,
+  runCleanups,
+  type StartedServer,
+  startInstancePair,
+  startServer,
+  temp,
+} from './support/server-process.js';
+
+/**
+ * Issue 35.4 against apps/server as a real child process: one live session across protocols. A turn on a stored
+ * session started from any HTTP surface streams its events to the gateway clients attached to that session, its
+ * approval can be answered from the gateway or the runs API, and its busy state is one; across two instances on one
+ * PostgreSQL database through the run bus (ADR 0053).
+ */
+
+const KEY = 'test-key-0123456789abcdef';
+const auth = { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' };
+afterEach(runCleanups);
+
+async function scriptedModel(): Promise<ScriptedServer> {
+  const model = await startScriptedOpenAIServer({ script: [] });
+  cleanups.push(() => model.close());
+  return model;
+}
+
+function serverEnv(model: ScriptedServer, configYaml = ''): Record<string, string> {
+  const home = temp('hermes-home-');
+  writeFileSync(join(home, 'config.yaml'), `session:\n  auto_title: false\n${configYaml}`);
+  return { HERMES_HOME: home, HERMES_MODEL: 'custom:scripted', HERMES_BASE_URL: model.baseURL, API_SERVER_KEY: KEY };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function until<T>(probe: () => Promise<T> | T, accept: (value: T) => boolean, what: string, timeoutMs = 60_000) {
+  const started = Date.now();
+  let last: T = await probe();
+  while (!accept(last)) {
+    if (Date.now() - started > timeoutMs) throw new Error(`${what}: last ${JSON.stringify(last)}`);
+    await sleep(25);
+    last = await probe();
+  }
+  return last;
+}
+
+const post = (server: StartedServer, path: string, body: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${server.url}${path}`, { method: 'POST', headers: { ...auth, ...headers }, body: JSON.stringify(body) });
+
+/** A gateway client attached to a new persisted session; resolves with the client and the session's ids. */
+async function attachedClient(server: StartedServer, cwd?: string) {
+  const client = await connectGateway(server, KEY);
+  await client.call('client.capabilities', { server_requests: true });
+  const created = await client.call('session.create', { persist: true, ...(cwd ? { cwd } : {}) });
+  expect(created.error).toBeUndefined();
+  return {
+    client,
+    runtimeId: created.result?.session_id as string,
+    storedId: created.result?.stored_session_id as string,
+  };
+}
+
+/** The session's events of one turn on the client, from the `message.start` whose input is `input` to its end. */
+async function turnSeen(client: Awaited<ReturnType<typeof connectGateway>>, runtimeId: string, input: string) {
+  const ofSession = () =>
+    client.frames.filter((frame) => frame.method === 'event' && frame.params?.session_id === runtimeId);
+  const start = await client.waitFor(
+    (frame) =>
+      frame.params?.session_id === runtimeId &&
+      frame.params?.type === 'message.start' &&
+      (frame.params.payload?.input as { text?: string } | null)?.text === input,
+    `message.start of "${input}"`,
+  );
+  const startSeq = start.params?.seq as number;
+  await client.waitFor(
+    (frame) =>
+      frame.params?.session_id === runtimeId &&
+      frame.params?.type === 'message.complete' &&
+      (frame.params.seq as number) > startSeq,
+    `message.complete after "${input}"`,
+  );
+  const events = ofSession().filter((frame) => (frame.params?.seq as number) >= startSeq);
+  const end = events.findIndex((frame) => frame.params?.type === 'message.complete');
+  return events.slice(0, end + 1);
+}
+
+const types = (events: Frame[]) => events.map((frame) => frame.params?.type);
+const deltaText = (events: Frame[]) =>
+  events
+    .filter((frame) => frame.params?.type === 'message.delta')
+    .map((frame) => frame.params?.payload?.text)
+    .join('');
+
+describe('one live session across protocols (35.4)', () => {
+  it('a gateway client attached to S sees the turns that /api/sessions/S/chat, /v1/runs and chat completions run on S', async () => {
+    const model = await scriptedModel();
+    const server = await startServer(serverEnv(model));
+    const { client, runtimeId, storedId } = await attachedClient(server);
+
+    // Session chat, with a tool call: deltas, the tool's start and end, and the complete message.
+    model.push(
+      step(toolCall('terminal', { command: 'echo from-session-chat' })),
+      step(text('session chat '), text('answer')),
+    );
+    const chat = await post(server, `/api/sessions/${storedId}/chat`, { message: 'via session chat' });
+    expect(chat.status).toBe(200);
+    expect(((await chat.json()) as { message: { content: string } }).message.content).toBe('session chat answer');
+    const first = await turnSeen(client, runtimeId, 'via session chat');
+    expect(types(first)).toContain('tool.start');
+    expect(types(first)).toContain('tool.complete');
+    const tool = first.find((frame) => frame.params?.type === 'tool.complete');
+    expect(tool?.params?.payload?.name).toBe('terminal');
+    expect(deltaText(first)).toBe('session chat answer');
+    expect(first.at(-1)?.params?.payload).toMatchObject({ text: 'session chat answer', status: 'complete' });
+
+    // A run of the runs API on the same session.
+    model.push(step(text('run '), text('answer')));
+    const run = await post(server, '/v1/runs', { input: 'via runs', session_id: storedId });
+    expect(run.status).toBe(202);
+    const second = await turnSeen(client, runtimeId, 'via runs');
+    expect(deltaText(second)).toBe('run answer');
+    expect(second.at(-1)?.params?.payload).toMatchObject({ text: 'run answer', status: 'complete' });
+
+    // A chat completion naming the session.
+    model.push(step(text('completion '), text('answer')));
+    const completion = await post(
+      server,
+      '/v1/chat/completions',
+      { model: 'hermes-agent', messages: [{ role: 'user', content: 'via chat completions' }] },
+      { 'X-Hermes-Session-Id': storedId },
+    );
+    expect(completion.status).toBe(200);
+    const third = await turnSeen(client, runtimeId, 'via chat completions');
+    expect(deltaText(third)).toBe('completion answer');
+    expect(third.at(-1)?.params?.payload).toMatchObject({ text: 'completion answer', status: 'complete' });
+
+    // The gateway's own next turn continues the same conversation: the HTTP turns are in its transcript.
+    model.push(step(text('gateway answer')));
+    await client.call('prompt.submit', { session_id: runtimeId, text: 'via the gateway' });
+    await turnSeen(client, runtimeId, 'via the gateway');
+    const history = await client.call('session.history', { session_id: runtimeId });
+    const shown = JSON.stringify(history.result);
+    for (const answer of ['session chat answer', 'run answer', 'completion answer', 'gateway answer'])
+      expect(shown).toContain(answer);
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+  }, 180_000);
+
+  it('a Responses turn chained onto a session the gateway shows streams to the gateway client too', async () => {
+    const model = await scriptedModel();
+    const server = await startServer(serverEnv(model));
+    model.push(step(text('first response')));
+    const first = await post(server, '/v1/responses', { model: 'hermes-agent', input: 'start a conversation' });
+    expect(first.status).toBe(200);
+    const storedId = first.headers.get('X-Hermes-Session-Id') as string;
+    const responseId = ((await first.json()) as { id: string }).id;
+
+    // The gateway client resumes the session the response ran in; the next response in the chain runs there (§14.2).
+    const client = await connectGateway(server, KEY);
+    const resumed = await client.call('session.resume', { session_id: storedId });
+    expect(resumed.error).toBeUndefined();
+    const runtimeId = resumed.result?.session_id as string;
+    model.push(step(text('chained '), text('answer')));
+    const chained = await post(server, '/v1/responses', {
+      model: 'hermes-agent',
+      input: 'continue it',
+      previous_response_id: responseId,
+    });
+    expect(chained.status).toBe(200);
+    expect(chained.headers.get('X-Hermes-Session-Id')).toBe(storedId);
+    const seen = await turnSeen(client, runtimeId, 'continue it');
+    expect(deltaText(seen)).toBe('chained answer');
+    expect(seen.at(-1)?.params?.payload).toMatchObject({ text: 'chained answer', status: 'complete' });
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+  }, 180_000);
+
+  it('an approval an HTTP run waits for is answered from the gateway, and one answered through the runs API is withdrawn from the gateway', async () => {
+    const model = await scriptedModel();
+    const server = await startServer(serverEnv(model));
+    const workspace = temp('hermes-workspace-');
+    mkdirSync(join(workspace, 'scratch-one'));
+    mkdirSync(join(workspace, 'scratch-two'));
+    const { client, runtimeId, storedId } = await attachedClient(server, workspace);
+
+    // The run asks; the gateway client gets the approval as a server request and answers it.
+    model.push(
+      step(toolCall('terminal', { command: 'rm -rf ./scratch-one' })),
+      step(text('removed after the gateway said yes')),
+    );
+    const created = await post(server, '/v1/runs', { input: 'clean scratch one', session_id: storedId });
+    const runId = ((await created.json()) as { run_id: string }).run_id;
+    const asked = await client.waitFor((frame) => frame.method === 'approval', 'the approval request on the gateway');
+    expect(asked.params).toMatchObject({ session_id: runtimeId, command: 'rm -rf ./scratch-one' });
+    const waiting = (await (await fetch(`${server.url}/v1/runs/${runId}`, { headers: auth })).json()) as {
+      status: string;
+      approval?: { request_id: string };
+    };
+    expect(waiting.status).toBe('waiting_for_approval');
+    expect(waiting.approval?.request_id).toBe(asked.params?.request_id);
+    client.send({ jsonrpc: '2.0', id: asked.id, result: { choice: 'once' } });
+    const done = await until(
+      async () =>
+        (await (await fetch(`${server.url}/v1/runs/${runId}`, { headers: auth })).json()) as Record<string, unknown>,
+      (status) => status.status === 'completed',
+      'the run completing',
+    );
+    expect(done.output).toBe('removed after the gateway said yes');
+    expect(existsSync(join(workspace, 'scratch-one'))).toBe(false);
+    // The run's own event stream says the client answered it.
+    const events = await (await fetch(`${server.url}/v1/runs/${runId}/events`, { headers: auth })).text();
+    expect(events).toContain('"event":"approval.responded"');
+    expect(events).toContain('"source":"client"');
+    await turnSeen(client, runtimeId, 'clean scratch one');
+
+    // The next run's approval is answered through the runs API: the gateway's copy is withdrawn as resolved.
+    model.push(
+      step(toolCall('terminal', { command: 'rm -rf ./scratch-two' })),
+      step(text('removed after the runs API said yes')),
+    );
+    const again = await post(server, '/v1/runs', { input: 'clean scratch two', session_id: storedId });
+    const againId = ((await again.json()) as { run_id: string }).run_id;
+    const secondAsk = await client.waitFor(
+      (frame) => frame.method === 'approval' && frame.id !== asked.id,
+      'the second approval request on the gateway',
+    );
+    const answered = await post(server, `/v1/runs/${againId}/approval`, { choice: 'once' });
+    expect(answered.status).toBe(200);
+    await client.waitFor(
+      (frame) =>
+        frame.params?.type === 'request.cancel' &&
+        frame.params.payload?.id === secondAsk.id &&
+        frame.params.payload?.reason === 'resolved',
+      'request.cancel of the second approval',
+    );
+    const secondTurn = await turnSeen(client, runtimeId, 'clean scratch two');
+    expect(secondTurn.at(-1)?.params?.payload?.text).toBe('removed after the runs API said yes');
+    expect(existsSync(join(workspace, 'scratch-two'))).toBe(false);
+
+    // A gateway-started turn has no run id: the runs API cannot name it, and the gateway answers it.
+    model.push(step(toolCall('terminal', { command: 'rm -rf ./scratch-three' })), step(text('gateway turn done')));
+    await client.call('prompt.submit', { session_id: runtimeId, text: 'clean scratch three' });
+    const own = await client.waitFor(
+      (frame) => frame.method === 'approval' && frame.id !== asked.id && frame.id !== secondAsk.id,
+      'the gateway turn’s approval',
+    );
+    const listed = (await (await fetch(`${server.url}/api/sessions/${storedId}`, { headers: auth })).json()) as {
+      active_run_id: string | null;
+    };
+    expect(listed.active_run_id).toBeNull();
+    client.send({ jsonrpc: '2.0', id: own.id, result: { choice: 'deny' } });
+    await turnSeen(client, runtimeId, 'clean scratch three');
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+  }, 180_000);
+
+  it('a session busy on one surface is busy on every other: 409 session_busy over HTTP, 4009 or the busy-input policy on the gateway', async () => {
+    const model = await scriptedModel();
+    const server = await startServer(serverEnv(model, 'display:\n  busy_input_mode: queue\n'));
+    const { client, runtimeId, storedId } = await attachedClient(server);
+
+    // A gateway turn holds the session: every HTTP surface refuses a second turn on it.
+    model.push(step(text('gateway holding '), hang()));
+    await client.call('prompt.submit', { session_id: runtimeId, text: 'hold on' });
+    await until(
+      () => model.calls.length,
+      (count) => count === 1,
+      'the gateway turn reaching the model',
+    );
+    const refusals = [
+      await post(server, `/api/sessions/${storedId}/chat`, { message: 'second' }),
+      await post(server, '/v1/runs', { input: 'second', session_id: storedId }),
+      await post(
+        server,
+        '/v1/chat/completions',
+        { model: 'hermes-agent', messages: [{ role: 'user', content: 'second' }] },
+        { 'X-Hermes-Session-Id': storedId },
+      ),
+    ];
+    for (const refused of refusals) {
+      expect(refused.status).toBe(409);
+      expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('session_busy');
+    }
+    await client.call('session.interrupt', { session_id: runtimeId });
+    await client.waitFor(
+      (frame) => frame.params?.type === 'message.complete' && frame.params.session_id === runtimeId,
+      'the interrupted gateway turn',
+    );
+
+    // An HTTP run holds the session: the gateway refuses what needs an idle session and queues new input.
+    model.push(step(text('run holding '), hang()), step(text('queued input answered')));
+    const created = await post(server, '/v1/runs', { input: 'run holds', session_id: storedId });
+    const runId = ((await created.json()) as { run_id: string }).run_id;
+    await client.waitFor(
+      (frame) =>
+        frame.params?.type === 'message.start' &&
+        (frame.params.payload?.input as { text?: string } | null)?.text === 'run holds',
+      'the run’s turn on the gateway',
+    );
+    await until(
+      () => model.calls.length,
+      (count) => count === 2,
+      'the run reaching the model',
+    );
+    const undo = await client.call('session.undo', { session_id: runtimeId });
+    expect(undo.error?.code).toBe(4009);
+    const queued = await client.call('prompt.submit', { session_id: runtimeId, text: 'after the run' });
+    expect(queued.result).toEqual({ status: 'queued' });
+    await post(server, `/v1/runs/${runId}/stop`, {});
+    const stopped = await turnSeen(client, runtimeId, 'run holds');
+    expect(stopped.at(-1)?.params?.payload?.status).toBe('interrupted');
+    const queuedTurn = await turnSeen(client, runtimeId, 'after the run');
+    expect(queuedTurn.at(-1)?.params?.payload?.text).toBe('queued input answered');
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+  }, 180_000);
+});
+
+describe('one live session across instances on one PostgreSQL database (35.4)', () => {
+  it('a turn run on B through its HTTP API is seen by a gateway client attached on A, which answers its approval', async () => {
+    const workspace = temp('hermes-workspace-');
+    mkdirSync(join(workspace, 'remote-scratch'));
+    const { a, b } = await startInstancePair(
+      [
+        step(text('answered '), text('on B')),
+        step(toolCall('terminal', { command: 'rm -rf ./remote-scratch' })),
+        step(text('removed on B after A said yes')),
+        step(text('A continues')),
+      ],
+      { key: KEY, configYaml: 'session:\n  auto_title: false\n' },
+    );
+    const { client, runtimeId, storedId } = await attachedClient(a, workspace);
+
+    const chat = await post(b, `/api/sessions/${storedId}/chat`, { message: 'a turn on B' });
+    expect(chat.status).toBe(200);
+    const seen = await turnSeen(client, runtimeId, 'a turn on B');
+    expect(deltaText(seen)).toBe('answered on B');
+    expect(seen.at(-1)?.params?.payload).toMatchObject({ text: 'answered on B', status: 'complete' });
+
+    const created = await post(b, '/v1/runs', { input: 'clean up on B', session_id: storedId });
+    expect(created.status).toBe(202);
+    const runId = ((await created.json()) as { run_id: string }).run_id;
+    const asked = await client.waitFor((frame) => frame.method === 'approval', 'B’s approval on A’s client');
+    expect(asked.params).toMatchObject({ session_id: runtimeId, command: 'rm -rf ./remote-scratch' });
+    client.send({ jsonrpc: '2.0', id: asked.id, result: { choice: 'once' } });
+    const done = await until(
+      async () =>
+        (await (await fetch(`${b.url}/v1/runs/${runId}`, { headers: auth })).json()) as Record<string, unknown>,
+      (status) => status.status === 'completed',
+      'the run on B completing',
+    );
+    expect(done.output).toBe('removed on B after A said yes');
+    expect(existsSync(join(workspace, 'remote-scratch'))).toBe(false);
+    const remoteTurn = await turnSeen(client, runtimeId, 'clean up on B');
+    expect(types(remoteTurn)).toContain('tool.complete');
+
+    // A's own next turn continues the conversation with B's turns in it: the turn reloads the changed transcript.
+    await client.call('prompt.submit', { session_id: runtimeId, text: 'and on A' });
+    const own = await turnSeen(client, runtimeId, 'and on A');
+    expect(own.at(-1)?.params?.payload?.text).toBe('A continues');
+    const history = JSON.stringify((await client.call('session.history', { session_id: runtimeId })).result);
+    for (const answer of ['answered on B', 'removed on B after A said yes', 'A continues'])
+      expect(history).toContain(answer);
+  }, 180_000);
+});

@@ -1,0 +1,177 @@
+import { describe, expect, it } from 'vitest';
+import type { AgentEvent } from './events.js';
+import { type LiveSessionEvent, LiveSessionHub, type LiveSessionRelay } from './live-session-hub.js';
+import type { ApprovalRequest, JsonObject, Logger } from './types.js';
+
+const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {} } as unknown as Logger;
+
+let lastSeq = 0;
+function event(sessionId: string, type: string, extra: Record<string, unknown> = {}): AgentEvent {
+  lastSeq += 1;
+  return { type, sessionId, turnId: 't1', seq: lastSeq, ts: 0, ...extra } as unknown as AgentEvent;
+}
+
+function approval(sessionId: string, requestId = 'apr_1'): ApprovalRequest {
+  return {
+    requestId,
+    sessionId,
+    turnId: 't1',
+    callId: 'c1',
+    toolName: 'terminal',
+    command: 'rm -rf x',
+    cwd: '/',
+    patternKeys: ['recursive_delete'],
+    descriptions: ['recursive delete'],
+    choices: ['once', 'session', 'deny'],
+    expiresAt: 0,
+  } as ApprovalRequest;
+}
+
+/** Two relays linked in memory, as two instances on one PostgreSQL bus see each other. */
+function linkedRelays(): [LiveSessionRelay, LiveSessionRelay] {
+  const listeners = new Map<string, Set<(from: string, message: JsonObject) => void>>();
+  const make = (holder: string, other: string): LiveSessionRelay => ({
+    holder,
+    shared: true,
+    async relay(to, message) {
+      if (to !== '*' && to !== other) return;
+      const copy = JSON.parse(JSON.stringify(message)) as JsonObject;
+      setImmediate(() => {
+        for (const listener of listeners.get(other) ?? []) listener(holder, copy);
+      });
+    },
+    onRelay(listener) {
+      const set = listeners.get(holder) ?? new Set();
+      set.add(listener);
+      listeners.set(holder, set);
+      return () => set.delete(listener);
+    },
+  });
+  return [make('a', 'b'), make('b', 'a')];
+}
+
+const until = async (check: () => boolean) => {
+  for (let round = 0; round < 500 && !check(); round += 1) await new Promise((resolve) => setTimeout(resolve, 5));
+  expect(check()).toBe(true);
+};
+
+describe('LiveSessionHub', () => {
+  it('delivers a session’s events to its subscribers only, until they unsubscribe', () => {
+    const hub = new LiveSessionHub('a', quiet);
+    const seen: LiveSessionEvent[] = [];
+    const stop = hub.subscribe('S', (delivered) => seen.push(delivered));
+    hub.publish(event('S', 'message.delta', { text: 'hi' }));
+    hub.publish(event('T', 'message.delta', { text: 'other session' }));
+    stop();
+    hub.publish(event('S', 'message.delta', { text: 'after' }));
+    expect(seen.map((delivered) => delivered.event.type)).toEqual(['message.delta']);
+    expect(seen[0]).toMatchObject({ origin: 'a', remote: false });
+    expect(hub.watched('S')).toBe(false);
+  });
+
+  it('an approval answered through the hub wins over the surface that asked, whose wait is aborted as resolved', async () => {
+    const hub = new LiveSessionHub('a', quiet);
+    let surfaceSignal: AbortSignal | null = null;
+    const answer = hub.ask(approval('S'), new AbortController().signal, (signal) => {
+      surfaceSignal = signal;
+      return new Promise<never>(() => {});
+    });
+    expect(hub.pendingApprovals('S').map((request) => request.requestId)).toEqual(['apr_1']);
+    expect(hub.answerApproval('apr_1', 'session')).toBe(true);
+    await expect(answer).resolves.toBe('session');
+    expect((surfaceSignal as AbortSignal | null)?.aborted).toBe(true);
+    expect(hub.pendingApprovals('S')).toEqual([]);
+    expect(hub.answerApproval('apr_1', 'once')).toBe(false);
+  });
+
+  it('a choice the approval does not offer is applied as deny', async () => {
+    const hub = new LiveSessionHub('a', quiet);
+    const answer = hub.ask(approval('S'), new AbortController().signal, () => new Promise<never>(() => {}));
+    hub.answerApproval('apr_1', 'always');
+    await expect(answer).resolves.toBe('deny');
+  });
+
+  it('the surface’s own answer settles the approval and the hub forgets it', async () => {
+    const hub = new LiveSessionHub('a', quiet);
+    const answer = hub.ask(approval('S'), new AbortController().signal, async () => 'deny' as const);
+    await expect(answer).resolves.toBe('deny');
+    expect(hub.pendingApprovals('S')).toEqual([]);
+  });
+
+  it('across instances: watchers get the events of a turn elsewhere and answer its approval there', async () => {
+    const [relayA, relayB] = linkedRelays();
+    const hubA = new LiveSessionHub('a', quiet);
+    const hubB = new LiveSessionHub('b', quiet);
+    const stopA = hubA.relayThrough(relayA, { announceMs: 60_000 });
+    const stopB = hubB.relayThrough(relayB, { announceMs: 60_000 });
+    const seen: LiveSessionEvent[] = [];
+    hubA.subscribe('S', (delivered) => seen.push(delivered));
+    await until(() => hubB.watched('S'));
+    const request = approval('S', 'apr_remote');
+    const answer = hubB.ask(request, new AbortController().signal, () => new Promise<never>(() => {}));
+    hubB.publish(event('S', 'message.delta', { text: 'from B' }));
+    hubB.publish(event('S', 'approval.request', { request }));
+    await until(() => seen.length === 2);
+    expect(seen.map((delivered) => [delivered.event.type, delivered.origin, delivered.remote])).toEqual([
+      ['message.delta', 'b', true],
+      ['approval.request', 'b', true],
+    ]);
+    expect(hubA.answerApproval('apr_remote', 'once')).toBe(true);
+    await expect(answer).resolves.toBe('once');
+    stopA();
+    stopB();
+  });
+
+  it('a watch that arrives after a turn began gets that turn from its start, and nothing twice', async () => {
+    const [relayA, relayB] = linkedRelays();
+    const hubA = new LiveSessionHub('a', quiet);
+    const hubB = new LiveSessionHub('b', quiet);
+    const stopA = hubA.relayThrough(relayA, { announceMs: 60_000 });
+    const stopB = hubB.relayThrough(relayB, { announceMs: 60_000 });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // B's turn begins before anyone watches it.
+    hubB.publish({ ...event('S', 'turn.start', { input: { text: 'early', attachments: 0 } }), seq: 1 });
+    hubB.publish({ ...event('S', 'message.delta', { text: 'one ' }), seq: 2 });
+    const seen: LiveSessionEvent[] = [];
+    hubA.subscribe('S', (delivered) => seen.push(delivered));
+    await until(() => hubB.watched('S') && seen.length === 2);
+    hubB.publish({ ...event('S', 'message.delta', { text: 'two' }), seq: 3 });
+    hubB.publish({ ...event('S', 'turn.end', { result: {} }), seq: 4 });
+    await until(() => seen.length === 4);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(seen.map((delivered) => delivered.event.type)).toEqual([
+      'turn.start',
+      'message.delta',
+      'message.delta',
+      'turn.end',
+    ]);
+    stopA();
+    stopB();
+  });
+
+  it('a remote turn whose instance lost the turn lease is ended for the watchers, as a failed turn', async () => {
+    const [relayA, relayB] = linkedRelays();
+    let bHoldsTheLease = true;
+    const watcherRelay: LiveSessionRelay = { ...relayA, leaseHeld: async () => bHoldsTheLease };
+    const hubA = new LiveSessionHub('a', quiet);
+    const hubB = new LiveSessionHub('b', quiet);
+    const stopA = hubA.relayThrough(watcherRelay, { announceMs: 20 });
+    const stopB = hubB.relayThrough(relayB, { announceMs: 60_000 });
+    const seen: LiveSessionEvent[] = [];
+    hubA.subscribe('S', (delivered) => seen.push(delivered));
+    await until(() => hubB.watched('S'));
+    hubB.publish(event('S', 'turn.start', { input: { text: 'on B', attachments: 0 } }));
+    await until(() => seen.length === 1);
+    // B is killed: its lease lapses and no turn.end ever comes.
+    bHoldsTheLease = false;
+    await until(() => seen.length === 2);
+    const end = seen[1]?.event as AgentEvent & { result?: { outcome: string; exitReason: string } };
+    expect(end.type).toBe('turn.end');
+    expect(end.result).toMatchObject({
+      outcome: 'failed',
+      exitReason: 'interrupted_by_system(session_turn_lease_lost)',
+    });
+    stopA();
+    stopB();
+  });
+});

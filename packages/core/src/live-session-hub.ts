@@ -1,0 +1,398 @@
+import type { AgentEvent } from './events.js';
+import type { TurnResult } from './turn-types.js';
+import type { ApprovalChoice, ApprovalRequest, JsonObject, Logger } from './types.js';
+import { zeroUsage } from './usage.js';
+
+/** One event of a live session as the hub delivers it: the core event and the instance whose turn emitted it. */
+export interface LiveSessionEvent {
+  readonly event: AgentEvent;
+  /** The lease holder id of the instance that ran the turn (this host's `holderId` for a turn of this process). */
+  readonly origin: string;
+  /** True when the event came from another instance through the relay. */
+  readonly remote: boolean;
+}
+
+/**
+ * What the hub needs of the run bus to reach the other instances of a deployment (core's `RunBus`, ADR 0020's relay
+ * channel). Structural, so the hub sits below the store layer.
+ */
+export interface LiveSessionRelay {
+  readonly holder: string;
+  readonly shared: boolean;
+  relay(to: string, message: JsonObject): Promise<void>;
+  onRelay(listener: (from: string, message: JsonObject) => void): () => void;
+  /** Whether `holder` still holds the session's turn lease: a remote turn whose instance lost it is ended here. */
+  leaseHeld?(sessionId: string, holder: string): Promise<boolean>;
+}
+
+/** Options of {@link LiveSessionHub.relayThrough}. */
+export interface LiveSessionRelayOptions {
+  /** How often this instance repeats which sessions it watches (default 15 s); a watch not repeated for three times that is dropped. */
+  announceMs?: number;
+}
+
+/** An approval waiting in this process, answerable from any surface. */
+interface PendingApproval {
+  request: ApprovalRequest;
+  answer: (choice: ApprovalChoice) => void;
+}
+
+/** Relay message kinds of the hub; the gateway's relay ignores them (they carry no tunnel). */
+const WATCH = 'hub.watch';
+const UNWATCH = 'hub.unwatch';
+const HELLO = 'hub.hello';
+const EVENTS = 'hub.events';
+const ANSWER = 'hub.answer';
+/** Events of one turn in flight kept for a late watcher (its start and its newest). */
+const REPLAY_LIMIT = 1_000;
+
+/**
+ * The live sessions of one host, whichever protocol started their turns (ADR 0053): every agent of the host publishes
+ * its events here, keyed by stored session id, and every protocol subscribes to the sessions it shows, so a gateway
+ * client attached to session S sees a turn that the HTTP API runs on S. The approvals those turns wait for are held
+ * here too: any surface may answer one (the gateway from its server request, the runs API from its endpoint) and the
+ * first answer wins. The busy state stays in {@link TurnsInFlight} (ADR 0037).
+ *
+ * Across instances (several servers on one PostgreSQL database) the hub rides on the run bus's relay channel: an
+ * instance with subscribers of S says so (`hub.watch`), and the instance running a turn on S sends that turn's events
+ * to the watchers in batches; an answer to a remote approval goes back to the instance whose turn waits for it.
+ */
+export class LiveSessionHub {
+  private readonly listeners = new Map<string, Set<(event: LiveSessionEvent) => void>>();
+  private readonly approvals = new Map<string, PendingApproval>();
+  /** Approvals raised on other instances and not yet resolved: request id → the instance whose turn waits. */
+  private readonly remoteApprovals = new Map<string, string>();
+  /** Other instances watching a session: session id → instance → when it last said so. */
+  private readonly watchers = new Map<string, Map<string, number>>();
+  /** Events waiting to be relayed, by instance; sent together once the current burst of events is over. */
+  private readonly outbox = new Map<string, AgentEvent[]>();
+  private flushScheduled = false;
+  private relay: LiveSessionRelay | null = null;
+  /**
+   * With a relay: the events of each turn in flight in this process, so that an instance whose watch arrives after the
+   * turn began (it was announced a moment before, or its client attached mid-turn) gets the turn from its start.
+   */
+  private readonly turnsInFlight = new Map<string, AgentEvent[]>();
+  /** Turns running on other instances as their events showed them, by session; `lost` counts failed lease checks. */
+  private readonly remoteTurns = new Map<string, { origin: string; turnId: string; seq: number; lost: number }>();
+  /** The last event delivered from another instance, by origin and session: a replay never delivers one twice. */
+  private readonly lastRemote = new Map<string, { turnId: string | null; seq: number }>();
+
+  constructor(
+    /** The lease holder id of this host: the origin of its own events. */
+    readonly holderId: string,
+    private readonly logger: Logger,
+  ) {}
+
+  /**
+   * Calls `listener` with every event of the stored session's turns from now on (and its out-of-turn events, such as
+   * a generated title), from any surface of this process and, once {@link relayThrough} is set up, of the other
+   * instances. Returns the unsubscribe.
+   */
+  subscribe(sessionId: string, listener: (event: LiveSessionEvent) => void): () => void {
+    let set = this.listeners.get(sessionId);
+    if (!set) {
+      set = new Set();
+      this.listeners.set(sessionId, set);
+      this.announce('*', WATCH, [sessionId]);
+    }
+    set.add(listener);
+    return () => {
+      const current = this.listeners.get(sessionId);
+      if (!current?.delete(listener) || current.size > 0) return;
+      this.listeners.delete(sessionId);
+      this.announce('*', UNWATCH, [sessionId]);
+    };
+  }
+
+  /** Whether anyone, here or on another instance, watches the session. */
+  watched(sessionId: string): boolean {
+    return this.listeners.has(sessionId) || (this.watchers.get(sessionId)?.size ?? 0) > 0;
+  }
+
+  /** Delivers an event of this process's agents: called by every agent's event log. */
+  publish(event: AgentEvent): void {
+    const sessionId = event.sessionId;
+    this.deliver({ event, origin: this.holderId, remote: false });
+    if (this.relay !== null && event.turnId !== null) this.keepTurnEvent(event);
+    const remote = this.watchers.get(sessionId);
+    if (!remote || remote.size === 0 || this.relay === null) return;
+    for (const instance of remote.keys()) {
+      const queued = this.outbox.get(instance) ?? [];
+      queued.push(event);
+      this.outbox.set(instance, queued);
+    }
+    this.scheduleFlush();
+  }
+
+  private keepTurnEvent(event: AgentEvent): void {
+    const sessionId = event.sessionId;
+    if (event.type === 'turn.start') this.turnsInFlight.set(sessionId, []);
+    const kept = this.turnsInFlight.get(sessionId);
+    if (!kept) return;
+    if (event.type === 'turn.end') {
+      this.turnsInFlight.delete(sessionId);
+      return;
+    }
+    kept.push(event);
+    // A long turn keeps its start and its newest events; a late watcher sees a gap it shows as a turn seen mid-way.
+    if (kept.length > REPLAY_LIMIT) kept.splice(1, kept.length - REPLAY_LIMIT);
+  }
+
+  private deliver(delivered: LiveSessionEvent): void {
+    const set = this.listeners.get(delivered.event.sessionId);
+    if (!set) return;
+    for (const listener of [...set]) {
+      try {
+        listener(delivered);
+      } catch (error) {
+        // One subscriber's failure must not keep the event from the others, nor break the turn that emitted it.
+        this.logger.warn('live session listener threw', { error: String(error) });
+      }
+    }
+  }
+
+  // ---- approvals -------------------------------------------------------------------------------
+
+  /**
+   * Asks for an approval through the surface that started the turn (`ask`) while holding it open here, so any other
+   * surface may answer it with {@link answerApproval}. Whichever answers first wins; the surface's own wait is then
+   * aborted (its signal's reason is an `Error('resolved')`), so it withdraws its question.
+   */
+  ask<T>(
+    request: ApprovalRequest,
+    signal: AbortSignal,
+    ask: (signal: AbortSignal) => Promise<T>,
+  ): Promise<T | ApprovalChoice> {
+    const own = new AbortController();
+    const combined = AbortSignal.any([signal, own.signal]);
+    return new Promise<T | ApprovalChoice>((resolve, reject) => {
+      let settled = false;
+      const finish = () => {
+        settled = true;
+        if (this.approvals.get(request.requestId) === pending) this.approvals.delete(request.requestId);
+      };
+      const pending: PendingApproval = {
+        request,
+        answer: (choice) => {
+          if (settled) return;
+          finish();
+          own.abort(new Error('resolved'));
+          resolve(choice);
+        },
+      };
+      this.approvals.set(request.requestId, pending);
+      ask(combined).then(
+        (value) => {
+          if (settled) return;
+          finish();
+          resolve(value);
+        },
+        (error: unknown) => {
+          if (settled) return;
+          finish();
+          reject(error);
+        },
+      );
+    });
+  }
+
+  /** The approval with this request id while it waits in this process, else undefined. */
+  approval(requestId: string): ApprovalRequest | undefined {
+    return this.approvals.get(requestId)?.request;
+  }
+
+  /** The approvals of a session waiting in this process, oldest first. */
+  pendingApprovals(sessionId: string): ApprovalRequest[] {
+    return [...this.approvals.values()]
+      .filter((pending) => pending.request.sessionId === sessionId)
+      .map((pending) => pending.request);
+  }
+
+  /**
+   * Answers an approval waiting here or, through the relay, on the instance whose turn raised it. A choice the request
+   * does not offer is applied as `deny`. False when no such approval is known.
+   */
+  answerApproval(requestId: string, choice: ApprovalChoice): boolean {
+    const pending = this.approvals.get(requestId);
+    if (pending) {
+      pending.answer(pending.request.choices.includes(choice) ? choice : 'deny');
+      return true;
+    }
+    const origin = this.remoteApprovals.get(requestId);
+    if (origin === undefined || this.relay === null) return false;
+    this.remoteApprovals.delete(requestId);
+    void this.send(origin, { t: ANSWER, request_id: requestId, choice });
+    return true;
+  }
+
+  // ---- across instances --------------------------------------------------------------------------
+
+  /**
+   * Shares this hub's sessions with the other instances on `bus` (a shared run bus; an in-process one does nothing).
+   * Returns the stop function. apps/server calls it once with the bus it gives the runs API and the gateway.
+   */
+  relayThrough(bus: LiveSessionRelay, options: LiveSessionRelayOptions = {}): () => void {
+    if (!bus.shared) return () => {};
+    this.relay = bus;
+    const announceMs = options.announceMs ?? 15_000;
+    const unsubscribe = bus.onRelay((from, message) => this.received(from, message));
+    void this.send('*', { t: HELLO });
+    this.announce('*', WATCH, [...this.listeners.keys()]);
+    const timer = setInterval(() => {
+      this.announce('*', WATCH, [...this.listeners.keys()]);
+      void this.checkRemoteTurns(bus);
+      const stale = Date.now() - 3 * announceMs;
+      for (const [sessionId, instances] of this.watchers) {
+        for (const [instance, seenAt] of instances) if (seenAt < stale) instances.delete(instance);
+        if (instances.size === 0) this.watchers.delete(sessionId);
+      }
+    }, announceMs);
+    timer.unref();
+    return () => {
+      clearInterval(timer);
+      unsubscribe();
+      this.announce('*', UNWATCH, [...this.listeners.keys()]);
+      this.relay = null;
+    };
+  }
+
+  /**
+   * Resolves once the watches announced so far are sent (committed on the bus; the other instances hear them a moment
+   * later). A protocol that attaches a client to a session awaits it before answering, so that a turn the client then
+   * starts on another instance finds the watch there.
+   */
+  announced(): Promise<void> {
+    return this.lastAnnounce;
+  }
+
+  private lastAnnounce: Promise<void> = Promise.resolve();
+
+  private announce(to: string, kind: string, sessions: string[]): void {
+    if (this.relay === null || sessions.length === 0) return;
+    this.lastAnnounce = this.send(to, { t: kind, sessions });
+  }
+
+  private send(to: string, message: JsonObject): Promise<void> {
+    if (this.relay === null) return Promise.resolve();
+    return this.relay.relay(to, message).catch((error: unknown) => {
+      this.logger.warn('live session relay message not sent', { to, error: String(error) });
+    });
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    // The deltas of one network chunk are emitted together: they travel in one relay message.
+    setImmediate(() => {
+      this.flushScheduled = false;
+      for (const [instance, events] of this.outbox) {
+        this.outbox.delete(instance);
+        void this.send(instance, { t: EVENTS, events: events as unknown as JsonObject[] });
+      }
+    });
+  }
+
+  /**
+   * Ends, for this instance's subscribers, a remote turn whose instance no longer holds the session's turn lease at two
+   * checks in a row (it died or was cut off before its `turn.end` could come): a failed turn with exit reason
+   * `interrupted_by_system(session_turn_lease_lost)`, as the runs API settles such a run (ADR 0018).
+   */
+  private async checkRemoteTurns(bus: LiveSessionRelay): Promise<void> {
+    if (!bus.leaseHeld) return;
+    for (const [sessionId, turn] of [...this.remoteTurns]) {
+      let held: boolean;
+      try {
+        held = await bus.leaseHeld(sessionId, turn.origin);
+      } catch {
+        continue;
+      }
+      if (this.remoteTurns.get(sessionId) !== turn) continue;
+      turn.lost = held ? 0 : turn.lost + 1;
+      if (turn.lost < 2) continue;
+      this.remoteTurns.delete(sessionId);
+      this.logger.warn('a turn of another instance ended without its end: that instance lost the turn lease', {
+        sessionId,
+        instance: turn.origin,
+      });
+      this.deliver({ event: lostTurnEnd(sessionId, turn), origin: turn.origin, remote: true });
+    }
+  }
+
+  private received(from: string, message: JsonObject): void {
+    const kind = message.t;
+    if (kind === HELLO) {
+      this.announce(from, WATCH, [...this.listeners.keys()]);
+      return;
+    }
+    if (kind === WATCH || kind === UNWATCH) {
+      const sessions = Array.isArray(message.sessions) ? message.sessions : [];
+      for (const sessionId of sessions) {
+        if (typeof sessionId !== 'string') continue;
+        const instances = this.watchers.get(sessionId) ?? new Map<string, number>();
+        if (kind === WATCH) {
+          const kept = this.turnsInFlight.get(sessionId);
+          // A new watcher of a session whose turn runs here gets that turn so far, ahead of what follows.
+          if (!instances.has(from) && kept && kept.length > 0)
+            void this.send(from, { t: EVENTS, events: kept as unknown as JsonObject[] });
+          instances.set(from, Date.now());
+        } else instances.delete(from);
+        if (instances.size > 0) this.watchers.set(sessionId, instances);
+        else this.watchers.delete(sessionId);
+      }
+      return;
+    }
+    if (kind === EVENTS && Array.isArray(message.events)) {
+      for (const item of message.events) {
+        const event = item as unknown as AgentEvent;
+        if (typeof event !== 'object' || event === null || typeof event.sessionId !== 'string') continue;
+        const key = `${from}\u0000${event.sessionId}`;
+        const last = this.lastRemote.get(key);
+        if (last && last.turnId === event.turnId && event.seq <= last.seq) continue;
+        this.lastRemote.set(key, { turnId: event.turnId, seq: event.seq });
+        if (event.type === 'approval.request') this.remoteApprovals.set(event.request.requestId, from);
+        else if (event.type === 'approval.resolved') this.remoteApprovals.delete(event.requestId);
+        if (event.type === 'turn.end') this.remoteTurns.delete(event.sessionId);
+        else if (event.turnId !== null)
+          this.remoteTurns.set(event.sessionId, { origin: from, turnId: event.turnId, seq: event.seq, lost: 0 });
+        this.deliver({ event, origin: from, remote: true });
+      }
+      return;
+    }
+    if (kind === ANSWER && typeof message.request_id === 'string' && typeof message.choice === 'string') {
+      const pending = this.approvals.get(message.request_id);
+      const choice = message.choice as ApprovalChoice;
+      if (pending) pending.answer(pending.request.choices.includes(choice) ? choice : 'deny');
+    }
+  }
+}
+
+/** The `turn.end` of a remote turn whose instance lost its turn lease before it could send one. */
+function lostTurnEnd(sessionId: string, turn: { turnId: string; seq: number }): AgentEvent {
+  const exitReason = 'interrupted_by_system(session_turn_lease_lost)';
+  const result: TurnResult = {
+    turnId: turn.turnId,
+    sessionId,
+    outcome: 'failed',
+    exitReason,
+    finishReason: null,
+    finalText: '',
+    lastReasoning: null,
+    partial: false,
+    error: {
+      code: 'turn_lease_lost',
+      message: 'The instance running this turn stopped before it ended.',
+      retryable: true,
+    },
+    iterations: 0,
+    maxIterations: 0,
+    apiCalls: 0,
+    usage: { turn: zeroUsage(), session: zeroUsage() },
+    cost: { turnUsd: null, sessionUsd: null, status: 'unknown' },
+    route: null,
+    userRowId: null,
+    rowIds: [],
+    durationMs: 0,
+  };
+  return { type: 'turn.end', sessionId, turnId: turn.turnId, seq: turn.seq + 1, ts: Date.now(), result } as AgentEvent;
+}
