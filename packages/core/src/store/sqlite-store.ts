@@ -42,6 +42,7 @@ import {
   compactionSummary,
   listConditions,
   listLimit,
+  mergeUsageEntries,
   messageRowNotFound,
   neighbourCondition,
   neighbourText,
@@ -60,6 +61,7 @@ import {
   titleCandidates,
   titleToApply,
   toUsageByModelRow,
+  turnSessionFields,
   turnStartCondition,
   usageAmounts,
   usageInsertValues,
@@ -83,6 +85,7 @@ import type {
   SessionStore,
   SessionSummary,
   StoredMessage,
+  TurnCommit,
   TurnLease,
   UsageByModelRow,
   UsageEntry,
@@ -200,6 +203,11 @@ export class SqliteSessionStore implements SessionStore {
     return this.connection.path;
   }
 
+  /** Write transactions committed through this store since it opened (ADR 0056: how a turn's writes are counted). */
+  get committedWrites(): number {
+    return this.connection.committedWrites;
+  }
+
   private get db(): StoreDatabase {
     return this.connection.db;
   }
@@ -219,6 +227,7 @@ export class SqliteSessionStore implements SessionStore {
   private countAppend: { run(values: Record<string, unknown>): { changes: number } } | undefined;
   private loadAll: Statement | undefined;
   private loadActive: Statement | undefined;
+  private turnPrepared: { markDisplay: Statement; releaseLease: Statement } | undefined;
   private sessionById: { get(values: { id: string }): SessionRecord | undefined } | undefined;
 
   /** Inserts rows in order and returns their ids in that order; the caller holds the write transaction. */
@@ -258,6 +267,36 @@ export class SqliteSessionStore implements SessionStore {
       if (turn.usage) this.addUsage(sessionId, turn.usage, now, true);
       return ids;
     });
+  }
+
+  async commitTurn(sessionId: string, commit: TurnCommit): Promise<number[]> {
+    const rows = commit.rows ?? [];
+    const usage = mergeUsageEntries(commit.usage ?? []);
+    return this.connection.write('transcript', () => {
+      const now = this.now;
+      // The append's UPDATE finds the session and touches it, with rows or without: no lookup of its own.
+      const ids = this.appendRows(sessionId, rows, now);
+      for (const entry of usage) this.addUsage(sessionId, entry, now, true);
+      const fields = turnSessionFields(commit.session);
+      if (fields !== null) this.db.update(sessions).set(fields).where(eq(sessions.id, sessionId)).run();
+      const turnStatements = this.turnStatements;
+      for (const mark of commit.display ?? []) {
+        const json = mark.displayMetadata === null ? null : JSON.stringify(mark.displayMetadata);
+        turnStatements.markDisplay.run(json, mark.rowId, sessionId);
+      }
+      if (commit.lease?.release) turnStatements.releaseLease.run(sessionId, commit.lease.holder, commit.lease.turnId);
+      return ids;
+    });
+  }
+
+  /** The raw statements of `commitTurn`, prepared on first use. */
+  private get turnStatements(): { markDisplay: Statement; releaseLease: Statement } {
+    const sqlite = this.connection.sqlite;
+    this.turnPrepared ??= {
+      markDisplay: sqlite.prepare('UPDATE messages SET display_metadata = ? WHERE id = ? AND session_id = ?'),
+      releaseLease: sqlite.prepare('DELETE FROM turn_leases WHERE session_id = ? AND holder = ? AND turn_id = ?'),
+    };
+    return this.turnPrepared;
   }
 
   async getSession(id: string): Promise<SessionRow | null> {

@@ -57,6 +57,26 @@ export interface RecordedTurn {
   usage?: UsageEntry;
 }
 
+/**
+ * Input of `commitTurn`: what a turn writes at one of its durability points, in one transaction
+ * (ADR 0056). Every part is optional; an empty commit only touches `last_activity_at`.
+ */
+export interface TurnCommit {
+  /** Rows appended in this order, exactly as `appendMessages` appends them. */
+  rows?: NewMessage[];
+  /** Usage of model calls, added exactly as one `recordUsage` per entry would add it. */
+  usage?: UsageEntry[];
+  /** Plain session fields the turn changed (the stored system prompt, the model config); never the title. */
+  session?: Pick<SessionPatch, 'model' | 'modelConfig' | 'systemPrompt'>;
+  /** New display metadata of rows of this session (a failed prompt's mark). */
+  display?: { rowId: number; displayMetadata: JsonObject | null }[];
+  /**
+   * The turn lease this commit is written under. With `release`, the lease is deleted in the same transaction when
+   * this owner still holds it: the turn's last write needs no transaction of its own to free the session.
+   */
+  lease?: { holder: string; turnId: string; release?: boolean };
+}
+
 /** Input of `createSession`. */
 export interface NewSession {
   id: string;
@@ -382,6 +402,13 @@ export interface SessionStore {
    * exist. Returns the row ids. One commit instead of up to four per turn (ADR 0021).
    */
   recordTurn(sessionId: string, turn: RecordedTurn): Promise<number[]>;
+  /**
+   * A turn's writes at one durability point in one transaction (ADR 0056): its rows, the usage of its model calls,
+   * the session fields it changed, display marks and, for the last one, the release of its lease. Counters and
+   * `last_activity_at` move as the single-purpose calls would move them. Returns the new rows' ids in order.
+   * @throws HermesError `session_not_found` (nothing is written).
+   */
+  commitTurn(sessionId: string, commit: TurnCommit): Promise<number[]>;
   usageByModel(sessionId: string): Promise<UsageByModelRow[]>;
   /** Adds to message/tool-call counters and touches `last_activity_at` (epilogue, §7.12). */
   touchSession(id: string): Promise<void>;
