@@ -9,7 +9,14 @@ import type { FileCheckpointStore } from '../checkpoints/file-checkpoints.js';
 import type { AgentEventPayloads, AgentEventType, AgentPhase } from '../events.js';
 import type { ProviderAdapter, ResolvedRoute } from '../providers/types.js';
 import type { SecretRedactor } from '../security/secret-redactor.js';
-import type { NewMessage, SessionModelConfig, SessionRow, StoredMessage } from '../store/types.js';
+import type {
+  NewMessage,
+  SessionModelConfig,
+  SessionRow,
+  StoredMessage,
+  TurnCommit,
+  UsageEntry,
+} from '../store/types.js';
 import type { CommandSandbox } from '../tools/sandbox.js';
 import type { CommandRunner, FileAccess, ToolContext, ToolDefinition, ToolSettings } from '../tools/types.js';
 import type { TurnInput, TurnResult } from '../turn-types.js';
@@ -131,6 +138,11 @@ export interface SessionInternals extends Agent {
   createRow(): Promise<void>;
   userRowFor(input: TurnInput, turnId: string): NewMessage;
   appendRows(rows: NewMessage[]): Promise<(number | null)[]>;
+  readonly storesWrites: boolean;
+  stageRows(rows: NewMessage[]): TranscriptRow[];
+  stageUsage(entry: UsageEntry): void;
+  stageDisplay(row: TranscriptRow): void;
+  commitWrites(lease?: TurnCommit['lease'] | 'touch'): Promise<void>;
   uniqueCallId(id: string): string;
   activeTools(): ToolDefinition[];
   toolContext(turn: ActiveTurn, callId: string, signal: AbortSignal): ToolContext;

@@ -101,6 +101,10 @@ class StoreTurnLease implements TurnLease {
     return false;
   }
 
+  markReleased(): void {
+    this.released = true;
+  }
+
   async release(): Promise<void> {
     if (this.released) return;
     this.released = true;

@@ -162,6 +162,8 @@ export interface TurnLease {
   readonly lost: AbortSignal;
   refresh(): Promise<boolean>;
   release(): Promise<void>;
+  /** The lease was deleted by a `commitTurn` with `lease.release`: stops using it without a write of its own. */
+  markReleased(): void;
 }
 
 /** Options of `acquireTurnLease`. */
