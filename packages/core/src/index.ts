@@ -117,6 +117,8 @@ export type {
 } from './skills/types.js';
 export {
   createRunBus,
+  DEFAULT_RUN_EVENT_OUTBOX,
+  isLeaseLost,
   isPostgresUrl,
   LocalRunBus,
   MAX_CONTROL_PAYLOAD_BYTES,
@@ -130,6 +132,8 @@ export {
   type RunBusOptions,
   type RunControlReply,
   type RunControlRequest,
+  RunEventOutbox,
+  type RunEventOutboxOptions,
   type RunEventRecord,
   type RunSettlement,
   SqliteSessionStore,

@@ -8,10 +8,11 @@ import type {
   RunControlRequest,
   RunEventRecord,
   RunRecord,
+  RunStore as RunRecordStore,
   TurnLease,
   TurnResult,
 } from '@hermes/core';
-import { HermesError, redactSecrets } from '@hermes/core';
+import { HermesError, RunEventOutbox, redactSecrets } from '@hermes/core';
 import type { Context, Hono } from 'hono';
 import { approvalPayload } from './approval-payload.js';
 import { ApiError, invalidField } from './http-error.js';
@@ -41,8 +42,21 @@ const TERMINAL_EVENTS = new Set(['run.completed', 'run.failed', 'run.cancelled',
 const UNFINISHED = new Set(['queued', 'running', 'stopping']);
 /** Error text of a run whose instance died (spec §19.5, orphaned runs). */
 const ORPHAN_ERROR = 'The gateway restarted before this run settled.';
+/** The core's issuer of a turn whose session's lease another process took over (issue 33.3, ADR 0049). */
+const LEASE_LOST_ISSUER = 'session_turn_lease_lost';
 /** Exit reason of a run whose instance lost its turn lease without settling it (issue 17.2, ADR 0018). */
-const LEASE_LOST_EXIT = 'interrupted_by_system(session_turn_lease_lost)';
+const LEASE_LOST_EXIT = `interrupted_by_system(${LEASE_LOST_ISSUER})`;
+/** Issuer of a run interrupted because more of its events waited for an unreachable store than the outbox holds. */
+const OUTBOX_OVERFLOW_ISSUER = 'run_event_outbox_overflow';
+const OUTBOX_OVERFLOW_ERROR =
+  'The session store was unreachable for longer than the run event outbox (api_server.run_event_outbox) could hold; events after the last stored one were not kept.';
+/** How often, and for how long, a run's end is written again while the store is unreachable. */
+const END_RETRY_MS = 2_000;
+const END_RETRY_FOR_MS = 600_000;
+/** How long a settled run waits for its events to reach the store before its slot is released anyway. */
+const OUTBOX_WAIT_AT_END_MS = 5_000;
+/** Error text of a run stopped by its own instance because another took its session's turn lease over. */
+const LEASE_LOST_ERROR = "Another instance took over this run's session while this run's instance was unresponsive.";
 /** A remote reader re-checks the run's row and its owner's lease this often while no event arrives. */
 const REMOTE_POLL_MS = 1_000;
 /** The owner releases its lease a moment before it writes the run's end: a lost lease is confirmed after this. */
@@ -80,9 +94,6 @@ export interface LiveRun {
   settledResult: Record<string, unknown> | null;
   /** Every core event of the turn, kept only for a session-chat stream, which maps core events itself. */
   coreLog: AgentEvent[] | null;
-  /** Events not yet appended to the shared bus (ADR 0018), and the append in flight. */
-  outbox: RunEventPayload[];
-  flushing: Promise<void> | null;
 }
 
 function canonicalJson(value: unknown): string {
@@ -125,6 +136,30 @@ export function terminalOf(result: TurnResult): {
     };
   if (result.outcome === 'cancelled') {
     const issuer = result.interruptedBy?.issuer ?? 'user';
+    // Another instance took the session's turn lease over while this one was frozen or cut off (issue 33.3): the
+    // run reads `interrupted`, as when another instance settles it (ADR 0049).
+    if (issuer === OUTBOX_OVERFLOW_ISSUER)
+      return {
+        status: 'interrupted',
+        stored: 'failed',
+        fields: {
+          error: OUTBOX_OVERFLOW_ERROR,
+          completed: false,
+          interrupted: true,
+          turn_exit_reason: `interrupted_by_system(${OUTBOX_OVERFLOW_ISSUER})`,
+        },
+      };
+    if (issuer === LEASE_LOST_ISSUER)
+      return {
+        status: 'interrupted',
+        stored: 'failed',
+        fields: {
+          error: LEASE_LOST_ERROR,
+          completed: false,
+          interrupted: true,
+          turn_exit_reason: LEASE_LOST_EXIT,
+        },
+      };
     if (issuer === 'shutdown')
       return {
         status: 'interrupted',
@@ -166,8 +201,14 @@ export function terminalOf(result: TurnResult): {
 /** Runs of this process: creation, events, backlog, approvals, steer and stop (spec §19). */
 export class RunRegistry {
   readonly live = new Map<string, LiveRun>();
+  /** Events of this instance's runs on their way to the shared bus (ADR 0050). */
+  private readonly outbox: RunEventOutbox;
 
   constructor(private readonly server: ServerContext) {
+    this.outbox = new RunEventOutbox(server.bus, {
+      maxEvents: server.settings.runEventOutbox,
+      onWarning: (message, details) => server.host.logger.warn(message, details),
+    });
     // Approval answers, steers and stops for runs of this instance, sent by other instances (ADR 0018).
     server.bus.serve((request) => this.control(request, false));
   }
@@ -197,8 +238,6 @@ export class RunRegistry {
       terminalPayload: null,
       settledResult: null,
       coreLog: null,
-      outbox: [],
-      flushing: null,
     };
     this.live.set(runId, run);
     return run;
@@ -212,35 +251,18 @@ export class RunRegistry {
     run.backlog.push(full);
     if (run.backlog.length > RUN_BACKLOG_SIZE) run.backlog.shift();
     for (const wake of run.subscribers) wake();
-    if (this.server.bus.shared) {
-      run.outbox.push(full);
-      run.flushing ??= this.flush(run);
-    }
-  }
-
-  /**
-   * Appends a run's pending events to the shared bus, one batch per round trip: events emitted while an append is in
-   * flight go in the next one. A failed append is logged; this instance's own subscribers are unaffected.
-   */
-  private async flush(run: LiveRun): Promise<void> {
-    try {
-      while (run.outbox.length > 0) {
-        const batch = run.outbox.splice(0);
-        await this.server.bus
-          .append(
-            run.id,
-            batch.map((payload) => ({ seq: payload.seq as number, payload: payload as JsonObject })),
-          )
-          .catch((error) =>
-            this.server.host.logger.warn('run events not shared', {
-              runId: run.id,
-              events: batch.length,
-              error: redactSecrets(String(error)),
-            }),
-          );
-      }
-    } finally {
-      run.flushing = null;
+    if (!this.server.bus.shared) return;
+    // Shared with the other instances through the outbox, which keeps what the store cannot take yet (ADR 0050).
+    const terminal = TERMINAL_EVENTS.has(event);
+    const kept = this.outbox.add(run.id, { seq: full.seq as number, payload: full as JsonObject }, terminal);
+    if (!kept && !terminal && !run.terminal && !run.controller.signal.aborted) {
+      // Past the bound the run's later events would be a silent gap for other instances' readers: the run ends
+      // `interrupted`, and its terminal event, always kept, says why.
+      this.server.host.logger.warn('run event outbox overflowed; interrupting the run', {
+        runId: run.id,
+        limit: this.server.settings.runEventOutbox,
+      });
+      run.controller.abort(interruptReason(OUTBOX_OVERFLOW_ISSUER, 'the run event outbox overflowed'));
     }
   }
 
@@ -388,16 +410,13 @@ export class RunRegistry {
     if (status === 'completed') fields.runtime = run.runtime;
     // `wire_seq` is the terminal event's seq, so a resume from another process knows whether it was seen.
     const settledResult = { ...fields, wire_status: status, wire_seq: run.nextSeq };
-    await this.server.host.store.runs
-      .update(run.id, {
-        status: stored,
-        result: settledResult as JsonValue,
-        exitReason: result?.exitReason ?? null,
-        error:
-          status === 'failed' || status === 'interrupted' ? ({ message: String(fields.error) } as JsonValue) : null,
-        endedAt: Date.now(),
-      })
-      .catch((error) => this.server.host.logger.warn('run update failed', { error: String(error) }));
+    await this.writeEnd(run.id, {
+      status: stored,
+      result: settledResult as JsonValue,
+      exitReason: result?.exitReason ?? null,
+      error: status === 'failed' || status === 'interrupted' ? ({ message: String(fields.error) } as JsonValue) : null,
+      endedAt: Date.now(),
+    });
     // Terminal only once the row holds the output: a status read in between sees `running`, never `completed`
     // with a null output.
     run.settledResult = settledResult;
@@ -409,12 +428,55 @@ export class RunRegistry {
     run.approvals.settled = true;
     this.emit(run, `run.${status}`, fields);
     run.terminalPayload = run.backlog.at(-1) ?? null;
-    // Other instances' readers close on the terminal event: it is shared before the turn's slot is released.
-    await run.flushing;
+    // Other instances' readers close on the terminal event: it is shared before the turn's slot is released, unless
+    // the store is unreachable; the outbox then writes it once the store is back (ADR 0050).
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.outbox.drained(run.id),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, OUTBOX_WAIT_AT_END_MS);
+      }),
+    ]);
+    clearTimeout(timer);
     setTimeout(() => {
       this.live.delete(run.id);
       this.server.approvals.queues.delete(run.id);
     }, RUN_RETENTION_MS).unref();
+  }
+
+  /**
+   * Writes a run's end to its row. When the store is unreachable (a database restart) the write is tried again in the
+   * background every few seconds for up to ten minutes, so the row does not stay `running` behind its terminal event,
+   * which the outbox writes once the store is back (ADR 0050). A row another instance settled meanwhile keeps its
+   * status: a terminal status never changes (`run_settled`).
+   */
+  private async writeEnd(runId: string, patch: Parameters<RunRecordStore['update']>[1]): Promise<void> {
+    const { host } = this.server;
+    const attempt = async (): Promise<boolean> => {
+      try {
+        await host.store.runs.update(runId, patch);
+        return true;
+      } catch (error) {
+        const code = HermesError.isInstance(error) ? error.code : null;
+        if (code !== 'store_unavailable') {
+          host.logger.warn('run update failed', { runId, error: String(error) });
+          return true;
+        }
+        return false;
+      }
+    };
+    if (await attempt()) return;
+    host.logger.warn('run end waiting for the store; retrying', { runId });
+    const giveUpAt = Date.now() + END_RETRY_FOR_MS;
+    const again = () =>
+      setTimeout(() => {
+        void attempt().then((done) => {
+          if (done) host.logger.info('run end written after the store returned', { runId });
+          else if (Date.now() < giveUpAt) again();
+          else host.logger.warn('run end not written: the store stayed unreachable', { runId });
+        });
+      }, END_RETRY_MS).unref();
+    again();
   }
 
   /**
@@ -732,11 +794,16 @@ export class RunRegistry {
     }
     if (!reply) {
       // No answer: an owner that still holds the turn is alive but unreachable; otherwise the run is settled here.
-      if (await bus.leaseHeld(row.sessionId, row.holder))
-        throw new ApiError(503, 'run_owner_unreachable', 'The instance running this run did not answer; retry.', {
+      const unreachable = () =>
+        new ApiError(503, 'run_owner_unreachable', 'The instance running this run did not answer; retry.', {
           headers: { 'Retry-After': '1' },
         });
-      await this.settleIfOwnerLost(row);
+      if (await bus.leaseHeld(row.sessionId, row.holder)) throw unreachable();
+      // A frozen owner's loss is only taken for its death at a later check (settleIfOwnerLost): until the run is
+      // settled, the request is answered 503 to be retried, never dropped with the 409 of a run executing nowhere
+      // (issue 33.3). Once settled, the request gets the answer of a run that ended (a stop: its final status).
+      const settled = await this.settleIfOwnerLost(row);
+      if (UNFINISHED.has(settled.status)) throw unreachable();
       return null;
     }
     if (reply.status >= 400) {

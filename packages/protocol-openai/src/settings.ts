@@ -27,6 +27,11 @@ export interface ApiServerSettings {
    * 0 disables the bound.
    */
   streamBufferBytes: number;
+  /**
+   * Most events of one run kept while the shared store cannot take them (issue 33.2, ADR 0050); past it the run ends
+   * `interrupted` (`interrupted_by_system(run_event_outbox_overflow)`). Used with several instances (PostgreSQL).
+   */
+  runEventOutbox: number;
 }
 
 /** Defaults of every setting but the key, which has none. */
@@ -43,6 +48,7 @@ export const DEFAULT_SETTINGS: Omit<ApiServerSettings, 'key'> = {
   responseStoreTtlDays: 30,
   drainTimeoutSeconds: 30,
   streamBufferBytes: 1024 * 1024,
+  runEventOutbox: 10_000,
 };
 
 function list(value: unknown): string[] | undefined {
@@ -99,6 +105,7 @@ export function resolveApiServerSettings(
       0,
       pick(integer, 'API_SERVER_STREAM_BUFFER_BYTES', 'stream_buffer_bytes') ?? DEFAULT_SETTINGS.streamBufferBytes,
     ),
+    runEventOutbox: Math.max(1, pick(integer, null, 'run_event_outbox') ?? DEFAULT_SETTINGS.runEventOutbox),
   };
   const merged = { ...resolved, ...overrides };
   merged.maxConcurrentRuns = Math.max(0, merged.maxConcurrentRuns);

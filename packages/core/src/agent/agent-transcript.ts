@@ -2,11 +2,20 @@ import { HermesError } from '../errors.js';
 import { newId } from '../ids.js';
 import { weakestCostStatus } from '../providers/index.js';
 import type { ResolvedRoute } from '../providers/types.js';
-import type { NewMessage, SessionModelConfig, StoredMessage, TurnCommit, UsageEntry } from '../store/types.js';
+import { isLeaseLost } from '../store/fence.js';
+import type {
+  NewMessage,
+  SessionModelConfig,
+  StoredMessage,
+  TurnCommit,
+  UsageEntry,
+  WriteOptions,
+} from '../store/types.js';
 import type { ToolDefinition } from '../tools/types.js';
 import type { ContentPart, CostStatus, Usage } from '../types.js';
 import { addUsage, estimateTokens, zeroUsage } from '../usage.js';
 import { AgentState, joinText } from './agent-state.js';
+import { leaseLostInterrupt } from './interrupt.js';
 import { buildSystemPrompt, promptFingerprint } from './system-prompt.js';
 import { rowChars, type TranscriptRow } from './transcript.js';
 import type { TurnRunner } from './turn.js';
@@ -42,6 +51,17 @@ export abstract class AgentTranscript extends AgentState {
       displayMetadata: input.persistAs?.displayMetadata ?? null,
       tokenCount: estimateTokens(content),
     };
+  }
+
+  /** The store options of a write the running turn makes: its lease's fence, when it holds one (ADR 0049). */
+  writeOptions(): WriteOptions {
+    const fence = this.turn?.fence;
+    return fence ? { fence } : {};
+  }
+
+  /** Stops the running turn when `error` is a write its fence refused (ADR 0049); the caller rethrows. */
+  noteRefusedWrite(error: unknown): void {
+    if (isLeaseLost(error)) this.turn?.interrupt(leaseLostInterrupt());
   }
 
   /** The turn's writes that wait for its next commit (ADR 0056). */
@@ -117,8 +137,10 @@ export abstract class AgentTranscript extends AgentState {
       this.sessionId,
       () => ({ systemPrompt: this.systemPrompt, modelConfig: this.storedModelConfig() }),
       lease === 'touch' ? undefined : lease,
+      this.writeOptions(),
     );
     if ('failed' in outcome) {
+      this.noteRefusedWrite(outcome.error);
       const refused = new Set(outcome.failed);
       for (let index = this.transcript.length - 1; index >= 0; index -= 1) {
         const row = this.transcript[index] as TranscriptRow;
@@ -135,9 +157,10 @@ export abstract class AgentTranscript extends AgentState {
   }
 
   /** Reloads the transcript when another process changed the session (spec/core.md §7.1.4). */
-  async reloadIfChanged(): Promise<void> {
+  async reloadIfChanged(known?: { lastRowId: number; rewindCount: number } | null): Promise<void> {
     if (!this.persisted) return;
-    const current = await this.host.store.generation(this.sessionId);
+    // The turn lease's take reads it in the same statement (ADR 0056); otherwise it is read here.
+    const current = known ?? (await this.host.store.generation(this.sessionId));
     if (!current) return;
     if (current.lastRowId === this.generation.lastRowId && current.rewindCount === this.generation.rewindCount) return;
     await this.reload();
@@ -400,14 +423,16 @@ export abstract class AgentTranscript extends AgentState {
     const model = route?.model ?? 'unknown';
     this.noteUsage(route ?? ({ provider, model } as ResolvedRoute), usage, costUsd, status, 'subagent');
     if (this.persisted) {
-      await this.host.store.recordUsage(this.sessionId, {
-        provider,
-        model,
-        task: 'subagent',
-        usage,
-        costUsd,
-        costStatus: status,
-      });
+      await this.host.store
+        .recordUsage(
+          this.sessionId,
+          { provider, model, task: 'subagent', usage, costUsd, costStatus: status },
+          this.writeOptions(),
+        )
+        .catch((error: unknown) => {
+          this.noteRefusedWrite(error);
+          throw error;
+        });
     }
   }
 

@@ -152,14 +152,23 @@ export async function runCompression(
     if (agent.persisted) {
       // The plan names rows by id: what the turn has not stored yet is stored first.
       await agent.commitWrites();
-      const commit = await agent.host.store.compactInPlace(agent.sessionId, {
-        middleRowIds: middle.map((row) => row.rowId).filter((id): id is number => id !== null),
-        tailRowIds: rows
-          .slice(tailStart)
-          .map((row) => row.rowId)
-          .filter((id): id is number => id !== null),
-        summary: summaryRow,
-      });
+      const commit = await agent.host.store
+        .compactInPlace(
+          agent.sessionId,
+          {
+            middleRowIds: middle.map((row) => row.rowId).filter((id): id is number => id !== null),
+            tailRowIds: rows
+              .slice(tailStart)
+              .map((row) => row.rowId)
+              .filter((id): id is number => id !== null),
+            summary: summaryRow,
+          },
+          agent.writeOptions(),
+        )
+        .catch((error: unknown) => {
+          agent.noteRefusedWrite(error);
+          throw error;
+        });
       summaryRowId = commit.summaryRowId;
     } else {
       const inMemory: TranscriptRow = {

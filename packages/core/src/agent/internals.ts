@@ -15,7 +15,9 @@ import type {
   SessionRow,
   StoredMessage,
   TurnCommit,
+  TurnFence,
   UsageEntry,
+  WriteOptions,
 } from '../store/types.js';
 import type { CommandSandbox } from '../tools/sandbox.js';
 import type { CommandRunner, FileAccess, ToolContext, ToolDefinition, ToolSettings } from '../tools/types.js';
@@ -113,6 +115,8 @@ export interface ActiveTurn {
   redirect(text: string): boolean;
   /** Rows of the transcript written by this turn. */
   turnRows(): TranscriptRow[];
+  /** The fencing token of the turn's lease once it holds one (issue 33.3, ADR 0049); its writes carry it. */
+  readonly fence: TurnFence | null;
 }
 
 /**
@@ -134,7 +138,7 @@ export interface SessionInternals extends Agent {
   systemPromptText(): string;
   ensureSystemPrompt(route: ResolvedRoute | null): Promise<void>;
   writePendingModelSwitch(turnId: string): Promise<void>;
-  reloadIfChanged(): Promise<void>;
+  reloadIfChanged(known?: { lastRowId: number; rewindCount: number } | null): Promise<void>;
   createRow(): Promise<void>;
   userRowFor(input: TurnInput, turnId: string): NewMessage;
   appendRows(rows: NewMessage[]): Promise<(number | null)[]>;
@@ -143,6 +147,13 @@ export interface SessionInternals extends Agent {
   stageUsage(entry: UsageEntry): void;
   stageDisplay(row: TranscriptRow): void;
   commitWrites(lease?: TurnCommit['lease'] | 'touch'): Promise<void>;
+  /** The store options of a write the running turn makes: its lease's fence, when it holds one (ADR 0049). */
+  writeOptions(): WriteOptions;
+  /**
+   * Stops the running turn with `interrupted_by_system(session_turn_lease_lost)` when `error` is a write its fence
+   * refused (another process took the session's lease over); other errors are left alone. The caller rethrows.
+   */
+  noteRefusedWrite(error: unknown): void;
   uniqueCallId(id: string): string;
   activeTools(): ToolDefinition[];
   toolContext(turn: ActiveTurn, callId: string, signal: AbortSignal): ToolContext;

@@ -63,3 +63,11 @@ export function cancelledToolText(reason: InterruptReason): string {
   if (reason.issuer === 'user') return 'Tool call cancelled: interrupted by the user.';
   return `Tool call cancelled: stopped by the system (${reason.issuer}): ${reason.reason}.`;
 }
+
+/** Issuer of a turn stopped because another process took its session's lease over (issue 33.3, ADR 0049). */
+export const LEASE_LOST_ISSUER = 'session_turn_lease_lost';
+
+/** The interrupt of a turn whose lease was taken over: its writes are refused from then on. */
+export function leaseLostInterrupt(): InterruptReason {
+  return { kind: 'interrupt', issuer: LEASE_LOST_ISSUER, reason: 'another process took over the session', hard: false };
+}

@@ -1,7 +1,7 @@
 import type { AgentEventPayloads, AgentEventType, AgentPhase } from '../events.js';
 import { newId } from '../ids.js';
 import type { ResolvedRoute } from '../providers/types.js';
-import type { NewMessage, TurnLease } from '../store/types.js';
+import type { NewMessage, TurnFence, TurnLease } from '../store/types.js';
 import type { RunTurnOptions, TurnInput, TurnResult } from '../turn-types.js';
 import type { FinishReason, Usage } from '../types.js';
 import { zeroUsage } from '../usage.js';
@@ -75,6 +75,10 @@ export abstract class TurnBase implements ActiveTurn {
 
   get signal(): AbortSignal {
     return this.controller.signal;
+  }
+
+  get fence(): TurnFence | null {
+    return this.lease?.fence ?? null;
   }
 
   get interruptReason(): InterruptReason | null {

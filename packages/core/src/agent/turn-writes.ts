@@ -1,4 +1,4 @@
-import type { NewMessage, SessionStore, TurnCommit, UsageEntry } from '../store/types.js';
+import type { NewMessage, SessionStore, TurnCommit, UsageEntry, WriteOptions } from '../store/types.js';
 import type { TranscriptRow } from './transcript.js';
 
 /**
@@ -51,7 +51,7 @@ export class PendingTurnWrites {
   }
 
   /**
-   * Writes what waits in one `commitTurn`, then gives the stored rows their ids. On failure the rows that were not
+   * Writes what waits in one `commitTurn` (with the turn's fence in `options`), then gives the stored rows their ids. On failure the rows that were not
    * stored are returned to the caller (to take out of the transcript) and nothing waits any more: a write the store
    * refused is not tried again by a later commit.
    */
@@ -60,6 +60,7 @@ export class PendingTurnWrites {
     sessionId: string,
     sessionFields: () => TurnCommit['session'],
     lease: TurnCommit['lease'] | undefined,
+    options: WriteOptions,
   ): Promise<{ stored: TranscriptRow[] } | { failed: TranscriptRow[]; error: unknown }> {
     const rows = this.rows;
     const commit: TurnCommit = {};
@@ -74,7 +75,7 @@ export class PendingTurnWrites {
     if (lease) commit.lease = lease;
     this.clear();
     try {
-      const ids = await store.commitTurn(sessionId, commit);
+      const ids = await store.commitTurn(sessionId, commit, options);
       rows.forEach((entry, index) => {
         entry.row.rowId = ids[index] ?? null;
       });

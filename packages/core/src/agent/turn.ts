@@ -1,10 +1,11 @@
 import { HermesError } from '../errors.js';
 import type { FailoverReason } from '../events.js';
+import { isLeaseLost } from '../store/fence.js';
 import type { NewMessage } from '../store/types.js';
 import type { TurnResult } from '../turn-types.js';
 import type { FinishReason, JsonValue } from '../types.js';
 import type { ClassifiedError } from './classify.js';
-import { cancelledExitReason, cancelledToolText } from './interrupt.js';
+import { cancelledExitReason, cancelledToolText, leaseLostInterrupt } from './interrupt.js';
 import { FAILED_PROMPT_KEY, startsTurn } from './transcript.js';
 import { publicRoute } from './turn-base.js';
 import { TurnModel } from './turn-model.js';
@@ -24,7 +25,13 @@ export class TurnRunner extends TurnModel {
     } catch (error) {
       const code = HermesError.isInstance(error) ? error.code : error instanceof Error ? error.name : 'unknown';
       const message = error instanceof Error ? error.message : String(error);
-      this.agent.host.logger.error('turn failed with an unexpected error', { turnId: this.turnId, code, message });
+      if (isLeaseLost(error)) {
+        // A write refused by the turn's fence: another process took the session over (this one was frozen or cut off
+        // past its lease), and the turn stops as interrupted (ADR 0049).
+        this.agent.host.logger.warn('turn stopped: another process took its session over', { turnId: this.turnId });
+        this.interrupt(leaseLostInterrupt());
+      } else
+        this.agent.host.logger.error('turn failed with an unexpected error', { turnId: this.turnId, code, message });
       if (this.interruptReason) await this.finishCancelled();
       else if (HermesError.isInstance(error) && error.code === 'store_locked') {
         await this.finish('failed', 'session_persistence_failed', { code: 'store_locked', message, retryable: false });
@@ -108,7 +115,7 @@ export class TurnRunner extends TurnModel {
       if (agent.persisted) {
         await this.acquireLease();
         if (this.finished) return;
-        await agent.reloadIfChanged();
+        await agent.reloadIfChanged(this.lease?.generation ?? null);
       }
       await agent.ensureSystemPrompt(this.route);
       if (!agent.persisted) {
@@ -174,19 +181,8 @@ export class TurnRunner extends TurnModel {
       throw error;
     }
     const lease = this.lease;
-    lease.lost.addEventListener(
-      'abort',
-      () =>
-        this.interrupt({
-          kind: 'interrupt',
-          issuer: 'lease_lost',
-          reason: 'another process took over the session',
-          hard: false,
-        }),
-      {
-        once: true,
-      },
-    );
+    // Another holder took the lease over: the turn stops as it would at its first refused write (ADR 0049).
+    lease.lost.addEventListener('abort', () => this.interrupt(leaseLostInterrupt()), { once: true });
     // Every 60 s, or three times per lease lifetime when `session.lease_ttl` is shorter than 3 minutes.
     const refreshMs = Math.min(60_000, Math.max(250, (settings.session.lease_ttl * 1000) / 3));
     const refresh = () => {
@@ -427,8 +423,18 @@ export class TurnRunner extends TurnModel {
       } catch (commitError) {
         const code = HermesError.isInstance(commitError) ? commitError.code : 'unknown';
         const message = commitError instanceof Error ? commitError.message : String(commitError);
-        agent.host.logger.error('could not store the end of the turn', { turnId: this.turnId, code, message });
-        if (ending.outcome !== 'failed') {
+        if (isLeaseLost(commitError)) {
+          // The fence refused it: another process took the session over, and the turn ends as interrupted (ADR 0049).
+          agent.host.logger.warn('turn stopped: another process took its session over', { turnId: this.turnId });
+          const reason = leaseLostInterrupt();
+          if (!this.controller.signal.aborted) this.controller.abort(reason);
+          ending.outcome = 'cancelled';
+          ending.exitReason = cancelledExitReason(this.interruptReason ?? reason);
+          ending.error = undefined;
+        } else {
+          agent.host.logger.error('could not store the end of the turn', { turnId: this.turnId, code, message });
+        }
+        if (!isLeaseLost(commitError) && ending.outcome !== 'failed') {
           ending.outcome = 'failed';
           ending.exitReason = code === 'store_locked' ? 'session_persistence_failed' : `local_error(${code})`;
           ending.error = { code, message, retryable: code === 'store_unavailable' };

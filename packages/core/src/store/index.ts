@@ -3,6 +3,7 @@
  * implementation.
  */
 export { DEFAULT_RETRY_BUDGETS, isLockError, type RetryBudgets } from './connection.js';
+export { checkFencePg, checkFenceSqlite, isLeaseLost, leaseLost } from './fence.js';
 export { resolveMigrationsFolder } from './migrations.js';
 export {
   isPostgresUrl,
@@ -24,6 +25,7 @@ export {
   type RunEventRecord,
   type RunSettlement,
 } from './run-bus.js';
+export { DEFAULT_RUN_EVENT_OUTBOX, RunEventOutbox, type RunEventOutboxOptions } from './run-outbox.js';
 export { IDEMPOTENCY_WINDOW_MS, SqliteRunStore } from './run-store.js';
 export { sanitizeFtsQuery } from './search-query.js';
 export { openSqliteStore, SqliteSessionStore, type SqliteStoreOptions } from './sqlite-store.js';

@@ -275,6 +275,8 @@ export class PgRunBus implements RunBus {
     const notices: string[] = [];
     const trims: { run_id: string; upto: number }[] = [];
     const keep = this.options.keepEvents ?? DEFAULT_KEEP_EVENTS;
+    // A settled run takes no event past its terminal one (its row's `wire_seq`): a stale owner that wakes after another
+    // instance settled its run cannot append behind that run's end (issue 33.3, ADR 0049).
     for (const [runId, events] of byRun) {
       const json = JSON.stringify(
         events.map((event) => ({
@@ -300,7 +302,9 @@ export class PgRunBus implements RunBus {
       `WITH inserted AS (
          INSERT INTO run_events (run_id, seq, event, payload, created_at)
          SELECT item->>'run_id', (item->>'seq')::int, item->>'event', item->'payload', $2
-         FROM jsonb_array_elements($1::jsonb) AS item
+         FROM jsonb_array_elements($1::jsonb) AS item JOIN runs ON runs.id = item->>'run_id'
+         WHERE runs.status IN ('queued', 'running', 'stopping')
+           OR (item->>'seq')::int <= coalesce((runs.result->>'wire_seq')::int, -1)
          ON CONFLICT DO NOTHING)
        SELECT pg_notify($3, notice) FROM jsonb_array_elements_text($4::jsonb) AS notice`,
       [`[${parts.join(',')}]`, Date.now(), EVENTS_CHANNEL, JSON.stringify(notices)],

@@ -1,6 +1,8 @@
-import { and, asc, count, desc, eq, inArray, lt, lte, or, type SQL, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, inArray, lt, type SQL, sql } from 'drizzle-orm';
 import type { Clock, JsonValue } from '../types.js';
+import { checkFencePg } from './fence.js';
 import type { PgConnection, PgTransaction } from './pg-connection.js';
+import { type TakeLeaseRow, takeLeaseAttempt, takeLeaseQuery } from './pg-lease-take.js';
 import { responses, runs, sessions, turnLeases } from './pg-schema.js';
 import {
   IDEMPOTENCY_WINDOW_MS,
@@ -10,11 +12,12 @@ import {
   reclaimedRunPatch,
   runListQuery,
   runNotFound,
+  runSettled,
   UNFINISHED,
 } from './run-store.js';
 import { sessionNotFound } from './store-common.js';
 import type { LeaseAttempt, LeaseOwner, LeaseStatements } from './turn-lease.js';
-import type { ResponseRecord, ResponseStore, RunRecord, RunStatus, RunStore } from './types.js';
+import type { ResponseRecord, ResponseStore, RunRecord, RunStatus, RunStore, WriteOptions } from './types.js';
 
 async function requireSessionExists(tx: PgTransaction, sessionId: string): Promise<void> {
   const [session] = await tx.select({ id: sessions.id }).from(sessions).where(eq(sessions.id, sessionId));
@@ -134,14 +137,19 @@ export class PgRunStore implements RunStore {
   async update(
     id: string,
     patch: Partial<Pick<RunRecord, 'turnId' | 'status' | 'result' | 'exitReason' | 'error' | 'startedAt' | 'endedAt'>>,
+    options: WriteOptions = {},
   ): Promise<void> {
     await this.connection.write('other', async (tx) => {
+      await checkFencePg(tx, options.fence);
+      // A terminal status is final (issue 33.3): only an unfinished run changes.
       const changed = await tx
         .update(runs)
         .set({ ...patch, updatedAt: this.connection.clock.now() })
-        .where(eq(runs.id, id))
+        .where(and(eq(runs.id, id), inArray(runs.status, UNFINISHED)))
         .returning({ id: runs.id });
-      if (changed.length === 0) throw runNotFound(id);
+      if (changed.length > 0) return;
+      const [row] = await tx.select({ status: runs.status }).from(runs).where(eq(runs.id, id));
+      throw row ? runSettled(id, row.status) : runNotFound(id);
     });
   }
 
@@ -226,28 +234,16 @@ export class PgLeaseStatements implements LeaseStatements {
     return this.connection.isClosed;
   }
 
-  tryAcquire(owner: LeaseOwner, ttlMs: number): Promise<LeaseAttempt> {
-    return this.connection.write('other', async (tx): Promise<LeaseAttempt> => {
-      const now = this.connection.clock.now();
-      const { sessionId } = owner;
-      await requireSessionExists(tx, sessionId);
-      const lease = { holder: owner.holder, turnId: owner.turnId, acquiredAt: now, expiresAt: now + ttlMs };
-      const taken = await tx
-        .insert(turnLeases)
-        .values({ sessionId, ...lease })
-        .onConflictDoUpdate({
-          target: turnLeases.sessionId,
-          set: lease,
-          setWhere: or(lte(turnLeases.expiresAt, now), eq(turnLeases.holder, owner.holder)),
-        })
-        .returning({ holder: turnLeases.holder });
-      if (taken.length > 0) return { acquired: true };
-      const [current] = await tx
-        .select({ holder: turnLeases.holder, expiresAt: turnLeases.expiresAt })
-        .from(turnLeases)
-        .where(eq(turnLeases.sessionId, sessionId));
-      return { acquired: false, holder: current?.holder ?? '', expiresAt: current?.expiresAt ?? now };
+  /** One statement: the take, the epoch bump and the session's generation (ADR 0056). */
+  async tryAcquire(owner: LeaseOwner, ttlMs: number): Promise<LeaseAttempt> {
+    const now = this.connection.clock.now();
+    const result = await this.connection.withRetry('other', async () => {
+      this.connection.assertOpen();
+      return this.connection.pool.query<TakeLeaseRow>(takeLeaseQuery(owner, now, ttlMs));
     });
+    const attempt = takeLeaseAttempt(result.rows[0], now);
+    if (attempt === null) throw sessionNotFound(owner.sessionId);
+    return attempt;
   }
 
   refresh(owner: LeaseOwner, ttlMs: number): Promise<string | null> {

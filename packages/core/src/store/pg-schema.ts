@@ -66,6 +66,8 @@ export const sessions = pgTable(
     estimatedCostUsd: doublePrecision('estimated_cost_usd').notNull().default(0),
     costStatus: text('cost_status').$type<CostStatus>().notNull().default('unknown'),
     rewindCount: integer('rewind_count').notNull().default(0),
+    /** The fencing epoch of the session's turn lease: +1 at every acquire (issue 33.3, ADR 0049). */
+    turnEpoch: integer('turn_epoch').notNull().default(0),
     hidden: boolean('hidden').notNull().default(false),
   },
   (table) => [

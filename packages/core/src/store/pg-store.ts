@@ -6,6 +6,7 @@ import { silentLogger } from '../logger.js';
 import { weakestCostStatus as weakerCostStatus } from '../providers/pricing.js';
 import type { Clock, CostStatus, JsonObject, Logger, StoredToolCall, TitleSource } from '../types.js';
 import { DEFAULT_RETRY_BUDGETS, type RetryBudgets } from './connection.js';
+import { checkFencePg } from './fence.js';
 import {
   applyPgMigrations,
   connectWithRetry,
@@ -83,6 +84,7 @@ import type {
   TurnLease,
   UsageByModelRow,
   UsageEntry,
+  WriteOptions,
 } from './types.js';
 
 /** Options of {@link openPostgresStore}. */
@@ -235,8 +237,9 @@ export class PostgresSessionStore implements SessionStore {
     return true;
   }
 
-  async recordTurn(sessionId: string, turn: RecordedTurn): Promise<number[]> {
+  async recordTurn(sessionId: string, turn: RecordedTurn, options: WriteOptions = {}): Promise<number[]> {
     return this.connection.write('transcript', async (tx) => {
+      await checkFencePg(tx, options.fence);
       const now = this.now;
       // Created by another instance meanwhile: the insert does nothing and the rows go to that session.
       if (turn.create && !(await this.findSession(tx, sessionId)))
@@ -249,14 +252,12 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   /** One statement, so one round trip and one implicit transaction (ADR 0056). */
-  async commitTurn(sessionId: string, commit: TurnCommit): Promise<number[]> {
-    const ids = await this.connection.withRetry('transcript', async () => {
+  async commitTurn(sessionId: string, commit: TurnCommit, options: WriteOptions = {}): Promise<number[]> {
+    const result = await this.connection.withRetry('transcript', async () => {
       this.connection.assertOpen();
-      const result = await this.connection.pool.query(commitTurnQuery(sessionId, commit, this.now));
-      return commitTurnResult(result.rows[0]);
+      return this.connection.pool.query(commitTurnQuery(sessionId, commit, this.now, options));
     });
-    if (ids === null) throw sessionNotFound(sessionId);
-    return ids;
+    return commitTurnResult(sessionId, result.rows[0], options);
   }
 
   async getSession(id: string): Promise<SessionRow | null> {
@@ -319,8 +320,9 @@ export class PostgresSessionStore implements SessionStore {
     return summaryPage(rows, limit);
   }
 
-  async updateSession(id: string, patch: SessionPatch): Promise<void> {
+  async updateSession(id: string, patch: SessionPatch, options: WriteOptions = {}): Promise<void> {
     await this.connection.write('other', async (tx) => {
+      await checkFencePg(tx, options.fence);
       const session = await this.requireSession(tx, id, true);
       const fields = patchFields(toSessionRow(session), patch);
       if (patch.title !== undefined) await this.applyTitle(tx, session, patch.title, patch.titleSource ?? 'user');
@@ -350,8 +352,9 @@ export class PostgresSessionStore implements SessionStore {
     await this.updateExisting(id, () => ({ hidden }));
   }
 
-  async touchSession(id: string): Promise<void> {
+  async touchSession(id: string, options: WriteOptions = {}): Promise<void> {
     await this.connection.write('other', async (tx) => {
+      await checkFencePg(tx, options.fence);
       await this.requireSession(tx, id, true);
       await this.refreshCounters(tx, id);
     });
@@ -359,8 +362,11 @@ export class PostgresSessionStore implements SessionStore {
 
   // -------------------------------------------------------------- transcript
 
-  async appendMessages(sessionId: string, rows: NewMessage[]): Promise<number[]> {
-    return this.connection.write('transcript', (tx) => this.appendRows(tx, sessionId, rows, this.now));
+  async appendMessages(sessionId: string, rows: NewMessage[], options: WriteOptions = {}): Promise<number[]> {
+    return this.connection.write('transcript', async (tx) => {
+      await checkFencePg(tx, options.fence);
+      return this.appendRows(tx, sessionId, rows, this.now);
+    });
   }
 
   /** `appendMessages` inside a write transaction. */
@@ -382,8 +388,13 @@ export class PostgresSessionStore implements SessionStore {
     );
   }
 
-  async updateMessageDisplay(rowId: number, displayMetadata: JsonObject | null): Promise<void> {
+  async updateMessageDisplay(
+    rowId: number,
+    displayMetadata: JsonObject | null,
+    options: WriteOptions = {},
+  ): Promise<void> {
     await this.connection.write('other', async (tx) => {
+      await checkFencePg(tx, options.fence);
       const [row] = await tx
         .update(messages)
         .set({ displayMetadata })
@@ -491,8 +502,9 @@ export class PostgresSessionStore implements SessionStore {
     });
   }
 
-  async compactInPlace(sessionId: string, plan: CompactionPlan): Promise<CompactionCommit> {
+  async compactInPlace(sessionId: string, plan: CompactionPlan, options: WriteOptions = {}): Promise<CompactionCommit> {
     return this.connection.write('transcript', async (tx) => {
+      await checkFencePg(tx, options.fence);
       const now = this.now;
       await this.requireSession(tx, sessionId, true);
       const planRows = compactionRows(plan);
@@ -609,8 +621,11 @@ export class PostgresSessionStore implements SessionStore {
 
   // ------------------------------------------------------------------- usage
 
-  async recordUsage(sessionId: string, entry: UsageEntry): Promise<void> {
-    await this.connection.write('other', (tx) => this.addUsage(tx, sessionId, entry, this.now));
+  async recordUsage(sessionId: string, entry: UsageEntry, options: WriteOptions = {}): Promise<void> {
+    await this.connection.write('other', async (tx) => {
+      await checkFencePg(tx, options.fence);
+      await this.addUsage(tx, sessionId, entry, this.now);
+    });
   }
 
   /** `recordUsage` inside a write transaction; `locked` when the session's row is already locked in it. */

@@ -4,10 +4,12 @@
  * parameterised query. One statement is one round trip and one implicit transaction; a drizzle transaction of the
  * same writes took BEGIN, a dozen statements and COMMIT, each a round trip with its query built anew.
  */
+
+import { leaseLost } from './fence.js';
 import { countToolCalls, type MessageInsert, newMessageValues } from './rows.js';
 import { searchDocumentText, toTsvectorLiteral } from './search-document.js';
-import { mergeUsageEntries, sessionUsageOf, turnSessionFields } from './store-common.js';
-import type { TurnCommit } from './types.js';
+import { mergeUsageEntries, sessionNotFound, sessionUsageOf, turnSessionFields } from './store-common.js';
+import type { TurnCommit, WriteOptions } from './types.js';
 
 /** The weakest of a set of cost statuses `status` (`unknown` < `estimated` < `actual` = `included`, tie `actual`). */
 const WEAKEST_STATUS = `CASE WHEN bool_or(status = 'unknown') THEN 'unknown'
@@ -17,7 +19,9 @@ const WEAKEST_STATUS = `CASE WHEN bool_or(status = 'unknown') THEN 'unknown'
 
 /**
  * The statement. `touched` takes the session's row lock first and every other part reads from it, so the inserts
- * wait for the lock (row ids follow commit order per session) and write nothing when the session is missing.
+ * wait for the lock (row ids follow commit order per session) and write nothing when the session is missing. With a
+ * fence ($48), it is also the fence check (ADR 0049): an acquire that moved `turn_epoch` on holds the row's lock until
+ * it commits, and the UPDATE then re-reads the row and finds the new epoch, so nothing of the commit is written.
  */
 const COMMIT_TURN_SQL = `
 WITH touched AS (
@@ -41,7 +45,7 @@ WITH touched AS (
     model = CASE WHEN $38::boolean THEN $39::text ELSE sessions.model END,
     model_config = coalesce($40::jsonb, sessions.model_config),
     system_prompt = CASE WHEN $41::boolean THEN $42::text ELSE sessions.system_prompt END
-  WHERE id = $1::text
+  WHERE id = $1::text AND ($48::integer IS NULL OR turn_epoch = $48::integer)
   RETURNING id
 ),
 inserted AS (
@@ -93,10 +97,11 @@ released AS (
   WHERE turn_leases.session_id = touched.id AND turn_leases.holder = $46::text AND turn_leases.turn_id = $47::text
 )
 SELECT (SELECT count(*) FROM touched)::integer AS found,
-  coalesce((SELECT array_agg(id ORDER BY id) FROM inserted), '{}') AS ids`;
+  coalesce((SELECT array_agg(id ORDER BY id) FROM inserted), '{}') AS ids,
+  (SELECT turn_epoch FROM sessions WHERE id = $1::text) AS epoch`;
 
 /** The name the statement is prepared under, once per pooled connection. */
-const COMMIT_TURN_NAME = 'hermes_commit_turn_v1';
+const COMMIT_TURN_NAME = 'hermes_commit_turn_v2';
 
 function json(value: unknown): string | null {
   return value === null || value === undefined ? null : JSON.stringify(value);
@@ -142,6 +147,7 @@ export function commitTurnQuery(
   sessionId: string,
   commit: TurnCommit,
   now: number,
+  options: WriteOptions = {},
 ): { name: string; text: string; values: unknown[] } {
   const rows = commit.rows ?? [];
   const usage = mergeUsageEntries(commit.usage ?? []);
@@ -183,12 +189,22 @@ export function commitTurnQuery(
     display.map((mark) => json(mark.displayMetadata)),
     release?.holder ?? null,
     release?.turnId ?? null,
+    options.fence?.epoch ?? null,
   ];
   return { name: COMMIT_TURN_NAME, text: COMMIT_TURN_SQL, values };
 }
 
-/** The outcome row of the statement: whether the session was found, and the new rows' ids in order. */
-export function commitTurnResult(row: { found: number; ids: Array<string | number> } | undefined): number[] | null {
-  if (!row || row.found === 0) return null;
-  return row.ids.map(Number);
+/**
+ * The new rows' ids in order, from the statement's row.
+ * @throws HermesError `session_not_found`, or `lease_lost` when the fence refused the commit.
+ */
+export function commitTurnResult(
+  sessionId: string,
+  row: { found: number; ids: Array<string | number>; epoch: number | null } | undefined,
+  options: WriteOptions,
+): number[] {
+  if (row && row.found > 0) return row.ids.map(Number);
+  const epoch = row?.epoch ?? null;
+  if (options.fence && epoch !== null) throw leaseLost(options.fence, epoch === options.fence.epoch ? null : epoch);
+  throw sessionNotFound(sessionId);
 }

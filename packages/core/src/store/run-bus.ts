@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { HermesError } from '../errors.js';
 import { type PgPool, PgRunBus } from './pg-bus.js';
 import type {
   RunBus,
@@ -100,7 +101,13 @@ export class LocalRunBus implements RunBus {
   async settleIfUnfinished(runId: string, settlement: RunSettlement): Promise<boolean> {
     const row = await this.store.runs.get(runId);
     if (!row || !UNFINISHED.has(row.status)) return false;
-    await this.store.runs.update(runId, settlement);
+    try {
+      await this.store.runs.update(runId, settlement);
+    } catch (error) {
+      // Settled meanwhile: the store refuses to change a terminal status.
+      if (HermesError.isInstance(error) && error.code === 'run_settled') return false;
+      throw error;
+    }
     return true;
   }
 

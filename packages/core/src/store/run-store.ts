@@ -3,9 +3,10 @@ import { HermesError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { JsonValue } from '../types.js';
 import type { StoreConnection } from './connection.js';
+import { checkFenceSqlite } from './fence.js';
 import { runs, sessions, turnLeases } from './schema.js';
 import { sessionNotFound } from './store-common.js';
-import type { RunRecord, RunStatus, RunStore } from './types.js';
+import type { RunRecord, RunStatus, RunStore, WriteOptions } from './types.js';
 
 /** How long an idempotency key returns the run it created (spec/core.md §9.4.12). */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -63,6 +64,13 @@ export function reclaimedRunPatch(now: number, reason: { exitReason: string; mes
 
 export function runNotFound(id: string): HermesError {
   return new HermesError('run_not_found', `No run ${id}`, { details: { runId: id } });
+}
+
+/** The error of an update of a run whose status is already terminal: a settled run never changes (issue 33.3). */
+export function runSettled(id: string, status: RunStatus): HermesError {
+  return new HermesError('run_settled', `Run ${id} already ended (${status}); its status cannot change`, {
+    details: { runId: id, status },
+  });
 }
 
 /** The conditions and limit of a run list over either dialect's `runs` columns; `null` when nothing can match. */
@@ -125,7 +133,8 @@ export class SqliteRunStore implements RunStore {
       statement = this.connection.db
         .update(runs)
         .set(set as never)
-        .where(eq(runs.id, sql.placeholder('id')))
+        // A terminal status is final (issue 33.3): only an unfinished run changes.
+        .where(and(eq(runs.id, sql.placeholder('id')), inArray(runs.status, UNFINISHED)))
         .prepare();
       this.updates.set(shape, statement);
     }
@@ -166,11 +175,15 @@ export class SqliteRunStore implements RunStore {
   async update(
     id: string,
     patch: Partial<Pick<RunRecord, 'turnId' | 'status' | 'result' | 'exitReason' | 'error' | 'startedAt' | 'endedAt'>>,
+    options: WriteOptions = {},
   ): Promise<void> {
     await this.connection.write('other', () => {
+      checkFenceSqlite(this.connection.db, options.fence);
       const values = { ...patch, updatedAt: this.connection.clock.now() };
       const changed = this.updateStatement(values).run({ ...values, id });
-      if (changed.changes === 0) throw runNotFound(id);
+      if (changed.changes > 0) return;
+      const row = this.connection.db.select({ status: runs.status }).from(runs).where(eq(runs.id, id)).get();
+      throw row ? runSettled(id, row.status) : runNotFound(id);
     });
   }
 

@@ -10,6 +10,7 @@ import { silentLogger } from '../logger.js';
 import { weakestCostStatus as weakerCostStatus } from '../providers/pricing.js';
 import type { Clock, CostStatus, JsonObject, Logger, TitleSource } from '../types.js';
 import { DEFAULT_RETRY_BUDGETS, type RetryBudgets, StoreConnection, type StoreDatabase } from './connection.js';
+import { checkFenceSqlite } from './fence.js';
 import { applyMigrations, hasFts5, resolveMigrationsFolder } from './migrations.js';
 import { SqliteResponseStore } from './response-store.js';
 import {
@@ -89,6 +90,7 @@ import type {
   TurnLease,
   UsageByModelRow,
   UsageEntry,
+  WriteOptions,
 } from './types.js';
 
 /** Options of {@link openSqliteStore}. */
@@ -258,8 +260,9 @@ export class SqliteSessionStore implements SessionStore {
     this.insertMessages(seed.map((message) => newMessageValues(init.id, message, now)));
   }
 
-  async recordTurn(sessionId: string, turn: RecordedTurn): Promise<number[]> {
+  async recordTurn(sessionId: string, turn: RecordedTurn, options: WriteOptions = {}): Promise<number[]> {
     return this.connection.write('transcript', () => {
+      checkFenceSqlite(this.db, options.fence);
       const now = this.now;
       if (turn.create && !this.findSession(sessionId)) this.insertSession({ ...turn.create, id: sessionId }, [], now);
       const ids = this.appendRows(sessionId, turn.rows, now);
@@ -269,10 +272,11 @@ export class SqliteSessionStore implements SessionStore {
     });
   }
 
-  async commitTurn(sessionId: string, commit: TurnCommit): Promise<number[]> {
+  async commitTurn(sessionId: string, commit: TurnCommit, options: WriteOptions = {}): Promise<number[]> {
     const rows = commit.rows ?? [];
     const usage = mergeUsageEntries(commit.usage ?? []);
     return this.connection.write('transcript', () => {
+      checkFenceSqlite(this.db, options.fence);
       const now = this.now;
       // The append's UPDATE finds the session and touches it, with rows or without: no lookup of its own.
       const ids = this.appendRows(sessionId, rows, now);
@@ -360,8 +364,9 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   /** Changes model, model config, system prompt, cwd, hidden and title fields; titles follow {@link setTitle}'s rules. */
-  async updateSession(id: string, patch: SessionPatch): Promise<void> {
+  async updateSession(id: string, patch: SessionPatch, options: WriteOptions = {}): Promise<void> {
     await this.connection.write('other', () => {
+      checkFenceSqlite(this.db, options.fence);
       const session = this.requireSession(id);
       const fields = patchFields(toSessionRow(session), patch);
       if (patch.title !== undefined) this.applyTitle(session, patch.title, patch.titleSource ?? 'user');
@@ -393,8 +398,9 @@ export class SqliteSessionStore implements SessionStore {
     await this.updateExisting(id, () => ({ hidden }));
   }
 
-  async touchSession(id: string): Promise<void> {
+  async touchSession(id: string, options: WriteOptions = {}): Promise<void> {
     await this.connection.write('other', () => {
+      checkFenceSqlite(this.db, options.fence);
       this.requireSession(id);
       this.refreshCounters(id);
     });
@@ -402,8 +408,11 @@ export class SqliteSessionStore implements SessionStore {
 
   // -------------------------------------------------------------- transcript
 
-  async appendMessages(sessionId: string, rows: NewMessage[]): Promise<number[]> {
-    return this.connection.write('transcript', () => this.appendRows(sessionId, rows, this.now));
+  async appendMessages(sessionId: string, rows: NewMessage[], options: WriteOptions = {}): Promise<number[]> {
+    return this.connection.write('transcript', () => {
+      checkFenceSqlite(this.db, options.fence);
+      return this.appendRows(sessionId, rows, this.now);
+    });
   }
 
   /** `appendMessages` inside a write transaction. */
@@ -423,8 +432,13 @@ export class SqliteSessionStore implements SessionStore {
     return this.insertMessages(rows.map((row) => newMessageValues(sessionId, row, now)));
   }
 
-  async updateMessageDisplay(rowId: number, displayMetadata: JsonObject | null): Promise<void> {
+  async updateMessageDisplay(
+    rowId: number,
+    displayMetadata: JsonObject | null,
+    options: WriteOptions = {},
+  ): Promise<void> {
     await this.connection.write('other', () => {
+      checkFenceSqlite(this.db, options.fence);
       const row = this.db
         .update(messages)
         .set({ displayMetadata })
@@ -534,8 +548,9 @@ export class SqliteSessionStore implements SessionStore {
     });
   }
 
-  async compactInPlace(sessionId: string, plan: CompactionPlan): Promise<CompactionCommit> {
+  async compactInPlace(sessionId: string, plan: CompactionPlan, options: WriteOptions = {}): Promise<CompactionCommit> {
     return this.connection.write('transcript', () => {
+      checkFenceSqlite(this.db, options.fence);
       const now = this.now;
       this.requireSession(sessionId);
       const planRows = compactionRows(plan);
@@ -655,8 +670,11 @@ export class SqliteSessionStore implements SessionStore {
    * Adds one model call's usage to its `usage_by_model` row and, except for task `subagent` (already
    * counted on the child sessions), to the session counters. A cost status is the weakest of its calls.
    */
-  async recordUsage(sessionId: string, entry: UsageEntry): Promise<void> {
-    await this.connection.write('other', () => this.addUsage(sessionId, entry, this.now));
+  async recordUsage(sessionId: string, entry: UsageEntry, options: WriteOptions = {}): Promise<void> {
+    await this.connection.write('other', () => {
+      checkFenceSqlite(this.db, options.fence);
+      this.addUsage(sessionId, entry, this.now);
+    });
   }
 
   /** `recordUsage` inside a write transaction; `found` when the session is known to exist in it. */

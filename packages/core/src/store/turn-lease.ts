@@ -3,7 +3,7 @@ import { HermesError } from '../errors.js';
 import type { Clock } from '../types.js';
 import type { StoreConnection } from './connection.js';
 import { sessions, turnLeases } from './schema.js';
-import type { LeaseOptions, TurnLease } from './types.js';
+import type { LeaseOptions, TurnFence, TurnLease } from './types.js';
 
 /** Poll interval while another holder has the lease; jittered ±25% so waiting processes spread out. */
 const POLL_INTERVAL_MS = 1_000;
@@ -13,7 +13,15 @@ function pollDelay(): number {
 }
 
 /** What one attempt to take the lease found. */
-export type LeaseAttempt = { acquired: true } | { acquired: false; holder: string; expiresAt: number };
+export type LeaseAttempt =
+  | { acquired: true; epoch: number; generation?: SessionGeneration | null }
+  | { acquired: false; holder: string; expiresAt: number };
+
+/** A session's highest active row id and rewind count (`SessionStore.generation`). */
+export interface SessionGeneration {
+  lastRowId: number;
+  rewindCount: number;
+}
 
 /** A lease row's owner: the (holder, turn) pair, so a stale handle can never refresh a newer turn's lease. */
 export interface LeaseOwner {
@@ -30,7 +38,8 @@ export interface LeaseStatements {
   readonly clock: Clock;
   readonly isClosed: boolean;
   /**
-   * Takes the lease when it is free, expired or the same holder's; otherwise reports its holder.
+   * Takes the lease when it is free, expired or the same holder's, and adds one to the session's `turn_epoch` in the
+   * same transaction (the new epoch is the taker's fencing token, ADR 0049); otherwise reports its holder.
    * @throws HermesError `session_not_found`.
    */
   tryAcquire(owner: LeaseOwner, ttlMs: number): Promise<LeaseAttempt>;
@@ -56,7 +65,8 @@ export async function acquireTurnLease(
   for (;;) {
     options.signal?.throwIfAborted();
     const outcome = await statements.tryAcquire(owner, options.ttlMs);
-    if (outcome.acquired) return new StoreTurnLease(statements, owner, options.ttlMs);
+    if (outcome.acquired)
+      return new StoreTurnLease(statements, owner, options.ttlMs, outcome.epoch, outcome.generation ?? null);
     const waitedMs = clock.now() - started;
     if (waitedMs >= options.waitMs) {
       throw new HermesError(
@@ -76,12 +86,18 @@ export async function acquireTurnLease(
 class StoreTurnLease implements TurnLease {
   private readonly controller = new AbortController();
   private released = false;
+  readonly fence: TurnFence;
 
   constructor(
     private readonly statements: LeaseStatements,
     private readonly owner: LeaseOwner,
     private readonly ttlMs: number,
-  ) {}
+    epoch: number,
+    /** The session's generation read with the take, `null` when unknown. */
+    readonly generation: SessionGeneration | null,
+  ) {
+    this.fence = { sessionId: owner.sessionId, epoch };
+  }
 
   get lost(): AbortSignal {
     return this.controller.signal;
@@ -130,6 +146,18 @@ function prepareLeaseStatements(connection: StoreConnection) {
   return {
     session: db.select({ id: sessions.id }).from(sessions).where(eq(sessions.id, sessionId)).prepare(),
     current: db.select().from(turnLeases).where(eq(turnLeases.sessionId, sessionId)).prepare(),
+    // A takeover is what fences the previous holder: every acquire moves the session's epoch on.
+    bump: db
+      .update(sessions)
+      .set({ turnEpoch: sql`${sessions.turnEpoch} + 1` })
+      .where(eq(sessions.id, sessionId))
+      .returning({ epoch: sessions.turnEpoch })
+      .prepare(),
+    // The generation, read in the take's transaction so a turn needs no read of its own (ADR 0056).
+    generation: connection.sqlite.prepare<[string, string], { rewindCount: number; lastRowId: number | null }>(
+      `SELECT rewind_count AS rewindCount, (SELECT id FROM messages WHERE session_id = ? AND active = 1
+        ORDER BY id DESC LIMIT 1) AS lastRowId FROM sessions WHERE id = ?`,
+    ),
     take: db
       .insert(turnLeases)
       .values({ sessionId, ...lease })
@@ -185,7 +213,13 @@ export class SqliteLeaseStatements implements LeaseStatements {
         return { acquired: false, holder: current.holder, expiresAt: current.expiresAt };
       }
       statements.take.run({ ...owner, now, expiresAt: now + ttlMs });
-      return { acquired: true };
+      const bumped = statements.bump.get({ sessionId });
+      const generation = statements.generation.get(sessionId, sessionId);
+      return {
+        acquired: true,
+        epoch: bumped?.epoch ?? 0,
+        generation: generation ? { lastRowId: generation.lastRowId ?? 0, rewindCount: generation.rewindCount } : null,
+      };
     });
   }
 

@@ -156,14 +156,39 @@ export interface RewindResult {
   rewindCount: number;
 }
 
+/**
+ * A turn's fencing token (issue 33.3, ADR 0049): the session and the epoch its turn lease was acquired with. Every
+ * acquire or takeover of a session's lease adds one to `sessions.turn_epoch`; a write that carries a fence is applied
+ * only while that column still equals `epoch`, so a turn whose lease another process took over (it was frozen or cut
+ * off past its expiry) has every later write refused with `lease_lost` instead of interleaving with the new turn's.
+ * Releasing a lease leaves the epoch as it is: the turn's own epilogue after its release still writes.
+ */
+export interface TurnFence {
+  readonly sessionId: string;
+  readonly epoch: number;
+}
+
+/** Options of the store writes a turn makes. */
+export interface WriteOptions {
+  /** Applies the write only while the turn still holds this epoch of its session's lease (`lease_lost` otherwise). */
+  fence?: TurnFence | undefined;
+}
+
 /** A held turn lease (spec/core.md §9.4.9). */
 export interface TurnLease {
   /** Aborts when a refresh finds another holder. */
   readonly lost: AbortSignal;
+  /** The fencing token this acquire got (issue 33.3): pass it to the turn's writes. */
+  readonly fence: TurnFence;
   refresh(): Promise<boolean>;
   release(): Promise<void>;
   /** The lease was deleted by a `commitTurn` with `lease.release`: stops using it without a write of its own. */
   markReleased(): void;
+  /**
+   * The session's generation (`generation()`) read with the take, so the turn needs no read of its own to learn
+   * whether another process changed the session; `null` or absent when it is not known.
+   */
+  readonly generation?: { lastRowId: number; rewindCount: number } | null;
 }
 
 /** Options of `acquireTurnLease`. */
@@ -341,9 +366,15 @@ export interface RunStore {
     holder: string;
     id?: string;
   }): Promise<RunRecord & { existing: boolean }>;
+  /**
+   * Changes a run that has not ended. A terminal status (`completed`, `cancelled`, `failed`) never changes: an update of
+   * a settled run writes nothing and fails with `run_settled` (issue 33.3). With a fence, the update is applied only
+   * while the turn still holds that epoch of the session's lease (`lease_lost`).
+   */
   update(
     id: string,
     patch: Partial<Pick<RunRecord, 'turnId' | 'status' | 'result' | 'exitReason' | 'error' | 'startedAt' | 'endedAt'>>,
+    options?: WriteOptions,
   ): Promise<void>;
   get(id: string): Promise<RunRecord | null>;
   list(query?: { sessionId?: string; status?: RunStatus[]; limit?: number }): Promise<RunRecord[]>;
@@ -371,15 +402,15 @@ export interface SessionStore {
   getSession(id: string): Promise<SessionRow | null>;
   resolveSession(idOrTitle: string): Promise<SessionRow | null>;
   listSessions(query?: ListQuery): Promise<Page<SessionSummary>>;
-  updateSession(id: string, patch: SessionPatch): Promise<void>;
+  updateSession(id: string, patch: SessionPatch, options?: WriteOptions): Promise<void>;
   endSession(id: string, endReason: string): Promise<void>;
   reopenSession(id: string): Promise<void>;
   deleteSession(id: string): Promise<void>;
   setHidden(id: string, hidden: boolean): Promise<void>;
 
-  appendMessages(sessionId: string, rows: NewMessage[]): Promise<number[]>;
+  appendMessages(sessionId: string, rows: NewMessage[], options?: WriteOptions): Promise<number[]>;
   /** Changes the display fields of a stored row (tool status and diffs, todos). */
-  updateMessageDisplay(rowId: number, displayMetadata: JsonObject | null): Promise<void>;
+  updateMessageDisplay(rowId: number, displayMetadata: JsonObject | null, options?: WriteOptions): Promise<void>;
   loadConversation(sessionId: string, options?: { includeInactive?: boolean }): Promise<StoredMessage[]>;
   /** Highest active row id and rewind count, to detect changes made by another process. */
   generation(sessionId: string): Promise<{ lastRowId: number; rewindCount: number } | null>;
@@ -390,30 +421,31 @@ export interface SessionStore {
     sessionId: string,
     options?: { id?: string; title?: string; upToRowId?: number; source?: string },
   ): Promise<SessionRow>;
-  compactInPlace(sessionId: string, plan: CompactionPlan): Promise<CompactionCommit>;
+  compactInPlace(sessionId: string, plan: CompactionPlan, options?: WriteOptions): Promise<CompactionCommit>;
 
   setTitle(id: string, title: string | null, source: TitleSource): Promise<string | null>;
   nextAvailableTitle(base: string): Promise<string>;
   /** True when a non-null title is used by another session (case-insensitive). */
   isTitleTaken(title: string, exceptSessionId?: string): Promise<boolean>;
   search(query: string, options?: SearchOptions): Promise<SearchHit[]>;
-  recordUsage(sessionId: string, entry: UsageEntry): Promise<void>;
+  recordUsage(sessionId: string, entry: UsageEntry, options?: WriteOptions): Promise<void>;
   /**
    * A finished turn's rows and usage in one transaction, as `appendMessages` then `recordUsage` would
    * write them; with `create`, the session is first created (without seed rows) when it does not
    * exist. Returns the row ids. One commit instead of up to four per turn (ADR 0021).
    */
-  recordTurn(sessionId: string, turn: RecordedTurn): Promise<number[]>;
+  recordTurn(sessionId: string, turn: RecordedTurn, options?: WriteOptions): Promise<number[]>;
   /**
    * A turn's writes at one durability point in one transaction (ADR 0056): its rows, the usage of its model calls,
    * the session fields it changed, display marks and, for the last one, the release of its lease. Counters and
    * `last_activity_at` move as the single-purpose calls would move them. Returns the new rows' ids in order.
-   * @throws HermesError `session_not_found` (nothing is written).
+   * With a fence, the commit is applied only while the turn still holds that epoch of the session's lease.
+   * @throws HermesError `session_not_found` or `lease_lost` (nothing is written).
    */
-  commitTurn(sessionId: string, commit: TurnCommit): Promise<number[]>;
+  commitTurn(sessionId: string, commit: TurnCommit, options?: WriteOptions): Promise<number[]>;
   usageByModel(sessionId: string): Promise<UsageByModelRow[]>;
   /** Adds to message/tool-call counters and touches `last_activity_at` (epilogue, §7.12). */
-  touchSession(id: string): Promise<void>;
+  touchSession(id: string, options?: WriteOptions): Promise<void>;
   acquireTurnLease(sessionId: string, options: LeaseOptions): Promise<TurnLease>;
 
   readonly responses: ResponseStore;

@@ -177,3 +177,39 @@ describe('subagents', () => {
     expect((await run.result).outcome).toBe('cancelled');
   });
 });
+
+describe('fencing a turn whose lease was taken over (issue 33.3, ADR 0049)', () => {
+  it('a turn frozen past its lease while another host takes the session over stops at its first refused write with interrupted_by_system(session_turn_lease_lost); only the new turn’s answer is stored', async () => {
+    const homeDir = temp('hermes-home-');
+    const a = await fileHost(homeDir, {
+      config: { session: { lease_ttl: 5, auto_title: false } },
+      script: [step(text('first')), step(text('late answer from A'), delay(150))],
+    });
+    const agentA = await a.newSession();
+    await collectTurn(agentA.runTurn({ text: 'create' }));
+    const runA = agentA.runTurn({ text: 'A runs' });
+    await until(() => agentA.status().phase === 'model');
+    // B's clock runs ahead of A's lease: its turn waits, takes the expired lease over and completes.
+    const b = await fileHost(homeDir, {
+      autoAdvance: true,
+      config: { session: { lease_ttl: 5, auto_title: false } },
+      script: [step(text('answer from B'))],
+    });
+    const agentB = await b.resumeSession(agentA.sessionId);
+    const resultB = (await collectTurn(agentB.runTurn({ text: 'B runs' }))).result;
+    expect(resultB.outcome).toBe('completed');
+    // A wakes: its answer is refused by the fence.
+    await a.clock.advance(150);
+    const resultA = await runA.result;
+    expect(resultA).toMatchObject({
+      outcome: 'cancelled',
+      exitReason: 'interrupted_by_system(session_turn_lease_lost)',
+      interruptedBy: { issuer: 'session_turn_lease_lost' },
+    });
+    const stored = await b.store.loadConversation(agentA.sessionId);
+    const contents = stored.map((row) => row.content);
+    expect(contents).toContain('answer from B');
+    expect(contents).not.toContain('late answer from A');
+    expect(contents.filter((content) => content === 'answer from B')).toHaveLength(1);
+  });
+});

@@ -130,9 +130,9 @@ describe('the writes of a short chat turn (ADR 0056)', () => {
     const { writeTransactions, roundTrips } = counts;
     expect(result.outcome).toBe('completed');
     expect(writeTransactions).toBe(3);
-    // The generation check (1), the lease's take (4: BEGIN, session check, upsert, COMMIT), the prompt row (1) and
-    // the answer's commit with the lease release (1).
-    expect(roundTrips).toBe(7);
+    // Three statements: the lease's take with the epoch bump and the session's generation, the prompt row, and the
+    // answer with its usage, the session's fields and the lease release.
+    expect(roundTrips).toBe(3);
     const rows = await store.loadConversation(agent.sessionId);
     expect(rows.map((row) => row.content)).toEqual(['first', 'First answer.', 'second', 'Second answer.']);
     expect(await store.getSession(agent.sessionId)).toMatchObject({ messageCount: 4, apiCallCount: 2 });

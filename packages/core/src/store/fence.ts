@@ -1,0 +1,63 @@
+import { eq, sql } from 'drizzle-orm';
+import { HermesError } from '../errors.js';
+import type { StoreDatabase } from './connection.js';
+import type { PgTransaction } from './pg-connection.js';
+import { sessions as pgSessions } from './pg-schema.js';
+import { sessions as sqliteSessions } from './schema.js';
+import type { TurnFence } from './types.js';
+
+export type { TurnFence, WriteOptions } from './types.js';
+
+/** The error of a write refused because the session's lease epoch moved past the writer's (or the session is gone). */
+export function leaseLost(fence: TurnFence, current: number | null): HermesError {
+  return new HermesError(
+    'lease_lost',
+    `The turn lease of session ${fence.sessionId} was taken over (epoch ${fence.epoch}, now ${current ?? 'none'}); the write was refused`,
+    { details: { sessionId: fence.sessionId, epoch: fence.epoch, currentEpoch: current } },
+  );
+}
+
+/** True when `error` is a write refused by {@link TurnFence} (a `lease_lost` HermesError). */
+export function isLeaseLost(error: unknown): boolean {
+  return HermesError.isInstance(error) && error.code === 'lease_lost';
+}
+
+const sqliteChecks = new WeakMap<object, { get(values: { sessionId: string }): { epoch: number } | undefined }>();
+
+/**
+ * The fence check of a SQLite write transaction: call it first inside the transaction's callback (SQLite writes are
+ * serialized, so nothing can take the lease between the check and the write). A no-op without a fence.
+ * @throws HermesError `lease_lost` when the session's epoch is no longer `fence.epoch`.
+ */
+export function checkFenceSqlite(db: StoreDatabase, fence: TurnFence | undefined): void {
+  if (fence === undefined) return;
+  let statement = sqliteChecks.get(db);
+  if (!statement) {
+    statement = db
+      .select({ epoch: sqliteSessions.turnEpoch })
+      .from(sqliteSessions)
+      .where(eq(sqliteSessions.id, sql.placeholder('sessionId')))
+      .prepare();
+    sqliteChecks.set(db, statement);
+  }
+  const current = statement.get({ sessionId: fence.sessionId })?.epoch ?? null;
+  if (current !== fence.epoch) throw leaseLost(fence, current);
+}
+
+/**
+ * The fence check of a PostgreSQL write transaction: call it first inside the transaction. It locks the session's
+ * row (`FOR NO KEY UPDATE`, the lock an UPDATE of the row takes, so a later UPDATE in the same transaction needs no
+ * upgrade), and an acquire, which updates `turn_epoch`, waits for this transaction to end: the check holds until the
+ * commit. A no-op without a fence.
+ * @throws HermesError `lease_lost` when the session's epoch is no longer `fence.epoch`.
+ */
+export async function checkFencePg(tx: PgTransaction, fence: TurnFence | undefined): Promise<void> {
+  if (fence === undefined) return;
+  const [row] = await tx
+    .select({ epoch: pgSessions.turnEpoch })
+    .from(pgSessions)
+    .where(eq(pgSessions.id, fence.sessionId))
+    .for('no key update');
+  const current = row?.epoch ?? null;
+  if (current !== fence.epoch) throw leaseLost(fence, current);
+}
