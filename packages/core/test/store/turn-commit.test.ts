@@ -118,6 +118,38 @@ describe.each<StoreLocation>(STORE_LOCATIONS)('commitTurn (%s)', (location) => {
     await lease.release();
   });
 
+  it('with a fence, a commit after another holder took the lease over is refused with lease_lost and writes nothing', async () => {
+    const clock = steppingClock();
+    const store = await openTestStore(location, { clock });
+    const id = sessionId();
+    await store.createSession({ id });
+    const first = await store.acquireTurnLease(id, { holder: 'a', turnId: 't1', ttlMs: 1_000, waitMs: 0 });
+    await store.commitTurn(id, { rows: [user('kept', { turnId: 't1' })] }, { fence: first.fence });
+    clock.advance(2_000);
+    const second = await store.acquireTurnLease(id, { holder: 'b', turnId: 't2', ttlMs: 60_000, waitMs: 0 });
+    const late = store.commitTurn(
+      id,
+      {
+        rows: [assistant('late', { turnId: 't1' })],
+        usage: [entry('main', 'gpt-a', 'actual', 1)],
+        session: { systemPrompt: 'late' },
+        lease: { holder: 'a', turnId: 't1', release: true },
+      },
+      { fence: first.fence },
+    );
+    expect(await codeOf(late)).toBe('lease_lost');
+    expect((await store.loadConversation(id)).map((row) => row.content)).toEqual(['kept']);
+    expect(await store.usageByModel(id)).toEqual([]);
+    expect((await store.getSession(id))?.systemPrompt).toBeNull();
+    expect(await codeOf(store.acquireTurnLease(id, { holder: 'c', turnId: 't3', ttlMs: 1_000, waitMs: 0 }))).toBe(
+      'lease_timeout',
+    );
+    await store.commitTurn(id, { rows: [assistant('new turn', { turnId: 't2' })] }, { fence: second.fence });
+    expect((await store.loadConversation(id)).map((row) => row.content)).toEqual(['kept', 'new turn']);
+    expect(second.generation).toEqual({ lastRowId: expect.any(Number), rewindCount: 0 });
+    await second.release();
+  });
+
   it('a missing session fails with session_not_found and writes nothing', async () => {
     const store = await openTestStore(location);
     const missing = sessionId();
