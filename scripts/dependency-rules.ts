@@ -34,7 +34,7 @@ const WIRE_ENTRIES = new Set([
   '@hermes/protocol-openai/wire',
 ]);
 /** What a protocol's `/wire` folder may import besides its own relative files. */
-const WIRE_ALLOWED = new Set(['zod', 'json-rpc-2.0']);
+const WIRE_ALLOWED = new Set(['zod']);
 
 function listPackages(root: string): WorkspacePackage[] {
   const found: WorkspacePackage[] = [];

@@ -1,14 +1,15 @@
 import { type ChildProcess, fork } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { delay, step, text } from '@hermes/core/testing';
+import { type CpuGroup, cpuMeter, setUpIsolation } from './cgroups.js';
 import { ContentDeltaCounter } from './content-deltas.js';
 import { startRemoteModel } from './remote-model.js';
 import { BENCH_KEY as KEY, startBenchServer } from './server-process.js';
-import { percentile } from './stats.js';
+import { median, percentile } from './stats.js';
 
 /** Pause between two deltas of one answer, as a model streaming about 10 chunks a second. */
 export const DELTA_PACE_MS = 100;
@@ -16,21 +17,15 @@ export const DELTA_PACE_MS = 100;
 /** The text of each delta. */
 const DELTA_TEXT = 'ab';
 
-/** Length of a clock tick in /proc/<pid>/stat (USER_HZ is 100 on Linux). */
-const CLOCK_TICK_MS = 10;
-
 /** What the streams go through: apps/server, or the pass-through proxy floor (proxy-process.ts). */
 export type ConcurrencyTarget = 'server' | 'proxy';
 
-/** Figures of one concurrency run. */
+/** Figures of one target at one number of streams: each the median of the rounds. */
 export interface ConcurrencyResult {
   target: ConcurrencyTarget;
   streams: number;
-  /** Streams of the uncounted round run before the measured one, on the fresh process; `errors` counts both rounds. */
-  warmup: number;
-  /** That round's p99 gap and first-delta p99: the same load on a process that has served nothing yet. */
-  warmupP99Ms?: number;
-  warmupFirstDeltaP99Ms?: number;
+  rounds: number;
+  /** Errors over every round. */
   errors: number;
   deltasPerSecond: number;
   /** Gaps between consecutive deltas of one stream as the client sees them (0 within one chunk). */
@@ -42,23 +37,19 @@ export interface ConcurrencyResult {
   /** Time from sending the request to the first delta. */
   firstDeltaP50Ms: number;
   firstDeltaP99Ms: number;
-  /** CPU time (user + sys) of the server or proxy process over the run, per stream. */
+  /** CPU time (user + sys) of the server or proxy process (its group's, when isolated) over a round, per stream. */
   cpuMsPerStream: number;
-}
-
-/** utime + stime of a process, in ms. */
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_MS;
+  roundCpuMsPerStream: number[];
+  roundFirstDeltaP99Ms: number[];
 }
 
 /** Forks the pass-through proxy in front of `modelUrl` and waits for its URL. */
-async function startProxy(modelUrl: string): Promise<{ child: ChildProcess; url: string }> {
+async function startProxy(modelUrl: string, group: CpuGroup | null): Promise<{ child: ChildProcess; url: string }> {
   const child = fork(fileURLToPath(new URL('./proxy-process.ts', import.meta.url)), [modelUrl], {
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
+  if (group && child.pid !== undefined) group.add(child.pid);
   const url = await new Promise<string>((resolve, reject) => {
     child.once('message', (message: { url?: string }) => message.url && resolve(message.url));
     child.once('exit', (code) => reject(new Error(`the proxy exited with ${code}`)));
@@ -105,7 +96,7 @@ function postStream(url: string, body: string, onHead: () => void, onText: (text
 }
 
 /** What one round of concurrent streams saw. */
-interface RoundFigures {
+export interface RoundFigures {
   gaps: number[];
   firsts: number[];
   heads: number[];
@@ -162,76 +153,136 @@ async function round(url: string, streams: number, deltas: number): Promise<Roun
   return { gaps, firsts, heads, errors, received };
 }
 
+/** Each figure of a target over the rounds: medians, errors summed. */
+function summarise(target: ConcurrencyTarget, streams: number, rounds: RoundSummary[]): ConcurrencyResult {
+  const of = (field: keyof RoundSummary) => median(rounds.map((round) => round[field]));
+  return {
+    target,
+    streams,
+    rounds: rounds.length,
+    errors: rounds.reduce((sum, round) => sum + round.errors, 0),
+    deltasPerSecond: of('deltasPerSecond'),
+    p50Ms: of('p50Ms'),
+    p99Ms: of('p99Ms'),
+    headP50Ms: of('headP50Ms'),
+    headP99Ms: of('headP99Ms'),
+    firstDeltaP50Ms: of('firstDeltaP50Ms'),
+    firstDeltaP99Ms: of('firstDeltaP99Ms'),
+    cpuMsPerStream: of('cpuMsPerStream'),
+    roundCpuMsPerStream: rounds.map((round) => round.cpuMsPerStream),
+    roundFirstDeltaP99Ms: rounds.map((round) => round.firstDeltaP99Ms),
+  };
+}
+
+/** The figures of one measured round on one target. */
+interface RoundSummary {
+  errors: number;
+  deltasPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  headP50Ms: number;
+  headP99Ms: number;
+  firstDeltaP50Ms: number;
+  firstDeltaP99Ms: number;
+  cpuMsPerStream: number;
+}
+
 /**
- * One run of `streams` concurrent completions of `deltas` deltas each, sent by the model
- * `DELTA_PACE_MS` apart: an ideal server shows every gap at the pace, and what it adds on top is
- * its latency. `target: 'proxy'` sends the same load through the pass-through proxy, the floor
- * that node:http + fetch on this machine allows; `profileDir` starts apps/server with `--cpu-prof`.
+ * The pass-through proxy floor and apps/server, each a process of its own (in a CPU group of its own when the harness
+ * is isolated, cgroups.ts, with no quota) against one model that sends `deltas` deltas `DELTA_PACE_MS` apart: an ideal
+ * server shows every gap at the pace, and what it adds on top is its latency. Each first takes an uncounted round of
+ * `warmup` streams (a running server's figures, not those of a process compiling its code as the burst arrives, ADR
+ * 0030); then, for each count in `streamCounts`, `rounds` rounds of that many concurrent completions on each target,
+ * the order rotated each round. Each figure is the median of the rounds. `profileDir` starts apps/server with
+ * `--cpu-prof`.
  */
 export async function runConcurrency(
-  streams: number,
-  options: { deltas?: number; warmup?: number; profileDir?: string; target?: ConcurrencyTarget } = {},
-): Promise<ConcurrencyResult> {
+  streamCounts: number[],
+  options: { deltas?: number; warmup?: number; rounds?: number; profileDir?: string } = {},
+): Promise<{
+  results: ConcurrencyResult[];
+  warmups: Record<ConcurrencyTarget, RoundFigures & { p99Ms: number; firstDeltaP99Ms: number }>;
+}> {
   const deltas = options.deltas ?? 10;
-  const warmup = options.warmup ?? 0;
-  const target = options.target ?? 'server';
-  const model = await startRemoteModel();
-  const answer = Array.from({ length: deltas }, (_, index) =>
-    index === 0 ? [text(DELTA_TEXT, 2)] : [delay(DELTA_PACE_MS), text(DELTA_TEXT, 2)],
-  ).flat();
-  await model.push(...Array.from({ length: warmup + streams }, () => step(...answer)));
+  const warmup = options.warmup ?? 100;
+  const roundCount = Math.max(3, options.rounds ?? 3);
+  const isolation = setUpIsolation();
+  const model = await startRemoteModel({ repeat: true });
+  await model.push(
+    step(
+      ...Array.from({ length: deltas }, (_, index) =>
+        index === 0 ? [text(DELTA_TEXT, 2)] : [delay(DELTA_PACE_MS), text(DELTA_TEXT, 2)],
+      ).flat(),
+    ),
+  );
   const home = mkdtempSync(join(tmpdir(), 'hermes-concurrency-'));
   writeFileSync(join(home, 'config.yaml'), 'session:\n  auto_title: false\n');
-  const started =
-    target === 'proxy'
-      ? startProxy(model.baseURL)
-      : startBenchServer({
-          home,
-          modelUrl: model.baseURL,
-          env: { API_SERVER_MAX_CONCURRENT_RUNS: '0' },
-          ...(options.profileDir ? { profileDir: options.profileDir } : {}),
-        });
-  const { child, url } = await started.catch(async (error: unknown) => {
-    await model.close();
-    rmSync(home, { recursive: true, force: true });
-    throw error;
-  });
+  const targets: { target: ConcurrencyTarget; child: ChildProcess; url: string; cpu(): number }[] = [];
   try {
-    // One uncounted round first, as the turn-cost section runs uncounted turns: the figures are a running server's
-    // (and model's), not those of a process compiling its code while the burst arrives.
-    const cold = warmup > 0 ? await round(url, warmup, deltas) : null;
-    const cpuBefore = cpuMs(child.pid ?? 0);
-    const started = performance.now();
-    const { gaps, firsts, heads, errors, received } = await round(url, streams, deltas);
-    const seconds = (performance.now() - started) / 1000;
-    const cpu = cpuMs(child.pid ?? 0) - cpuBefore;
-    for (const values of [gaps, firsts, heads, ...(cold ? [cold.gaps, cold.firsts] : [])]) values.sort((a, b) => a - b);
-    return {
-      target,
-      streams,
-      warmup,
-      ...(cold
-        ? { warmupP99Ms: percentile(cold.gaps, 0.99), warmupFirstDeltaP99Ms: percentile(cold.firsts, 0.99) }
-        : {}),
-      // An error in the uncounted round is still an error.
-      errors: errors + (cold?.errors ?? 0),
-      deltasPerSecond: received / seconds,
-      p50Ms: percentile(gaps, 0.5),
-      p99Ms: percentile(gaps, 0.99),
-      headP50Ms: percentile(heads, 0.5),
-      headP99Ms: percentile(heads, 0.99),
-      firstDeltaP50Ms: percentile(firsts, 0.5),
-      firstDeltaP99Ms: percentile(firsts, 0.99),
-      cpuMsPerStream: cpu / streams,
-    };
+    for (const target of ['proxy', 'server'] as const) {
+      const group = isolation.serverGroup(`concurrency ${target}`, null);
+      const started =
+        target === 'proxy'
+          ? await startProxy(model.baseURL, group)
+          : await startBenchServer({
+              home,
+              modelUrl: model.baseURL,
+              env: { API_SERVER_MAX_CONCURRENT_RUNS: '0' },
+              group,
+              ...(options.profileDir ? { profileDir: options.profileDir } : {}),
+            });
+      targets.push({ target, ...started, cpu: cpuMeter(started.child.pid as number, group) });
+    }
+    const warmups = {} as Record<ConcurrencyTarget, RoundFigures & { p99Ms: number; firstDeltaP99Ms: number }>;
+    for (const entry of targets) {
+      const cold = await round(entry.url, warmup, deltas);
+      cold.gaps.sort((a, b) => a - b);
+      cold.firsts.sort((a, b) => a - b);
+      warmups[entry.target] = {
+        ...cold,
+        p99Ms: percentile(cold.gaps, 0.99),
+        firstDeltaP99Ms: percentile(cold.firsts, 0.99),
+      };
+    }
+    const results: ConcurrencyResult[] = [];
+    for (const streams of streamCounts) {
+      const summaries = new Map<ConcurrencyTarget, RoundSummary[]>(targets.map((entry) => [entry.target, []]));
+      for (let index = 0; index < roundCount; index += 1) {
+        const order = index % 2 === 0 ? targets : [...targets].reverse();
+        for (const entry of order) {
+          const cpuBefore = entry.cpu();
+          const started = performance.now();
+          const { gaps, firsts, heads, errors, received } = await round(entry.url, streams, deltas);
+          const seconds = (performance.now() - started) / 1000;
+          const cpu = entry.cpu() - cpuBefore;
+          for (const values of [gaps, firsts, heads]) values.sort((a, b) => a - b);
+          summaries.get(entry.target)?.push({
+            errors,
+            deltasPerSecond: received / seconds,
+            p50Ms: percentile(gaps, 0.5),
+            p99Ms: percentile(gaps, 0.99),
+            headP50Ms: percentile(heads, 0.5),
+            headP99Ms: percentile(heads, 0.99),
+            firstDeltaP50Ms: percentile(firsts, 0.5),
+            firstDeltaP99Ms: percentile(firsts, 0.99),
+            cpuMsPerStream: cpu / streams,
+          });
+        }
+      }
+      for (const entry of targets)
+        results.push(summarise(entry.target, streams, summaries.get(entry.target) as RoundSummary[]));
+    }
+    return { results, warmups };
   } finally {
-    // SIGTERM drains (nothing is running by now) and exits, which lets --cpu-prof write its profile.
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    if (target === 'proxy') child.disconnect();
-    else child.kill(options.profileDir ? 'SIGTERM' : 'SIGKILL');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    await exited;
-    clearTimeout(timer);
+    for (const entry of targets) {
+      // SIGTERM drains (nothing is running by now) and exits, which lets --cpu-prof write its profile.
+      const exited = new Promise((resolve) => entry.child.once('exit', resolve));
+      if (entry.target === 'proxy') entry.child.disconnect();
+      else entry.child.kill(options.profileDir ? 'SIGTERM' : 'SIGKILL');
+      const timer = setTimeout(() => entry.child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    }
     await model.close();
     rmSync(home, { recursive: true, force: true });
   }

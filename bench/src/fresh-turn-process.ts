@@ -1,11 +1,11 @@
 /**
  * Child-process entry for one sample of a stream path's "first turn, fresh process" row: a fresh agent read by a
- * client that is fresh too, as the direct client of that row's floor is (src/direct-fresh-process.mjs). In the
+ * client that is fresh too, as the direct client of that row's floor is (src/direct-client-process.mjs). In the
  * harness's own process the client of a later path would have compiled code an earlier path ran (the gateway
  * WebSocket row reads with the client the stdio row warmed), so each sample starts both sides anew (ADR 0030).
  *
  * IPC: the parent sends `{ start: { path, entry, env, cwd } }`; this process starts the agent, connects its client and
- * answers `{ ready: true }`; the parent queues the model's deltas and sends `{ go: true }`; this process answers
+ * answers `{ ready: true, pid }` (the agent's pid); the parent queues the model's deltas and sends `{ go: true }`; this process answers
  * `{ figures }` (or `{ error }`), closes the agent and exits. If the parent disconnects first, it closes the agent and
  * exits too.
  */
@@ -43,7 +43,7 @@ process.on('message', (message: { start?: Start; go?: true }) => {
     }
     factory(entry, env, cwd).then((started) => {
       session = started;
-      process.send?.({ ready: true });
+      process.send?.({ ready: true, pid: started.pid });
     }, fail);
   } else if (message.go && session) {
     const started = session;

@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setUpIsolation } from './cgroups.js';
 
 function rssKilobytes(pid: number): number {
   const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -23,6 +24,9 @@ export async function runMemoryBenchmark(
     env: { PATH: process.env.PATH ?? '', HOME: home, HERMES_HOME: home },
     stdio: ['pipe', 'pipe', 'ignore'],
   });
+  // In a CPU group of its own when the harness is isolated: its RSS does not depend on it, its pace does.
+  const group = setUpIsolation().serverGroup('memory gateway', null);
+  if (group && child.pid !== undefined) group.add(child.pid);
   let buffer = '';
   const waiters = new Map<number, () => void>();
   child.stdout.on('data', (chunk: Buffer) => {

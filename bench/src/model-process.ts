@@ -6,7 +6,13 @@
  */
 import { type ScriptStep, startScriptedOpenAIServer } from '@hermes/core/testing';
 
-const server = await startScriptedOpenAIServer({ script: [], models: ['bench'] });
+// `--repeat`: once its steps are used up, the model answers every request with the last one (closed-loop loads,
+// whose number of requests is not known in advance).
+const server = await startScriptedOpenAIServer({
+  script: [],
+  models: ['bench'],
+  ...(process.argv.includes('--repeat') ? { onExhausted: 'repeat_last' as const } : {}),
+});
 process.on('message', (message: { push?: ScriptStep[] }) => {
   if (message.push) {
     server.push(...message.push);

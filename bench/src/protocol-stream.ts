@@ -22,8 +22,10 @@ import { client as createAcpClient, ndJsonStream } from '@agentclientprotocol/sd
 import { GatewayClient, RunsClient } from '@hermes/client-sdk';
 import { step, text } from '@hermes/core/testing';
 import OpenAI from 'openai';
+import { type CpuGroup, setUpIsolation } from './cgroups.js';
+import { type DirectRead, startDirectClient } from './direct-client.js';
 import { type RemoteModel, startRemoteModel } from './remote-model.js';
-import { fieldMedians } from './stats.js';
+import { fieldMedians, median } from './stats.js';
 
 /** What one turn measures. */
 export interface TurnFigures {
@@ -58,6 +60,23 @@ export interface ProtocolStreamMeasurement extends TurnFigures {
    * client in this process has already read this path's runs, so what is left is the agent's own first-turn cost.
    */
   firstWarmClient: TurnFigures;
+  /**
+   * The direct client (direct-client-process.mjs) read just before each measured warm turn, in the same rounds: each
+   * figure its median; and each turn's wall and agent CPU over the direct read of its pair.
+   */
+  floor: FloorFigures;
+  /** The direct client's first read in a fresh process, one before each first-turn sample, and the pairs' ratios. */
+  firstFloor: FloorFigures;
+}
+
+/** The direct client's figures beside one path's turns. */
+export interface FloorFigures {
+  wallMs: number;
+  cpuMs: number;
+  firstDeltaMs: number;
+  /** Each pair's path wall over the floor's wall, and path agent CPU over the floor client's CPU. */
+  wallRatios: number[];
+  cpuRatios: number[];
 }
 
 type TurnSample = TurnFigures & { name: string };
@@ -80,10 +99,17 @@ export async function onlyTurn(name: string, session: PathSession): Promise<Turn
   }
 }
 
-/** Runs one turn of the deltas already queued on the model server and measures it (not its session's opening). */
-async function measureTurn(name: string, path: PathSession): Promise<TurnSample> {
+/**
+ * Runs one turn of the deltas already queued on the model server and measures it (not its session's opening);
+ * `agentCpu` reads the agent's CPU time in ms (default: /proc/<pid>/stat).
+ */
+async function measureTurn(
+  name: string,
+  path: PathSession,
+  agentCpu: () => number = () => cpuMs(path.pid),
+): Promise<TurnSample> {
   await path.prepare();
-  const cpuBefore = cpuMs(path.pid);
+  const cpuBefore = agentCpu();
   const clientBefore = process.cpuUsage();
   const started = performance.now();
   let first = -1;
@@ -99,7 +125,7 @@ async function measureTurn(name: string, path: PathSession): Promise<TurnSample>
     deltasSeen: seen,
     wallMs,
     firstDeltaMs: first,
-    agentCpuMs: cpuMs(path.pid) - cpuBefore,
+    agentCpuMs: agentCpu() - cpuBefore,
     clientCpuMs: (client.user + client.system) / 1000,
   };
 }
@@ -329,6 +355,7 @@ function freshProcessTurn(
   path: string,
   start: { entry: string[]; env: NodeJS.ProcessEnv; cwd: string },
   queue: () => Promise<void>,
+  group: CpuGroup | null,
 ): Promise<TurnFigures> {
   const child = fork(fileURLToPath(new URL('./fresh-turn-process.ts', import.meta.url)), [], {
     execArgv: ['--import', 'tsx'],
@@ -337,7 +364,9 @@ function freshProcessTurn(
   let figures: TurnFigures | undefined;
   let error = '';
   return new Promise((resolve, reject) => {
-    child.on('message', (message: { ready?: true; figures?: TurnFigures; error?: string }) => {
+    child.on('message', (message: { ready?: true; pid?: number; figures?: TurnFigures; error?: string }) => {
+      // The agent runs in the path's CPU group, as the warm one does; its client stays in the load group.
+      if (message.ready && group && message.pid) group.add(message.pid);
       if (message.ready)
         queue().then(
           () => child.send({ go: true }),
@@ -362,22 +391,67 @@ function freshProcessTurn(
   });
 }
 
-/** Measures every protocol path: `runs` turns of `count` deltas each after one 1,000-delta warm-up turn. */
+/** The floor's medians beside a path's samples, and each pair's ratios. */
+function floorFigures(reads: DirectRead[], samples: TurnFigures[]): FloorFigures {
+  return {
+    ...fieldMedians(reads, ['wallMs', 'cpuMs', 'firstDeltaMs']),
+    wallRatios: samples.map((sample, index) => sample.wallMs / (reads[index] as DirectRead).wallMs),
+    cpuRatios: samples.map((sample, index) => sample.agentCpuMs / (reads[index] as DirectRead).cpuMs),
+  };
+}
+
+/** Median of a floor's pair ratios (the figure a path's row is judged on). */
+export function pairRatio(ratios: number[]): number {
+  return median(ratios);
+}
+
+/**
+ * Measures every protocol path: `runs` turns of `count` deltas each after one 1,000-delta warm-up turn, each turn
+ * right after a read of the direct client (the floor, in a process and CPU group of its own), so that path and floor
+ * are measured in the same rounds; and `freshRuns` first turns of fresh agents, each after a fresh direct client's
+ * first read. Each agent runs in a CPU group of its own when the harness is isolated (cgroups.ts).
+ */
 export async function runProtocolStreams(
   bin: string,
   options: { runs: number; freshRuns?: number; count?: number; longCount?: number; only?: string; profileDir?: string },
 ): Promise<ProtocolStreamMeasurement[]> {
   const count = options.count ?? 10_000;
   const freshRuns = options.freshRuns ?? 3;
+  const isolation = setUpIsolation();
   const server = await startRemoteModel();
   // Warm like the floors' model (src/stream.ts): a fresh process's first turn is about the agent's process, and the
   // model process's own first answers of this size take about three times as long as its later ones.
   await server.warm(count);
+  const floorGroup = isolation.serverGroup('direct client', null);
+  const direct = await startDirectClient(server.baseURL, floorGroup);
+  /** One read of the warm direct client, of `count` deltas queued now. */
+  const floorRead = async (): Promise<DirectRead> => {
+    await deltas(server, count);
+    const read = await direct.read();
+    if (read.deltas !== count) throw new Error(`the direct client saw ${read.deltas} of ${count} deltas`);
+    return read;
+  };
+  /** The first read of a fresh direct client. */
+  const freshFloorRead = async (): Promise<DirectRead> => {
+    const fresh = await startDirectClient(server.baseURL, floorGroup);
+    try {
+      await deltas(server, count);
+      const read = await fresh.read();
+      if (read.deltas !== count) throw new Error(`the fresh direct client saw ${read.deltas} of ${count} deltas`);
+      return read;
+    } finally {
+      fresh.close();
+    }
+  };
+  // Two uncounted reads: the floor is read warm, as the paths' agents are after their warm-up turn.
+  await floorRead();
+  await floorRead();
   const root = mkdtempSync(join(tmpdir(), 'hermes-bench-streams-'));
   const results: ProtocolStreamMeasurement[] = [];
   try {
     for (const [name, factory] of PATHS) {
       if (options.only && !name.includes(options.only)) continue;
+      const agentGroup = isolation.serverGroup(`agent ${name}`, null);
       const home = join(root, name.replace(/\W+/g, '-'), 'home');
       const cwd = join(root, name.replace(/\W+/g, '-'), 'project');
       mkdirSync(home, { recursive: true });
@@ -391,14 +465,18 @@ export async function runProtocolStreams(
         HERMES_BASE_URL: server.baseURL,
       };
       const entry = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`, bin] : [bin];
-      // First turn of a fresh agent and a fresh client, `freshRuns` times.
+      // First turn of a fresh agent and a fresh client, `freshRuns` times, each after a fresh direct client's first read.
       const firstSamples: TurnFigures[] = [];
-      for (let run = 0; run < freshRuns; run += 1)
-        firstSamples.push(await freshProcessTurn(name, { entry, env, cwd }, () => deltas(server, count)));
+      const firstReads: DirectRead[] = [];
+      for (let run = 0; run < freshRuns; run += 1) {
+        firstReads.push(await freshFloorRead());
+        firstSamples.push(await freshProcessTurn(name, { entry, env, cwd }, () => deltas(server, count), agentGroup));
+      }
       const first = medianFigures(firstSamples);
       // First turn of a fresh agent read from this process: start it (ready to take a turn), then 10,000 deltas at once.
       const freshTurn = async (): Promise<TurnFigures> => {
         const fresh = await factory(entry, env, cwd);
+        agentGroup?.add(fresh.pid);
         await deltas(server, count).catch(async (error: unknown) => {
           await fresh.close();
           throw error;
@@ -406,6 +484,7 @@ export async function runProtocolStreams(
         return onlyTurn(name, fresh);
       };
       const path = await factory(entry, env, cwd);
+      agentGroup?.add(path.pid);
       let warm: Omit<ProtocolStreamMeasurement, 'firstWarmClient'>;
       try {
         await deltas(server, 1_000);
@@ -413,9 +492,12 @@ export async function runProtocolStreams(
         await path.turn(() => {});
         const peakRssWarmMb = peakRssMb(path.pid);
         const samples: TurnSample[] = [];
+        const reads: DirectRead[] = [];
         for (let run = 0; run < options.runs; run += 1) {
+          reads.push(await floorRead());
           await deltas(server, count);
-          samples.push(await measureTurn(name, path));
+          // The agent's group's CPU (nanoseconds; only this agent is in it by now) when isolated, else /proc's ticks.
+          samples.push(await measureTurn(name, path, agentGroup ? () => agentGroup.cpuMs() : undefined));
         }
         const middle = { name, ...medianFigures(samples) };
         const peakAfterRuns = peakRssMb(path.pid);
@@ -434,6 +516,8 @@ export async function runProtocolStreams(
           peakRssWarmMb,
           peakRssMb: peakAfterRuns,
           ...(peakRssLongMb === undefined ? {} : { peakRssLongMb }),
+          floor: floorFigures(reads, samples),
+          firstFloor: floorFigures(firstReads, firstSamples),
         };
       } finally {
         await path.close();
@@ -442,6 +526,7 @@ export async function runProtocolStreams(
       results.push({ ...warm, firstWarmClient: await freshTurn() });
     }
   } finally {
+    direct.close();
     await server.close();
     rmSync(root, { recursive: true, force: true });
   }

@@ -17,12 +17,19 @@ export interface RemoteModel {
   close(): Promise<void>;
 }
 
-/** Forks model-process.ts (through tsx, as the harness itself runs) and waits for its URL. */
-export async function startRemoteModel(): Promise<RemoteModel> {
-  const child = fork(fileURLToPath(new URL('./model-process.ts', import.meta.url)), [], {
-    execArgv: ['--import', 'tsx'],
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
+/**
+ * Forks model-process.ts (through tsx, as the harness itself runs) and waits for its URL. `repeat`: once its steps are
+ * used up, the model answers with the last one again, for loads whose number of requests is not known in advance.
+ */
+export async function startRemoteModel(options: { repeat?: boolean } = {}): Promise<RemoteModel> {
+  const child = fork(
+    fileURLToPath(new URL('./model-process.ts', import.meta.url)),
+    options.repeat ? ['--repeat'] : [],
+    {
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    },
+  );
   const baseURL = await new Promise<string>((resolve, reject) => {
     child.once('message', (message: { baseURL?: string }) => {
       if (message.baseURL) resolve(message.baseURL);

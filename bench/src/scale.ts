@@ -1,320 +1,571 @@
 /**
- * Scale (`pnpm bench --scale`, issue 17.5): the concurrency workload (streaming runs, 10 deltas 100 ms
- * apart) against one apps/server instance and against two instances on one PostgreSQL database behind a
- * reverse proxy (nginx when installed, else http-proxy in its own process; round robin, no affinity),
- * plus the delay of a run's events from the instance running it to a subscriber on the other instance
- * (ADR 0018).
+ * Scale (issue 34.1 and 34.3, ADR 0055): how the throughput of apps/server grows with 1, 2 and 3 instances on one
+ * PostgreSQL database, each instance in a CPU group of its own with the same quota (cgroups.ts).
  *
- * Throughput "at equal p99" is a capacity search: the number of concurrent runs grows by half each step
- * until the p99 gap between deltas exceeds the pace by more than {@link ADDED_GAP_BOUND_MS} (or a run
- * fails); a configuration's capacity is the highest deltas/s of a step within that bound. The ratio of
- * the two capacities is the figure.
+ * Method: closed-loop saturation. Each instance gets the same fixed number of clients, each of which sends its next
+ * request as soon as the last one is answered, so an instance always has work waiting and the figure is what its
+ * quota can carry. The model answers at once (10 deltas in one burst), so the instances' CPU is the limit, not a pace.
+ * Two workloads: streamed chat turns (header-less, each client on its own instance), and runs created on one instance
+ * and read (`GET /v1/runs/{id}/events`) through the next one, so every run's events cross instances. The same chat
+ * load through 1, 2 and 3 pass-through proxies (proxy-process.ts, node:http like the agents) at the same quota is
+ * the floor: what the machine and the load generator allow a server that does nothing.
  *
- * PostgreSQL: `HERMES_BENCH_DATABASE_URL` (a server whose user may create databases), else the
- * embedded server the core tests use.
+ * Every configuration is measured in every round, the order rotated from round to round (the 1-instance case is not
+ * always first), and each figure is the median of the rounds; a ratio is the median of the rounds' own ratios (both
+ * sides measured minutes apart at most). Throughput is also given per CPU-second the instances received (read from
+ * their groups), which holds even where a quota was not fully received.
+ *
+ * Cross-instance delivery: in each round, runs created on instance 1 and read on instance 2 one at a time, at light
+ * load; the delay of each `message.delta` from its emit time (the event's timestamp) to its arrival, pooled over the
+ * rounds (at least 1,000 samples).
  */
 import type { ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { fork } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { delay, step, text } from '@hermes/core/testing';
-import { type Balancer, startBalancer } from './balancer.js';
+import { type CpuGroup, type Isolation, processCpuMs, setUpIsolation } from './cgroups.js';
+import { ContentDeltaCounter } from './content-deltas.js';
+import { send } from './http-load.js';
+import { createDatabase, databaseIsGiven, withDatabase } from './postgres.js';
 import { startRemoteModel } from './remote-model.js';
-import { BENCH_KEY as KEY, startBenchServer } from './server-process.js';
-import { percentile } from './stats.js';
+import { startBenchServer } from './server-process.js';
+import { median, percentile } from './stats.js';
 
-/** Pause between two deltas of one answer, as in the concurrency benchmark. */
-const PACE_MS = 100;
-/** Runs of the uncounted warm-up load of each configuration. */
-const WARM_UP_RUNS = 40;
-/** The p99 latency both configurations are held to: gap between deltas at most the pace plus this (issue 18's bound). */
-const ADDED_GAP_BOUND_MS = 50;
+/** One short answer: 10 deltas of 2 characters, sent at once. */
+const ANSWER = 'abcdefghijklmnopqrst';
+const DELTAS = 10;
+/** Clients per instance: enough that an instance always has a request waiting, whatever its quota. */
+export const CLIENTS_PER_INSTANCE = 8;
+/** Default CPU quota of each instance (and each proxy), in cores. */
+export const DEFAULT_QUOTA = 0.25;
+/** Deltas of a delivery run, and the pause between them; the first comes after the subscriber is in place. */
+const DELIVERY_DELTAS = 20;
+const DELIVERY_PACE_MS = 10;
+const DELIVERY_LEAD_MS = 100;
 
-/** Figures of one scale run. */
-export interface ScaleResult {
-  balancer: Balancer['kind'];
-  single: Capacity;
-  pair: Capacity;
-  /** Event delivery from the owner to a subscriber on the other instance. */
-  crossP50Ms: number;
-  crossP99Ms: number;
-}
+type Workload = 'chat' | 'runs';
+type Kind = 'server' | 'proxy';
 
-/** Throughput and latency of one load. */
-export interface LoadFigures {
-  streams: number;
+/** What one measured window saw. */
+export interface Window {
+  kind: Kind;
+  workload: Workload;
+  instances: number;
+  /** Completed requests (turns or runs) per second. */
+  perSecond: number;
   errors: number;
-  deltasPerSecond: number;
-  p99GapMs: number;
+  /** Latency of a request, from sending it to the end of its stream (for runs: creation to the last event). */
+  p50Ms: number;
+  p99Ms: number;
+  /** CPU the instances' groups (or processes) received over the window, in cores. */
+  cores: number;
+  /** Completed requests per CPU-second the instances received. */
+  perCpuSecond: number;
+  /** CPU the load group received over the window, in cores (NaN when not isolated). */
+  loadCores: number;
+  /** Up to three distinct reasons of the errors. */
+  errorReasons: string[];
 }
 
-/** The steps of one capacity search and the best throughput within the bound. */
-export interface Capacity {
-  steps: LoadFigures[];
-  /** Highest deltas/s of a step with no error and p99 gap within the bound; 0 when none was. */
-  deltasPerSecond: number;
-  /** The concurrent runs of that step. */
-  streams: number;
+/** Everything one scale run measured. */
+export interface ScaleResult {
+  isolation: string;
+  isolated: boolean;
+  quotaCores: number;
+  clientsPerInstance: number;
+  rounds: Window[][];
+  /** Median over the rounds of each configuration. */
+  medians: Window[];
+  /** Delivery delays pooled over the rounds, and each round's p99. */
+  delivery: { samples: number; p50Ms: number; p99Ms: number; roundP99Ms: number[] };
+  databaseGiven: boolean;
 }
 
-async function withDatabase<T>(body: (serverUrl: string) => Promise<T>): Promise<T> {
-  const given = process.env.HERMES_BENCH_DATABASE_URL?.trim();
-  if (given) return body(given);
-  // The core tests' embedded PostgreSQL (binaries from npm), started once for this run.
-  const here = dirname(new URL(import.meta.url).pathname);
-  const { default: setup } = (await import(
-    join(here, '..', '..', 'packages', 'core', 'test', 'support', 'postgres-global-setup.ts')
-  )) as { default: (project: { provide(key: string, value: string): void }) => Promise<() => Promise<void>> };
-  let url = '';
-  const teardown = await setup({ provide: (_key, value) => (url = value) });
-  try {
-    return await body(url);
-  } finally {
-    await teardown();
-  }
+interface Target {
+  url: string;
+  pid: number;
+  group: CpuGroup | null;
+  child: ChildProcess;
+  cpu(): number;
 }
 
-async function createDatabase(serverUrl: string): Promise<string> {
-  // `pg` comes with @hermes/core; it is loaded from there rather than declared again here.
-  const pgPath = createRequire(createRequire(import.meta.url).resolve('@hermes/core')).resolve('pg');
-  const { default: pg } = (await import(pgPath)) as {
-    default: {
-      Client: new (options: {
-        connectionString: string;
-      }) => {
-        connect(): Promise<void>;
-        query(text: string): Promise<unknown>;
-        end(): Promise<void>;
-      };
-    };
-  };
-  const name = `hermes_bench_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
-
-async function startInstance(databaseUrl: string, modelUrl: string): Promise<{ child: ChildProcess; url: string }> {
-  const home = mkdtempSync(join(tmpdir(), 'hermes-scale-'));
-  writeFileSync(join(home, 'config.yaml'), 'session:\n  auto_title: false\n');
-  const started = startBenchServer({
-    home,
-    modelUrl,
-    env: { API_SERVER_MAX_CONCURRENT_RUNS: '0', HERMES_DATABASE_URL: databaseUrl },
+/** Forks the pass-through proxy in front of `modelUrl`, in `group`. */
+async function startProxy(modelUrl: string, group: CpuGroup | null): Promise<{ child: ChildProcess; url: string }> {
+  const child = fork(fileURLToPath(new URL('./proxy-process.ts', import.meta.url)), [modelUrl], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
-  const removeHome = () => rmSync(home, { recursive: true, force: true });
-  return started.then(
-    (instance) => {
-      instance.child.once('exit', removeHome);
-      return instance;
-    },
-    (error: unknown) => {
-      removeHome();
-      throw error;
-    },
-  );
+  if (group && child.pid !== undefined) group.add(child.pid);
+  const url = await new Promise<string>((resolve, reject) => {
+    child.once('message', (message: { url?: string }) => message.url && resolve(message.url));
+    child.once('exit', (code) => reject(new Error(`the proxy exited with ${code}`)));
+  });
+  return { child, url };
 }
 
-async function waitHealthy(url: string): Promise<void> {
-  for (let attempt = 0; attempt < 100; attempt += 1) {
-    const ok = await fetch(`${url}/health`).then(
-      (response) => response.ok,
-      () => false,
-    );
-    if (ok) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`${url} did not become healthy`);
-}
-
-/** `streams` concurrent runs through `url`: each is created, then its events streamed from the same URL. */
-async function load(url: string, streams: number, deltas: number): Promise<LoadFigures> {
-  const gaps: number[] = [];
-  let errors = 0;
-  let received = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: streams }, async (_unused, index) => {
-      try {
-        const created = await fetch(`${url}/v1/runs`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ input: `stream ${index}` }),
-        });
-        if (created.status !== 202) {
-          errors += 1;
-          return;
-        }
-        const { run_id: runId } = (await created.json()) as { run_id: string };
-        const events = await fetch(`${url}/v1/runs/${runId}/events`, { headers: { authorization: `Bearer ${KEY}` } });
-        let last = -1;
-        let seen = 0;
-        const decoder = new TextDecoder();
-        for await (const chunk of events.body as AsyncIterable<Uint8Array>) {
-          const count = decoder.decode(chunk, { stream: true }).match(/"event":"message\.delta"/g)?.length ?? 0;
-          if (count === 0) continue;
-          const now = performance.now();
-          if (last >= 0) gaps.push(now - last);
-          for (let extra = 1; extra < count; extra += 1) gaps.push(0);
-          last = now;
-          seen += count;
-        }
-        received += seen;
-        if (seen !== deltas) errors += 1;
-      } catch {
-        errors += 1;
-      }
+/** One streamed chat turn; resolves with the deltas seen (throws on a non-2xx answer). */
+async function chatTurn(url: string, agent: Agent, index: number): Promise<number> {
+  const counter = new ContentDeltaCounter(ANSWER.length / DELTAS);
+  let seen = 0;
+  const { status } = await send(`${url}/v1/chat/completions`, {
+    agent,
+    body: JSON.stringify({
+      model: 'hermes-agent',
+      stream: true,
+      messages: [{ role: 'user', content: `turn ${index}` }],
     }),
-  );
-  gaps.sort((a, b) => a - b);
-  return {
-    streams,
-    errors,
-    deltasPerSecond: received / ((performance.now() - started) / 1000),
-    p99GapMs: percentile(gaps, 0.99),
+    onText: (piece) => {
+      seen += counter.push(piece);
+    },
+  });
+  if (status !== 200) throw new Error(`chat turn answered ${status}`);
+  return seen;
+}
+
+/** A run created on `owner`, its events read on `reader` to the end; `onText` sees the event stream. */
+async function runThrough(
+  owner: string,
+  reader: string,
+  agent: Agent,
+  index: number,
+  onEvents: (text: string, subscribedAt: number) => void,
+): Promise<void> {
+  const created = await send(`${owner}/v1/runs`, { agent, body: JSON.stringify({ input: `run ${index}` }) });
+  if (created.status !== 202) throw new Error(`run creation answered ${created.status}`);
+  const { run_id: runId } = JSON.parse(created.body) as { run_id: string };
+  const subscribedAt = Date.now();
+  const { status } = await send(`${reader}/v1/runs/${runId}/events`, {
+    method: 'GET',
+    agent,
+    onText: (piece) => onEvents(piece, subscribedAt),
+  });
+  if (status !== 200) throw new Error(`run events answered ${status}`);
+}
+
+/**
+ * Counts the deltas of `message.delta` events in an SSE stream of run events, by their text. Each data line is parsed:
+ * events replayed from PostgreSQL come back from a jsonb column, with their keys in another order.
+ */
+function runDeltaCounter(): (piece: string) => number {
+  let rest = '';
+  return (piece) => {
+    const all = rest + piece;
+    const end = all.lastIndexOf('\n\n');
+    if (end < 0) {
+      rest = all;
+      return 0;
+    }
+    rest = all.slice(end + 2);
+    let characters = 0;
+    for (const line of all.slice(0, end).split('\n')) {
+      if (!line.startsWith('data: ') || !line.includes('message.delta')) continue;
+      const event = JSON.parse(line.slice(6)) as { event?: string; delta?: string };
+      if (event.event === 'message.delta') characters += event.delta?.length ?? 0;
+    }
+    return characters / (ANSWER.length / DELTAS);
   };
 }
 
-/** Runs created on `owner`, streamed from `reader`: the delay of each event (emit time to arrival). */
-async function crossDelivery(owner: string, reader: string, runs: number): Promise<number[]> {
-  const delays: number[] = [];
-  for (let run = 0; run < runs; run += 1) {
-    const created = await fetch(`${owner}/v1/runs`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ input: `cross ${run}` }),
-    });
-    const { run_id: runId } = (await created.json()) as { run_id: string };
-    const subscribed = Date.now();
-    const events = await fetch(`${reader}/v1/runs/${runId}/events`, { headers: { authorization: `Bearer ${KEY}` } });
-    const decoder = new TextDecoder();
-    let buffer = '';
-    for await (const chunk of events.body as AsyncIterable<Uint8Array>) {
-      const arrived = Date.now();
-      buffer += decoder.decode(chunk, { stream: true });
-      const frames = buffer.split('\n\n');
-      buffer = frames.pop() ?? '';
-      for (const frame of frames) {
-        const line = frame.split('\n').find((entry) => entry.startsWith('data: '));
-        if (!line) continue;
-        const event = JSON.parse(line.slice(6)) as { event: string; timestamp: number };
-        // Events emitted before the subscription was sent are replayed, not delivered live: skip them.
-        if (event.event === 'message.delta' && event.timestamp * 1000 >= subscribed)
-          delays.push(arrived - event.timestamp * 1000);
+/**
+ * Closed loop over `targets` (the first `instances`): `clients` loops per instance, each sending its next request as
+ * soon as the last is answered. After `settleMs` the window opens for `windowMs`; requests completed inside it count.
+ */
+async function closedLoop(
+  kind: Kind,
+  workload: Workload,
+  targets: Target[],
+  clients: number,
+  settleMs: number,
+  windowMs: number,
+  load: CpuGroup | null,
+): Promise<Window> {
+  const instances = targets.length;
+  const agents = targets.map(() => new Agent({ keepAlive: true, maxSockets: 2 * clients }));
+  let stop = false;
+  let windowStart = Number.POSITIVE_INFINITY;
+  let windowEnd = Number.POSITIVE_INFINITY;
+  const latencies: number[] = [];
+  let errors = 0;
+  const reasons = new Set<string>();
+  let completed = 0;
+  let sequence = 0;
+  const loop = async (instance: number) => {
+    const target = targets[instance] as Target;
+    const reader = targets[(instance + 1) % instances] as Target;
+    const agent = agents[instance] as Agent;
+    while (!stop) {
+      const started = performance.now();
+      let failure = '';
+      try {
+        sequence += 1;
+        let seen = 0;
+        if (workload === 'chat') seen = await chatTurn(target.url, agent, sequence);
+        else {
+          const count = runDeltaCounter();
+          await runThrough(target.url, reader.url, agent, sequence, (piece) => {
+            seen += count(piece);
+          });
+        }
+        if (seen !== DELTAS) failure = `${seen} of ${DELTAS} deltas`;
+      } catch (error) {
+        failure = error instanceof Error ? error.message : String(error);
+      }
+      const ended = performance.now();
+      if (ended < windowStart || started > windowEnd || ended > windowEnd) continue;
+      if (failure) {
+        errors += 1;
+        if (reasons.size < 3) reasons.add(failure);
+      } else {
+        completed += 1;
+        latencies.push(ended - started);
       }
     }
-  }
-  return delays.sort((a, b) => a - b);
+  };
+  const loops = targets.flatMap((_target, instance) => Array.from({ length: clients }, () => loop(instance)));
+  await new Promise((resolve) => setTimeout(resolve, settleMs));
+  const cpuBefore = targets.map((target) => target.cpu());
+  const loadBefore = load?.cpuMs() ?? Number.NaN;
+  windowStart = performance.now();
+  await new Promise((resolve) => setTimeout(resolve, windowMs));
+  windowEnd = performance.now();
+  const cpuAfter = targets.map((target) => target.cpu());
+  const loadAfter = load?.cpuMs() ?? Number.NaN;
+  stop = true;
+  await Promise.all(loops);
+  for (const agent of agents) agent.destroy();
+  const seconds = (windowEnd - windowStart) / 1000;
+  const cpuSeconds = cpuAfter.reduce((sum, after, index) => sum + after - (cpuBefore[index] as number), 0) / 1000;
+  latencies.sort((a, b) => a - b);
+  return {
+    kind,
+    workload,
+    instances,
+    perSecond: completed / seconds,
+    errors,
+    p50Ms: percentile(latencies, 0.5),
+    p99Ms: percentile(latencies, 0.99),
+    cores: cpuSeconds / seconds,
+    perCpuSecond: completed / cpuSeconds,
+    loadCores: (loadAfter - loadBefore) / 1000 / seconds,
+    errorReasons: [...reasons],
+  };
 }
 
-/** Concurrent runs of each capacity step: from `first`, half again each step, up to `last`. */
-export function capacitySteps(first: number, last: number): number[] {
-  const steps: number[] = [];
-  for (let streams = first; streams <= last; streams = Math.round(streams * 1.5)) steps.push(streams);
-  return steps;
-}
-
-/** Grows the load step by step until a step breaks the p99 bound or has an error. */
-async function capacity(
-  url: string,
-  steps: number[],
-  deltas: number,
-  push: (streams: number) => Promise<void>,
-): Promise<Capacity> {
-  const measured: LoadFigures[] = [];
-  let best: LoadFigures | null = null;
-  for (const streams of steps) {
-    await push(streams);
-    const figures = await load(url, streams, deltas);
-    measured.push(figures);
-    process.stderr.write(
-      `bench: scale   ${streams} runs: ${Math.round(figures.deltasPerSecond)} deltas/s, p99 gap ${figures.p99GapMs.toFixed(0)} ms, errors ${figures.errors}\n`,
-    );
-    if (figures.errors > 0 || figures.p99GapMs - PACE_MS > ADDED_GAP_BOUND_MS) break;
-    if (!best || figures.deltasPerSecond > best.deltasPerSecond) best = figures;
-  }
-  return { steps: measured, deltasPerSecond: best?.deltasPerSecond ?? 0, streams: best?.streams ?? 0 };
-}
-
-/** The scale benchmark: the capacity of one instance, then of two behind the balancer, then cross-instance delivery. */
-export async function runScale(options: {
-  steps: number[];
-  deltas?: number;
-  crossRuns?: number;
-}): Promise<ScaleResult> {
-  const deltas = options.deltas ?? 10;
-  const answer = Array.from({ length: deltas }, (_, index) =>
-    index === 0 ? [text('ab', 2)] : [delay(PACE_MS), text('ab', 2)],
-  ).flat();
-  return withDatabase(async (serverUrl) => {
-    const model = await startRemoteModel();
-    const children: ChildProcess[] = [];
-    const closers: (() => Promise<void>)[] = [];
-    let kind: Balancer['kind'] = 'http-proxy';
-    try {
-      const runOn = async (instances: number): Promise<{ figures: Capacity; urls: string[] }> => {
-        const database = await createDatabase(serverUrl);
-        const urls: string[] = [];
-        for (let index = 0; index < instances; index += 1) {
-          const started = await startInstance(database, model.baseURL);
-          children.push(started.child);
-          await waitHealthy(started.url);
-          urls.push(started.url);
+/**
+ * Runs created on `owner` and read on `reader` one at a time until `samples` delays are collected: each run's deltas
+ * come `DELIVERY_PACE_MS` apart after a lead that lets the subscription arrive first.
+ */
+async function delivery(owner: string, reader: string, samples: number, queue: () => Promise<void>): Promise<number[]> {
+  const delays: number[] = [];
+  const agent = new Agent({ keepAlive: true });
+  try {
+    for (let run = 0; delays.length < samples; run += 1) {
+      await queue();
+      let buffer = '';
+      await runThrough(owner, reader, agent, run, (piece, subscribedAt) => {
+        const arrived = Date.now();
+        buffer += piece;
+        const frames = buffer.split('\n\n');
+        buffer = frames.pop() ?? '';
+        for (const frame of frames) {
+          const line = frame.split('\n').find((entry) => entry.startsWith('data: '));
+          if (!line) continue;
+          const event = JSON.parse(line.slice(6)) as { event: string; timestamp: number };
+          // Events emitted before the subscription was sent are replayed, not delivered live: they do not count.
+          if (event.event === 'message.delta' && event.timestamp * 1000 >= subscribedAt)
+            delays.push(arrived - event.timestamp * 1000);
         }
-        const balancer = await startBalancer(urls);
-        kind = balancer.kind;
-        closers.push(balancer.close);
-        process.stderr.write(`bench: scale, ${instances} instance(s) behind ${balancer.kind}\n`);
-        // A warm-up load first, not counted: a fresh instance's first runs pay for JIT and new database connections,
-        // which at the smallest step decided the whole search.
-        await model.push(...Array.from({ length: WARM_UP_RUNS }, () => step(...answer)));
-        await load(balancer.url, WARM_UP_RUNS, deltas);
-        const figures = await capacity(balancer.url, options.steps, deltas, (streams) =>
-          model.push(...Array.from({ length: streams }, () => step(...answer))),
-        );
-        return { figures, urls };
-      };
-      const single = await runOn(1);
-      const pair = await runOn(2);
-      const crossRuns = options.crossRuns ?? 10;
-      await model.push(...Array.from({ length: crossRuns }, () => step(...answer)));
-      const [owner, reader] = pair.urls as [string, string];
-      const cross = await crossDelivery(owner, reader, crossRuns);
+      });
+    }
+  } finally {
+    agent.destroy();
+  }
+  return delays;
+}
+
+/** Rotates `items` left by `by`. */
+function rotate<T>(items: T[], by: number): T[] {
+  const shift = by % items.length;
+  return [...items.slice(shift), ...items.slice(0, shift)];
+}
+
+/** The configurations of one round, in the order that round measures them. */
+export function roundOrder(round: number): { kind: Kind; workload: Workload; instances: number }[] {
+  const counts = rotate([1, 2, 3], round);
+  const workloads: { kind: Kind; workload: Workload }[] = rotate(
+    [
+      { kind: 'server', workload: 'chat' },
+      { kind: 'server', workload: 'runs' },
+      { kind: 'proxy', workload: 'chat' },
+    ],
+    round,
+  );
+  return workloads.flatMap((entry) => counts.map((instances) => ({ ...entry, instances })));
+}
+
+function medianWindow(windows: Window[]): Window {
+  const first = windows[0] as Window;
+  const of = (field: keyof Window) => median(windows.map((window) => window[field] as number));
+  return {
+    kind: first.kind,
+    workload: first.workload,
+    instances: first.instances,
+    perSecond: of('perSecond'),
+    errors: windows.reduce((sum, window) => sum + window.errors, 0),
+    p50Ms: of('p50Ms'),
+    p99Ms: of('p99Ms'),
+    cores: of('cores'),
+    perCpuSecond: of('perCpuSecond'),
+    loadCores: of('loadCores'),
+    errorReasons: [...new Set(windows.flatMap((window) => window.errorReasons))].slice(0, 3),
+  };
+}
+
+/** The scale benchmark: `rounds` interleaved rounds of every configuration, plus cross-instance delivery. */
+export async function runScale(
+  options: {
+    rounds?: number;
+    quotaCores?: number;
+    clients?: number;
+    settleMs?: number;
+    windowMs?: number;
+    deliverySamples?: number;
+    log?: (line: string) => void;
+  } = {},
+): Promise<ScaleResult> {
+  const isolation: Isolation = setUpIsolation();
+  const rounds = Math.max(3, options.rounds ?? 3);
+  const quota = options.quotaCores ?? DEFAULT_QUOTA;
+  const clients = options.clients ?? CLIENTS_PER_INSTANCE;
+  const settleMs = options.settleMs ?? 1_500;
+  const windowMs = options.windowMs ?? 5_000;
+  const deliverySamples = options.deliverySamples ?? 1_000;
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const answer = step(text(ANSWER, ANSWER.length / DELTAS));
+  const paced = step(
+    delay(DELIVERY_LEAD_MS),
+    ...Array.from({ length: DELIVERY_DELTAS }, (_, index) =>
+      index === 0 ? [text('ab', 2)] : [delay(DELIVERY_PACE_MS), text('ab', 2)],
+    ).flat(),
+  );
+  return withDatabase(async (serverUrl) => {
+    const model = await startRemoteModel({ repeat: true });
+    await model.push(answer);
+    const children: ChildProcess[] = [];
+    const homes: string[] = [];
+    try {
+      const database = await createDatabase(serverUrl);
+      const servers: Target[] = [];
+      const proxies: Target[] = [];
+      for (let index = 0; index < 3; index += 1) {
+        const home = mkdtempSync(join(tmpdir(), 'hermes-scale-'));
+        homes.push(home);
+        writeFileSync(join(home, 'config.yaml'), 'session:\n  auto_title: false\n');
+        const group = isolation.serverGroup(`server ${index + 1}`, quota, index);
+        const { child, url } = await startBenchServer({
+          home,
+          modelUrl: model.baseURL,
+          env: { API_SERVER_MAX_CONCURRENT_RUNS: '0', HERMES_DATABASE_URL: database },
+          group,
+        });
+        children.push(child);
+        servers.push({ url, pid: child.pid as number, group, child, cpu: cpuOf(child.pid as number, group) });
+        const proxyGroup = isolation.serverGroup(`proxy ${index + 1}`, quota, index);
+        const proxy = await startProxy(model.baseURL, proxyGroup);
+        children.push(proxy.child);
+        proxies.push({
+          url: proxy.url,
+          pid: proxy.child.pid as number,
+          group: proxyGroup,
+          child: proxy.child,
+          cpu: cpuOf(proxy.child.pid as number, proxyGroup),
+        });
+      }
+      // Every process compiles its hot path before anything counts: a few seconds of each load on all three.
+      log(`bench: scale, warming ${servers.length} instances and proxies…`);
+      await closedLoop('server', 'chat', servers, clients, 0, 3_000, isolation.load);
+      await closedLoop('server', 'runs', servers, clients, 0, 3_000, isolation.load);
+      await closedLoop('proxy', 'chat', proxies, clients, 0, 2_000, isolation.load);
+      const measured: Window[][] = [];
+      const delays: number[] = [];
+      const roundP99Ms: number[] = [];
+      for (let round = 0; round < rounds; round += 1) {
+        const windows: Window[] = [];
+        for (const config of roundOrder(round)) {
+          const pool = (config.kind === 'server' ? servers : proxies).slice(0, config.instances);
+          const window = await closedLoop(
+            config.kind,
+            config.workload,
+            pool,
+            clients,
+            settleMs,
+            windowMs,
+            isolation.load,
+          );
+          windows.push(window);
+          log(
+            `bench: scale round ${round + 1}: ${config.kind} ${config.workload} ×${config.instances}: ${window.perSecond.toFixed(1)}/s, ` +
+              `p99 ${window.p99Ms.toFixed(0)} ms, ${window.cores.toFixed(2)} cores (${window.perCpuSecond.toFixed(1)} per CPU-second), ` +
+              `load ${window.loadCores.toFixed(2)} cores, errors ${window.errors}${window.errors > 0 ? ` (${window.errorReasons.join('; ')})` : ''}`,
+          );
+        }
+        measured.push(windows);
+        const [owner, reader] = servers as [Target, Target];
+        const roundDelays = await delivery(owner.url, reader.url, Math.ceil(deliverySamples / rounds), async () => {
+          // The paced answer for the next run, then the short one again: the model repeats whichever came last.
+          await model.push(paced, answer);
+        });
+        roundDelays.sort((a, b) => a - b);
+        roundP99Ms.push(percentile(roundDelays, 0.99));
+        delays.push(...roundDelays);
+      }
+      delays.sort((a, b) => a - b);
+      const configs = roundOrder(0);
+      const medians = configs.map((config) =>
+        medianWindow(
+          measured.map(
+            (windows) =>
+              windows.find(
+                (window) =>
+                  window.kind === config.kind &&
+                  window.workload === config.workload &&
+                  window.instances === config.instances,
+              ) as Window,
+          ),
+        ),
+      );
       return {
-        balancer: kind,
-        single: single.figures,
-        pair: pair.figures,
-        crossP50Ms: percentile(cross, 0.5),
-        crossP99Ms: percentile(cross, 0.99),
+        isolation: isolation.description,
+        isolated: isolation.kind !== 'none',
+        quotaCores: quota,
+        clientsPerInstance: clients,
+        rounds: measured,
+        medians,
+        delivery: {
+          samples: delays.length,
+          p50Ms: percentile(delays, 0.5),
+          p99Ms: percentile(delays, 0.99),
+          roundP99Ms,
+        },
+        databaseGiven: databaseIsGiven(),
       };
     } finally {
-      for (const close of closers) await close();
       for (const child of children) child.kill('SIGKILL');
       await model.close();
+      for (const home of homes) rmSync(home, { recursive: true, force: true });
     }
   });
 }
 
-/** `pnpm bench --scale [--quick]`: prints the figures and writes bench/results/scale.json. */
-export async function main(quick: boolean): Promise<void> {
-  const steps = quick ? capacitySteps(20, 400) : capacitySteps(20, 2_000);
-  process.stderr.write(`bench: scale, capacity search over ${steps.join(', ')} concurrent runs…\n`);
-  const result = await runScale({ steps, crossRuns: quick ? 5 : 20 });
-  const ratio = result.single.deltasPerSecond > 0 ? result.pair.deltasPerSecond / result.single.deltasPerSecond : 0;
-  const bound = `p99 gap <= ${PACE_MS + ADDED_GAP_BOUND_MS} ms, 0 errors`;
-  const lines = [
-    `scale: 1 instance  capacity ${Math.round(result.single.deltasPerSecond)} deltas/s at ${result.single.streams} runs (${bound})`,
-    `scale: 2 instances capacity ${Math.round(result.pair.deltasPerSecond)} deltas/s at ${result.pair.streams} runs, behind ${result.balancer}`,
-    `scale: throughput ratio 2/1 at equal p99      ${ratio.toFixed(2)}x (target >= 1.7x) ${ratio >= 1.7 ? 'met' : 'MISSED'}`,
-    `scale: cross-instance event delivery         p50 ${result.crossP50Ms.toFixed(1)} ms, p99 ${result.crossP99Ms.toFixed(1)} ms (target p99 <= 20 ms) ${result.crossP99Ms <= 20 ? 'met' : 'MISSED'}`,
-  ];
-  process.stdout.write(`${lines.join('\n')}\n`);
-  const here = dirname(new URL(import.meta.url).pathname);
-  writeFileSync(join(here, '..', 'results', 'scale.json'), `${JSON.stringify({ ...result, ratio }, null, 2)}\n`);
+function cpuOf(pid: number, group: CpuGroup | null): () => number {
+  return group ? () => group.cpuMs() : () => processCpuMsSafe(pid);
+}
+
+/** /proc CPU of a process, 0 once it is gone. */
+function processCpuMsSafe(pid: number): number {
+  try {
+    return processCpuMs(pid);
+  } catch {
+    return 0;
+  }
+}
+
+/** One row of the report (run.ts's shape). */
+export interface ScaleRow {
+  name: string;
+  unit: string;
+  value: number;
+  target: string;
+  met?: boolean;
+  detail?: string;
+}
+
+/** The window of `kind`/`workload`/`instances` in one round. */
+function pick(windows: Window[], kind: Kind, workload: Workload, instances: number): Window {
+  return windows.find(
+    (window) => window.kind === kind && window.workload === workload && window.instances === instances,
+  ) as Window;
+}
+
+/** The report rows of a scale result: ratios with their targets, efficiency, delivery. */
+export function scaleRows(result: ScaleResult): ScaleRow[] {
+  const rows: ScaleRow[] = [];
+  const quota = `${result.quotaCores} core each, ${result.clientsPerInstance} clients per instance`;
+  const ratioRow = (kind: Kind, workload: Workload, instances: 2 | 3, target: number) => {
+    const ratios = result.rounds.map(
+      (windows) => pick(windows, kind, workload, instances).perSecond / pick(windows, kind, workload, 1).perSecond,
+    );
+    const p99Ratios = result.rounds.map(
+      (windows) => pick(windows, kind, workload, instances).p99Ms / pick(windows, kind, workload, 1).p99Ms,
+    );
+    const cpuRatios = result.rounds.map(
+      (windows) =>
+        pick(windows, kind, workload, instances).perCpuSecond / pick(windows, kind, workload, 1).perCpuSecond,
+    );
+    const ratio = median(ratios);
+    const p99Ratio = median(p99Ratios);
+    const one = result.medians.find((w) => w.kind === kind && w.workload === workload && w.instances === 1) as Window;
+    const many = result.medians.find(
+      (w) => w.kind === kind && w.workload === workload && w.instances === instances,
+    ) as Window;
+    const floor = kind === 'proxy';
+    const what = workload === 'chat' ? 'chat turns' : 'runs read through the other instance';
+    const p99Bound = instances === 2 ? 1.15 : Number.POSITIVE_INFINITY;
+    rows.push({
+      name: `scale: ${floor ? 'proxy floor, ' : ''}${what}, ${instances} instances / 1`,
+      unit: '×',
+      value: ratio,
+      target: floor ? 'reported' : `≥ ${target}×${instances === 2 ? ', p99 ≤ 1.15× one instance' : ''}, 0 errors`,
+      ...(floor ? {} : { met: ratio >= target && p99Ratio <= p99Bound && one.errors + many.errors === 0 }),
+      detail:
+        `rounds ${ratios.map((value) => value.toFixed(2)).join(' / ')}×; ${many.perSecond.toFixed(1)}/s vs ${one.perSecond.toFixed(1)}/s; ` +
+        `p99 ${many.p99Ms.toFixed(0)} vs ${one.p99Ms.toFixed(0)} ms (${p99Ratio.toFixed(2)}×); ` +
+        `per CPU-second ${many.perCpuSecond.toFixed(1)} vs ${one.perCpuSecond.toFixed(1)} (${median(cpuRatios).toFixed(2)}×); ` +
+        `cores received ${many.cores.toFixed(2)} vs ${one.cores.toFixed(2)} (quota ${result.quotaCores} each), load group ${many.loadCores.toFixed(2)} cores; ` +
+        `errors ${many.errors + one.errors}${many.errors + one.errors > 0 ? ` (${[...many.errorReasons, ...one.errorReasons].join('; ')})` : ''}; ${quota}`,
+    });
+  };
+  ratioRow('server', 'chat', 2, 1.85);
+  ratioRow('server', 'chat', 3, 2.6);
+  ratioRow('server', 'runs', 2, 1.8);
+  ratioRow('server', 'runs', 3, 2.6);
+  ratioRow('proxy', 'chat', 2, 0);
+  ratioRow('proxy', 'chat', 3, 0);
+  for (const window of result.medians) {
+    if (window.instances !== 1) continue;
+    const what = window.workload === 'chat' ? 'chat turns' : 'runs';
+    rows.push({
+      name: `scale: ${window.kind === 'proxy' ? 'proxy floor' : 'apps/server'} ${what} per CPU-second, 1 instance`,
+      unit: '/s',
+      value: window.perCpuSecond,
+      target: 'reported',
+      detail: `${window.perSecond.toFixed(1)}/s on ${window.cores.toFixed(2)} cores received (quota ${result.quotaCores}), p50 ${window.p50Ms.toFixed(0)} / p99 ${window.p99Ms.toFixed(0)} ms; ${(1000 / window.perCpuSecond).toFixed(1)} ms CPU each`,
+    });
+  }
+  rows.push({
+    name: 'scale: cross-instance delivery p99',
+    unit: 'ms',
+    value: result.delivery.p99Ms,
+    target: '≤ 20 ms, ≥ 1,000 samples',
+    met: result.delivery.p99Ms <= 20 && result.delivery.samples >= 1_000,
+    detail: `${result.delivery.samples} deltas (${DELIVERY_DELTAS} per run, ${DELIVERY_PACE_MS} ms apart, runs one at a time) pooled over ${result.rounds.length} rounds; p50 ${result.delivery.p50Ms.toFixed(1)} ms; rounds' p99 ${result.delivery.roundP99Ms.map((value) => value.toFixed(1)).join(' / ')} ms${result.databaseGiven ? '; PostgreSQL from HERMES_BENCH_DATABASE_URL (not in the load group)' : ''}`,
+  });
+  return rows;
+}
+
+/** `pnpm bench --scale [--quick]`: prints the rows and writes bench/results/scale.json. */
+export async function main(quick: boolean, quotaCores?: number): Promise<ScaleRow[]> {
+  const result = await runScale({
+    ...(quotaCores === undefined ? {} : { quotaCores }),
+    ...(quick ? { settleMs: 750, windowMs: 2_000 } : {}),
+  });
+  const rows = scaleRows(result);
+  const results = fileURLToPath(new URL('../results', import.meta.url));
+  mkdirSync(results, { recursive: true });
+  writeFileSync(join(results, 'scale.json'), `${JSON.stringify({ ...result, rows }, null, 2)}\n`);
+  return rows;
 }

@@ -5,19 +5,22 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import type { CpuGroup } from './cgroups.js';
 
 /** The API key every benchmark's server is started with. */
 export const BENCH_KEY = 'bench-key-0123456789abcdefghij';
 
 /**
  * Starts apps/server on port 0 with `home` as HERMES_HOME and the model at `modelUrl`, plus `env`;
- * resolves with the child and its URL. `profileDir` writes a CPU profile there when it exits on SIGTERM.
+ * resolves with the child and its URL. `group` is the CPU group it runs in. `profileDir` writes a CPU profile there when it exits on SIGTERM.
  */
 export async function startBenchServer(options: {
   home: string;
   modelUrl: string;
   env?: Record<string, string>;
   profileDir?: string;
+  /** The CPU group the server runs in (cgroups.ts); it is moved there as soon as it is spawned. */
+  group?: CpuGroup | null;
 }): Promise<{ child: ChildProcess; url: string }> {
   const entry = join(dirname(createRequire(import.meta.url).resolve('@hermes/server/package.json')), 'dist', 'main.js');
   const profile = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [];
@@ -35,6 +38,7 @@ export async function startBenchServer(options: {
     },
     stdio: ['ignore', 'pipe', 'ignore'],
   });
+  if (options.group && child.pid !== undefined) options.group.add(child.pid);
   const url = await new Promise<string>((resolve, reject) => {
     let stdout: string | undefined = '';
     // Keeps reading the log lines after the URL (a full pipe would stall the server), unkept.

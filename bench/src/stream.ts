@@ -1,16 +1,14 @@
 /**
- * Stream-path benchmarks: 10,000 text deltas from the core's scripted OpenAI-compatible server,
- * measured on the two floors of issue 11 — a client reading the SSE itself (direct path) and the
- * AI SDK provider's `doStream` consumed in-process (provider path) — and through the core's turn
- * loop in-process. Wall time and CPU time of this process, and time to first delta. The model server
+ * Stream-path benchmarks in the harness's process: 10,000 text deltas from the core's scripted
+ * OpenAI-compatible server, read by a client reading the SSE itself over node:http, by the AI SDK
+ * provider's `doStream`, and through the core's turn loop. (The stream paths' own floor, the direct
+ * client in a process of its own measured in the same rounds as the paths, is in protocol-stream.ts.) Wall time and CPU time of this process, and time to first delta. The model server
  * runs in its own process, as it does for the protocol paths.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { createAgentHost, silentLogger } from '@hermes/core';
 import { step, text } from '@hermes/core/testing';
@@ -52,31 +50,6 @@ function medians(name: string, samples: StreamMeasurement[]): StreamMeasurement 
   return { name, ...fieldMedians(samples, ['wallMs', 'cpuMs', 'firstDeltaMs']) };
 }
 
-/** The name of the fresh-process floor, which the stream paths' first-turn rows are read against. */
-export const FRESH_DIRECT_FLOOR = 'stream: direct SSE read, first read of a fresh process (floor)';
-
-/**
- * The direct client's first read in a fresh node process (`direct-fresh-process.mjs`): started and ready, then the
- * deltas. It pays what any process pays on its first stream (compiling the code it runs, loading fetch) and is
- * what the stream paths' first turn of a fresh process compares with.
- */
-async function measureFreshDirect(server: { baseURL: string }): Promise<StreamMeasurement> {
-  const script = fileURLToPath(new URL('./direct-fresh-process.mjs', import.meta.url));
-  const child = spawn(process.execPath, [script, server.baseURL], { stdio: ['pipe', 'pipe', 'inherit'] });
-  try {
-    const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-    const ready = await lines.next();
-    if (ready.value !== 'ready') throw new Error('the fresh direct client did not start');
-    child.stdin.write('go\n');
-    const figures = await lines.next();
-    const parsed = JSON.parse(String(figures.value)) as Omit<StreamMeasurement, 'name'> & { deltas: number };
-    if (parsed.deltas !== DELTAS) throw new Error(`the fresh direct client saw ${parsed.deltas} deltas`);
-    return { name: FRESH_DIRECT_FLOOR, wallMs: parsed.wallMs, cpuMs: parsed.cpuMs, firstDeltaMs: parsed.firstDeltaMs };
-  } finally {
-    child.kill('SIGKILL');
-  }
-}
-
 /** Medians of `runs` runs of each path, after one uncounted run. */
 export async function runStreamBenchmarks(options: { quick: boolean }): Promise<StreamMeasurement[]> {
   const runs = options.quick ? 3 : 7;
@@ -89,31 +62,41 @@ export async function runStreamBenchmarks(options: { quick: boolean }): Promise<
     connectMcp: false,
     logger: silentLogger,
   });
+  const agent = new Agent({ keepAlive: true });
   const paths: [string, (onDelta: () => void) => Promise<void>][] = [
     [
-      'stream: direct SSE read (floor)',
-      async (onDelta) => {
-        const response = await fetch(`${server.baseURL}/chat/completions`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ model: 'bench', stream: true, messages: [{ role: 'user', content: 'go' }] }),
-        });
-        const decoder = new TextDecoder();
-        let buffer = '';
-        for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
-          buffer += decoder.decode(chunk, { stream: true });
-          let newline = buffer.indexOf('\n\n');
-          while (newline >= 0) {
-            const event = buffer.slice(0, newline);
-            buffer = buffer.slice(newline + 2);
-            if (event.startsWith('data: ') && event !== 'data: [DONE]') {
-              const parsed = JSON.parse(event.slice(6)) as { choices: { delta: { content?: string } }[] };
-              if (parsed.choices[0]?.delta.content) onDelta();
-            }
-            newline = buffer.indexOf('\n\n');
-          }
-        }
-      },
+      'stream: direct SSE read in-process (floor)',
+      (onDelta) =>
+        new Promise<void>((resolve, reject) => {
+          // node:http, as the agents read the model (ADR 0026) and as the stream paths' direct client does.
+          const body = JSON.stringify({ model: 'bench', stream: true, messages: [{ role: 'user', content: 'go' }] });
+          const outgoing = httpRequest(`${server.baseURL}/chat/completions`, {
+            method: 'POST',
+            agent,
+            headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+          });
+          outgoing.once('error', reject);
+          outgoing.once('response', (response) => {
+            response.setEncoding('utf8');
+            let buffer = '';
+            response.on('data', (piece: string) => {
+              buffer += piece;
+              let newline = buffer.indexOf('\n\n');
+              while (newline >= 0) {
+                const event = buffer.slice(0, newline);
+                buffer = buffer.slice(newline + 2);
+                if (event.startsWith('data: ') && event !== 'data: [DONE]') {
+                  const parsed = JSON.parse(event.slice(6)) as { choices: { delta: { content?: string } }[] };
+                  if (parsed.choices[0]?.delta.content) onDelta();
+                }
+                newline = buffer.indexOf('\n\n');
+              }
+            });
+            response.once('error', reject);
+            response.once('end', resolve);
+          });
+          outgoing.end(body);
+        }),
     ],
     [
       'stream: provider doStream (floor)',
@@ -151,13 +134,8 @@ export async function runStreamBenchmarks(options: { quick: boolean }): Promise<
       }
       results.push(medians(name, samples));
     }
-    const fresh: StreamMeasurement[] = [];
-    for (let index = 0; index < runs; index += 1) {
-      await server.push(...script());
-      fresh.push(await measureFreshDirect(server));
-    }
-    results.push(medians(FRESH_DIRECT_FLOOR, fresh));
   } finally {
+    agent.destroy();
     await host.close();
     await server.close();
     rmSync(home, { recursive: true, force: true });

@@ -14,7 +14,16 @@ export {
   type ModelOptionsRequest,
 } from './agent/model-options.js';
 export type { HermesSettings as HermesConfig } from './agent/settings.js';
-export type { InterruptOptions, RunTurnOptions, SteerResult, TurnInput, TurnResult } from './agent/turn-types.js';
+export { pendingToolCalls } from './agent/transcript.js';
+export type {
+  ClientTool,
+  ClientToolResult,
+  InterruptOptions,
+  RunTurnOptions,
+  SteerResult,
+  TurnInput,
+  TurnResult,
+} from './agent/turn-types.js';
 export type {
   Agent,
   AgentStatus,
@@ -172,4 +181,5 @@ export type {
 } from './tools/types.js';
 export { type TurnClaim, type TurnHolder, type TurnReleased, TurnsInFlight } from './turns-in-flight.js';
 export type * from './types.js';
+export { type PingableSocket, pingSockets } from './util/socket-liveness.js';
 export { VERSION } from './version.js';

@@ -1,5 +1,35 @@
 import type { TurnClaim } from './turns-in-flight.js';
-import type { ContentPart, CostStatus, FinishReason, HostCallbacks, JsonObject, ModelRoute, Usage } from './types.js';
+import type {
+  ContentPart,
+  CostStatus,
+  FinishReason,
+  HostCallbacks,
+  JsonObject,
+  ModelRoute,
+  StoredToolCall,
+  Usage,
+} from './types.js';
+
+/**
+ * A function tool that the caller's own client runs (ADR 0052): offered to the model beside the server's tools, never
+ * executed by the core. A model call to one ends the turn's run with {@link TurnResult.clientToolCalls}; the caller's
+ * next run on the session answers it with {@link TurnInput.toolResults}.
+ */
+export interface ClientTool {
+  name: string;
+  description?: string;
+  /** JSON Schema of the arguments, passed to the model as given. */
+  inputSchema: JsonObject;
+}
+
+/** The client's result for one of its tool calls (ADR 0052). */
+export interface ClientToolResult {
+  /** The id of a call in {@link TurnResult.clientToolCalls} of the run that stopped for it. */
+  callId: string;
+  content: string;
+  /** The client reported a failure: stored with status `failed`. */
+  isError?: boolean;
+}
 
 /** Input of one turn (spec/core.md §5.4). */
 export interface TurnInput {
@@ -9,6 +39,13 @@ export interface TurnInput {
   persistAs?: { text?: string; displayKind?: string; displayMetadata?: JsonObject };
   /** Sent with this turn's requests only, never stored. */
   ephemeralSystemPrompt?: string;
+  /**
+   * Results of client tool calls the session's transcript is waiting for (ADR 0052). With them the run continues the
+   * turn that stopped for those calls (same turn id unless `RunTurnOptions.turnId` says otherwise): their tool rows
+   * are stored first, then the user row when `text` or `content` is given too, then the loop goes on. A pending call
+   * without a result is answered with an error row; a result for a call that is not pending is ignored.
+   */
+  toolResults?: ClientToolResult[];
 }
 
 /** Options of one turn. */
@@ -32,6 +69,16 @@ export interface RunTurnOptions {
    * turn is refused with `session_busy`. The caller releases its own claim once the turn's result has settled.
    */
   claim?: TurnClaim;
+  /**
+   * Function tools the caller's client runs itself (ADR 0052), offered beside the session's tools. A name equal to one
+   * of the session's active tools makes `runTurn` throw `tool_name_conflict`.
+   */
+  clientTools?: ClientTool[];
+  /**
+   * Forces the first model step of this run to call a tool: any tool (`required`), or the named one. Later steps of
+   * the run choose freely, so that server-run tools and the answer can follow.
+   */
+  toolChoice?: 'required' | { toolName: string };
 }
 
 /** How a turn ended (spec/core.md §5.4, §8). */
@@ -57,6 +104,12 @@ export interface TurnResult {
   userRowId: number | null;
   rowIds: number[];
   durationMs: number;
+  /**
+   * The client tool calls the run stopped for (exit reason `client_tool_calls`, outcome `completed`, finish reason
+   * `tool_calls`), in the model's order; absent otherwise. Their assistant row is stored without results until the
+   * next run brings them (ADR 0052).
+   */
+  clientToolCalls?: StoredToolCall[];
 }
 
 /** Result of `steer` and `redirect`. */

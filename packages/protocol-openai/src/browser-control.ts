@@ -1,12 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { AgentHost, ToolContext, ToolDefinition, ToolResult } from '@hermes/core';
+import { type AgentHost, pingSockets, type ToolContext, type ToolDefinition, type ToolResult } from '@hermes/core';
 import type { Hono } from 'hono';
 import { type WebSocket, WebSocketServer } from 'ws';
 import { z } from 'zod';
 import { ApiError } from './http-error.js';
-import { pingWebSockets, refuseUpgrade, resolveHttpTimeouts } from './http-hardening.js';
+import { refuseUpgrade, resolveHttpTimeouts } from './http-hardening.js';
 
 /**
  * Browser-extension control (spec/openai-api.md §24): a browser extension registers as the
@@ -102,7 +102,7 @@ export class BrowserControlBroker {
     options: BrowserControlOptions = {},
   ) {
     this.enabled = options.enabled ?? enabledInConfig(host);
-    this.stopPings = pingWebSockets(this.sockets, resolveHttpTimeouts(host).pingIntervalMs);
+    this.stopPings = pingSockets(this.sockets, resolveHttpTimeouts(host).pingIntervalMs);
     if (this.enabled) for (const tool of this.tools()) if (!host.tools.get(tool.name)) host.tools.register(tool);
   }
 

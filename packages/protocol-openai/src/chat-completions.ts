@@ -1,13 +1,22 @@
 import { createHash } from 'node:crypto';
 import type { Agent, AgentEvent, ApprovalDecision, TurnResult } from '@hermes/core';
-import { redactSecrets } from '@hermes/core';
+import { pendingToolCalls, redactSecrets } from '@hermes/core';
 import type { Context } from 'hono';
 import { approvalPayload } from './approval-payload.js';
+import {
+  chatContinuation,
+  chatToolCalls,
+  checkResults,
+  parseClientTools,
+  storedOpenTurn,
+  toolConflictError,
+} from './client-tools.js';
 import { ApiError } from './http-error.js';
 import { hexId } from './ids.js';
 import { selectModel } from './model-selection.js';
 import {
   isValidSessionId,
+  normalizeContent,
   normalizeConversation,
   parseStreamFlag,
   toChatMessage,
@@ -103,14 +112,33 @@ export async function handleChatCompletions(server: ServerContext, context: Cont
   if (!Array.isArray(messages) || messages.length === 0)
     throw new ApiError(400, 'missing_required_field', "Missing or invalid 'messages' field", { param: 'messages' });
   const streaming = parseStreamFlag(body.stream);
-  const conversation = normalizeConversation(
-    messages.map((message) => (typeof message === 'object' && message !== null ? message : { role: null })) as {
-      role: unknown;
-      content: unknown;
-    }[],
-    (index) => `messages[${index}]`,
-    'No user message found in messages',
-  );
+  const clientTools = parseClientTools(body, 'chat', host);
+  const items = messages.map((message) =>
+    typeof message === 'object' && message !== null ? message : { role: null },
+  ) as Record<string, unknown>[];
+  // A list that ends with tool results continues the turn that stopped for the client's tools (ADR 0052): the
+  // messages up to that turn's user message are read as any body is.
+  const continuation = chatContinuation(items);
+  const conversation =
+    continuation && continuation.userIndex < 0
+      ? {
+          systemText: items
+            .map((item, index) =>
+              item.role === 'system' || item.role === 'developer'
+                ? normalizeContent(item.content, `messages[${index}].content`).text
+                : '',
+            )
+            .filter(Boolean)
+            .join('\n'),
+          history: [],
+          input: null,
+          firstUserText: '',
+        }
+      : normalizeConversation(
+          (continuation ? items.slice(0, continuation.userIndex + 1) : items) as { role: unknown; content: unknown }[],
+          (index) => `messages[${index}]`,
+          'No user message found in messages',
+        );
   const selection = selectModel(host, settings, body, settings.directModelRequests);
   const includeUsage =
     streaming && (body.stream_options as { include_usage?: unknown } | null | undefined)?.include_usage === true;
@@ -140,6 +168,7 @@ export async function handleChatCompletions(server: ServerContext, context: Cont
     setTimeout(() => server.approvals.queues.delete(completionId), APPROVAL_ID_RETENTION_MS).unref();
   };
   let seedCount = 0;
+  let continuedTurnId: string | undefined;
   // Everything up to the turn's start may throw (a client gone while paced, a session that cannot be resumed, input
   // the agent refuses): the slot goes back then; after it, the turn's settle gives it back (ADR 0037).
   const { agent, run } = await slot.guard(async () => {
@@ -148,19 +177,59 @@ export async function handleChatCompletions(server: ServerContext, context: Cont
       let agent: Agent;
       if (headerSession !== undefined) {
         agent = await agentForSession(host, headerSession);
+        // The stored session holds the open turn: the results must answer the calls it waits for.
+        if (continuation) checkResults(continuation.results, pendingToolCalls(await agent.history()));
       } else {
-        const seed = conversation.history.map(toChatMessage);
+        // Without the header the body is the history (spec §13.3). The open turn comes from the derived session,
+        // where the server recorded it with its own tool calls; the body's copy of it is the fallback.
+        const stored = continuation ? await storedOpenTurn(host, sessionId, continuation) : null;
+        if (stored) continuedTurnId = stored.turnId;
+        const seed = [
+          ...conversation.history.map(toChatMessage),
+          ...(stored
+            ? stored.rows
+            : continuation
+              ? [...(conversation.input ? [toChatMessage(conversation.input)] : []), ...continuation.turnRows]
+              : []),
+        ];
+        if (continuation)
+          checkResults(
+            continuation.results,
+            pendingToolCalls(
+              seed.map((message) => ({
+                role: message.role,
+                displayKind: null,
+                toolCalls: message.toolCalls ?? null,
+                toolCallId: message.toolCallId ?? null,
+              })),
+            ),
+          );
         agent = await host.newSession({ ephemeral: true, seed, source: 'api_server' });
         seedCount = (await agent.history()).length;
       }
-      const run = agent.runTurn(toTurnInput(conversation.input, conversation.systemText), {
-        signal: controller.signal,
-        ...(selection.spec ? { model: selection.spec } : {}),
-        ...(sessionKey !== undefined ? { memoryScope: sessionKey } : {}),
-        // Only a session named by the header is the claim's; a derived one runs on a fresh ephemeral agent.
-        ...(headerSession !== undefined && slot.claim ? { claim: slot.claim } : {}),
-        callbacks: { approve },
-      });
+      const input = continuation
+        ? {
+            toolResults: continuation.results.map(({ callId, content }) => ({ callId, content })),
+            ...(conversation.systemText ? { ephemeralSystemPrompt: conversation.systemText } : {}),
+          }
+        : toTurnInput(conversation.input as NonNullable<typeof conversation.input>, conversation.systemText);
+      let run: ReturnType<Agent['runTurn']>;
+      try {
+        run = agent.runTurn(input, {
+          signal: controller.signal,
+          ...(selection.spec ? { model: selection.spec } : {}),
+          ...(sessionKey !== undefined ? { memoryScope: sessionKey } : {}),
+          // Only a session named by the header is the claim's; a derived one runs on a fresh ephemeral agent.
+          ...(headerSession !== undefined && slot.claim ? { claim: slot.claim } : {}),
+          ...(clientTools.tools.length > 0 ? { clientTools: clientTools.tools } : {}),
+          ...(clientTools.toolChoice !== undefined ? { toolChoice: clientTools.toolChoice } : {}),
+          ...(continuedTurnId !== undefined ? { turnId: continuedTurnId } : {}),
+          callbacks: { approve },
+        });
+      } catch (error) {
+        if (headerSession === undefined) await agent.close().catch(() => undefined);
+        throw toolConflictError(error);
+      }
       return { agent, run };
     } catch (error) {
       settleApprovals();
@@ -197,13 +266,18 @@ export async function handleChatCompletions(server: ServerContext, context: Cont
       throw new ApiError(502, 'agent_incomplete', outcomeErrorText(result), { hermes: hermesOutcome(result) });
     }
     const message: Record<string, unknown> = { role: 'assistant', content: result.finalText, refusal: null };
+    if (result.clientToolCalls) {
+      // The OpenAI shape of a step that called the client's tools: the calls, and the step's text or null.
+      message.content = result.finalText === '' ? null : result.finalText;
+      message.tool_calls = chatToolCalls(result.clientToolCalls);
+    }
     if (settings.showReasoning && result.lastReasoning) message.reasoning_content = result.lastReasoning;
     const answer: Record<string, unknown> = {
       id: completionId,
       object: 'chat.completion',
       created,
       model,
-      choices: [{ index: 0, message, logprobs: null, finish_reason: chatFinishReason(result) }],
+      choices: [{ index: 0, message, logprobs: null, finish_reason: finishReasonOf(result) }],
       usage: chatUsage(result.usage.turn),
     };
     if (result.outcome !== 'completed') {
@@ -238,7 +312,10 @@ export async function handleChatCompletions(server: ServerContext, context: Cont
   const finishAndClose = async (result: TurnResult | null) => {
     if (!writer) return;
     if (result && !contentSent && result.finalText !== '') await writer.frame(chunk({ content: result.finalText }));
-    const finishReason = result ? chatFinishReason(result) : 'error';
+    // Each call the run stopped for is one delta with its id, name and whole arguments, indexed as OpenAI streams them.
+    for (const [index, call] of chatToolCalls(result?.clientToolCalls ?? []).entries())
+      await writer.frame(chunk({ tool_calls: [{ index, ...call }] }));
+    const finishReason = result ? finishReasonOf(result) : 'error';
     const failed = result?.outcome !== 'completed';
     const extra = failed
       ? {
@@ -320,6 +397,11 @@ export async function handleChatCompletions(server: ServerContext, context: Cont
       await finishAndClose(null);
     },
   );
+}
+
+/** `finish_reason`: `tool_calls` when the run stopped for the client's tools (ADR 0052), else spec §13.5. */
+function finishReasonOf(result: TurnResult): string {
+  return result.clientToolCalls ? 'tool_calls' : chatFinishReason(result);
 }
 
 function statusFrame(event: AgentEvent): { kind: string; message: string } | null {

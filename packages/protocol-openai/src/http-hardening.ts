@@ -2,7 +2,6 @@ import type { IncomingMessage, Server, ServerOptions, ServerResponse } from 'nod
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { AgentHost } from '@hermes/core';
-import type { WebSocket, WebSocketServer } from 'ws';
 import { ApiError } from './http-error.js';
 import { SECURITY_HEADERS } from './pipeline.js';
 
@@ -182,33 +181,4 @@ function clientErrorFailure(code: string | undefined): ApiError {
     default:
       return new ApiError(400, 'invalid_json', 'Malformed HTTP request.');
   }
-}
-
-/**
- * Pings every client of `sockets` each `intervalMs` and terminates one that did not answer the previous ping, so a
- * peer that vanished without a close does not hold its socket for good. Returns the function that stops it.
- */
-export function pingWebSockets(sockets: WebSocketServer, intervalMs: number): () => void {
-  if (intervalMs <= 0) return () => {};
-  const answered = new WeakMap<WebSocket, boolean>();
-  const watched = new WeakSet<WebSocket>();
-  const timer = setInterval(() => {
-    for (const client of sockets.clients) {
-      if (!watched.has(client)) {
-        watched.add(client);
-        client.on('pong', () => answered.set(client, true));
-      } else if (answered.get(client) !== true) {
-        client.terminate();
-        continue;
-      }
-      answered.set(client, false);
-      try {
-        client.ping();
-      } catch {
-        // A socket closing right now.
-      }
-    }
-  }, intervalMs);
-  timer.unref?.();
-  return () => clearInterval(timer);
 }

@@ -66,6 +66,8 @@ export async function resolveItemReferences(
     if (referenced.get(id) !== index) return;
     const target = found.get(id) as Record<string, unknown>;
     if (target.type === 'message') resolved.items.push({ index, item: { role: 'assistant', content: target.content } });
+    // A call of the client's own tool (ADR 0052): the item itself, as a client that sends it in full does.
+    else if (target.type === 'function_call') resolved.items.push({ index, item: { ...target } });
     else if (target.type === 'mcp_call' && typeof target.name === 'string')
       resolved.toolCalls.push({
         index,

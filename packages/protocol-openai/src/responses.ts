@@ -1,7 +1,14 @@
-import type { AgentEvent, JsonValue, ResponseRecord, TurnResult } from '@hermes/core';
-import { redactSecrets } from '@hermes/core';
+import type { AgentEvent, ChatMessage, ClientToolResult, JsonValue, ResponseRecord, TurnResult } from '@hermes/core';
+import { pendingToolCalls, redactSecrets } from '@hermes/core';
 import type { Context, Hono } from 'hono';
 import { NO_APPROVAL_CHANNEL } from './chat-completions.js';
+import {
+  checkResults,
+  type IndexedResult,
+  parseClientTools,
+  responsesContinuation,
+  toolConflictError,
+} from './client-tools.js';
 import { ApiError, invalidField } from './http-error.js';
 import { hexId, newSessionId } from './ids.js';
 import { historyRows, resolveItemReferences } from './item-references.js';
@@ -43,6 +50,8 @@ function responseObject(fields: {
   previousResponseId: string | null;
   store: boolean;
   truncation: string;
+  tools: unknown[];
+  toolChoice: unknown;
 }) {
   return {
     id: fields.id,
@@ -59,8 +68,8 @@ function responseObject(fields: {
     parallel_tool_calls: false,
     temperature: null,
     top_p: null,
-    tool_choice: 'auto',
-    tools: [],
+    tool_choice: fields.toolChoice,
+    tools: fields.tools,
     previous_response_id: fields.previousResponseId,
     store: fields.store,
     truncation: fields.truncation,
@@ -129,13 +138,15 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
           : null;
     if (conversationName !== null && body.previous_response_id !== undefined)
       throw invalidField('conversation', 'Use either conversation or previous_response_id.');
-    const resolved = await resolveItemReferences(
-      store,
-      (typeof body.input === 'string' ? [body.input] : (body.input as unknown[])).map((item) =>
-        typeof item === 'string' ? { role: 'user', content: item } : (item as Record<string, unknown>),
-      ),
+    const inputItems = (typeof body.input === 'string' ? [body.input] : (body.input as unknown[])).map((item) =>
+      typeof item === 'string' ? { role: 'user', content: item } : (item as Record<string, unknown>),
     );
-    const kept = resolved.items.filter(
+    const resolved = await resolveItemReferences(store, inputItems);
+    const clientTools = parseClientTools(body, 'responses', host);
+    // An input that ends with function_call_output items continues the turn that stopped for the client's tools
+    // (ADR 0052); the items up to that turn's user message are read as any input is.
+    const continuation = responsesContinuation(resolved.items);
+    const kept = (continuation ? resolved.items.slice(0, continuation.userPosition + 1) : resolved.items).filter(
       ({ item }) =>
         // Tool items sent back by clients are display copies; the session's transcript carries the calls.
         !['reasoning', 'function_call', 'function_call_output', 'mcp_call'].includes(String(item.type ?? '')),
@@ -146,17 +157,40 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
       previous = await previousResponse(host, body.previous_response_id);
     } else if (conversationName !== null) {
       previous = await store.latestForConversation(conversationName);
+    } else if (continuation) {
+      // The whole conversation sent again: the stored response that holds its calls is the chain (the newest one),
+      // found through the ids of its items that the input carries (`function_call` items sent in full with their
+      // id, or any `item_reference`: the AI SDK references the step's message and sends the call without an id).
+      const callIds = new Set(continuation.outputs.map((output) => output.callId));
+      const itemIds = [
+        ...continuation.callItemIds,
+        ...inputItems.flatMap((item) =>
+          item.type === 'item_reference' && typeof item.id === 'string' ? [item.id] : [],
+        ),
+      ];
+      previous =
+        (itemIds.length === 0 ? [] : await store.withOutputItems(itemIds)).findLast(
+          (record) =>
+            Array.isArray(record.output) &&
+            record.output.some((item) => {
+              const candidate = item as { type?: unknown; call_id?: unknown } | null;
+              return candidate?.type === 'function_call' && callIds.has(String(candidate.call_id));
+            }),
+        ) ?? null;
     }
     const previousInstructions = previous
       ? ((previous.request as { instructions?: string | null }).instructions ?? null)
       : null;
     const instructions = typeof body.instructions === 'string' ? body.instructions : previousInstructions;
-    const conversation = normalizeConversation(
-      items,
-      (index) => `input[${kept[index]?.index ?? index}]`,
-      'No user message found in input',
-      instructions ? [instructions] : [],
-    );
+    const conversation =
+      continuation && continuation.userPosition < 0
+        ? { systemText: instructions ?? '', history: [], input: null, firstUserText: '' }
+        : normalizeConversation(
+            items,
+            (index) => `input[${kept[index]?.index ?? index}]`,
+            'No user message found in input',
+            instructions ? [instructions] : [],
+          );
     const selection = selectModel(host, settings, body, settings.directModelRequests);
     const model = selection.display;
     const responseId = hexId('resp_', 24);
@@ -167,15 +201,48 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
     const slot = admission.admit(targetSession, responseId, 'responses');
     serverContext.metrics.turns += 1;
     let firstRowId: number | null = null;
+    let toolResults: ClientToolResult[] = [];
     // The setup may throw (a client gone while paced, a store failure): the slot goes back then (ADR 0037).
     const agent = await slot.guard(async () => {
       await paceClientTurn(admission, context);
       if (!(await host.store.getSession(targetSession)))
         await host.store.createSession({ id: targetSession, source: 'api_server' });
-      const inputRows = historyRows(
+      if (continuation && previous) {
+        // The chained session holds the open turn: nothing of the input is written again, the outputs answer the
+        // calls it waits for. Outputs of calls it already has results for are copies the client keeps; skipped.
+        const live = await agentForSession(host, targetSession);
+        const stored = await live.history();
+        const pending = new Set(pendingToolCalls(stored).map((call) => call.id));
+        const answered = new Set(stored.map((row) => row.toolCallId).filter((id) => id !== null));
+        const results = [...continuation.earlierOutputs, ...continuation.outputs].filter(
+          (output) => pending.has(output.callId) || !answered.has(output.callId),
+        );
+        checkResults(results, pendingToolCalls(stored));
+        toolResults = plainResults(results);
+        return live;
+      }
+      const inputRows: (ChatMessage & { content: string })[] = historyRows(
         conversation.history.map((message) => ({ ...message, index: kept[message.index]?.index ?? message.index })),
         resolved.toolCalls,
       );
+      if (continuation) {
+        // No stored response holds the calls (store: false, or another deployment's ids): the input is the whole
+        // history, the open turn's calls and earlier results included.
+        if (conversation.input) inputRows.push({ role: 'user', content: conversation.input.text });
+        inputRows.push(...(continuation.turnRows as (ChatMessage & { content: string })[]));
+        checkResults(
+          continuation.outputs,
+          pendingToolCalls(
+            inputRows.map((row) => ({
+              role: row.role,
+              displayKind: null,
+              toolCalls: row.toolCalls ?? null,
+              toolCallId: row.toolCallId ?? null,
+            })),
+          ),
+        );
+        toolResults = plainResults(continuation.outputs);
+      }
       const history = [...seedRows, ...inputRows];
       if (history.length > 0) {
         const ids = await host.store.appendMessages(targetSession, history);
@@ -203,6 +270,8 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
         previousResponseId: previous?.id ?? null,
         store: storeFlag,
         truncation: truncation as string,
+        tools: clientTools.declared,
+        toolChoice: clientTools.choiceEcho,
       });
     const save = async (object: ReturnType<typeof build>, result: TurnResult | null) => {
       if (!storeFlag) return;
@@ -228,15 +297,24 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
     };
     context.header('X-Hermes-Session-Id', targetSession);
     if (sessionKey !== undefined) context.header('X-Hermes-Session-Key', sessionKey);
-    const turn = await slot.guard(() =>
-      agent.runTurn(toTurnInput(conversation.input, conversation.systemText), {
-        signal: controller.signal,
-        ...(selection.spec ? { model: selection.spec } : {}),
-        ...(sessionKey !== undefined ? { memoryScope: sessionKey } : {}),
-        ...(slot.claim ? { claim: slot.claim } : {}),
-        callbacks: { approve: async () => NO_APPROVAL_CHANNEL },
-      }),
-    );
+    const turnInput = continuation
+      ? { toolResults, ...(conversation.systemText ? { ephemeralSystemPrompt: conversation.systemText } : {}) }
+      : toTurnInput(conversation.input as NonNullable<typeof conversation.input>, conversation.systemText);
+    const turn = await slot.guard(async () => {
+      try {
+        return agent.runTurn(turnInput, {
+          signal: controller.signal,
+          ...(selection.spec ? { model: selection.spec } : {}),
+          ...(sessionKey !== undefined ? { memoryScope: sessionKey } : {}),
+          ...(slot.claim ? { claim: slot.claim } : {}),
+          ...(clientTools.tools.length > 0 ? { clientTools: clientTools.tools } : {}),
+          ...(clientTools.toolChoice !== undefined ? { toolChoice: clientTools.toolChoice } : {}),
+          callbacks: { approve: async () => NO_APPROVAL_CHANNEL },
+        });
+      } catch (error) {
+        throw toolConflictError(error);
+      }
+    });
 
     // Item bookkeeping shared by both modes (spec §14.7).
     let emit: (event: Record<string, unknown>) => Promise<void> = async () => undefined;
@@ -392,6 +470,25 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
     const finalize = async (result: TurnResult) => {
       if (openReasoning) await closeReasoning();
       if (openMessage) await closeMessage('final_answer', result.outcome === 'completed' ? 'completed' : 'incomplete');
+      // The calls the run stopped for are the client's to run: `function_call` items, complete, never cut (ADR 0052).
+      for (const call of result.clientToolCalls ?? []) {
+        const item: Item = {
+          id: hexId('fc_', 24),
+          type: 'function_call',
+          status: 'in_progress',
+          call_id: call.id,
+          name: call.name,
+          arguments: '',
+        };
+        output.push(item);
+        const base = { item_id: item.id, output_index: indexOf(item) };
+        await emit({ type: 'response.output_item.added', output_index: indexOf(item), item: { ...item } });
+        item.arguments = call.arguments;
+        await emit({ type: 'response.function_call_arguments.delta', ...base, delta: call.arguments });
+        await emit({ type: 'response.function_call_arguments.done', ...base, arguments: call.arguments });
+        item.status = 'completed';
+        await emit({ type: 'response.output_item.done', output_index: indexOf(item), item: { ...item } });
+      }
       if (!output.some((item) => item.type === 'message') && result.finalText) {
         const item = await openMessageItem();
         openText = result.finalText;
@@ -490,4 +587,9 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
       },
     );
   }
+}
+
+/** Results as the core takes them. */
+function plainResults(results: IndexedResult[]): ClientToolResult[] {
+  return results.map(({ callId, content }) => ({ callId, content }));
 }

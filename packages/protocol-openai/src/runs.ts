@@ -409,14 +409,34 @@ export class RunRegistry {
     }
     if (status === 'completed') fields.runtime = run.runtime;
     // `wire_seq` is the terminal event's seq, so a resume from another process knows whether it was seen.
-    const settledResult = { ...fields, wire_status: status, wire_seq: run.nextSeq };
-    await this.writeEnd(run.id, {
+    let settledResult: Record<string, unknown> = { ...fields, wire_status: status, wire_seq: run.nextSeq };
+    const elsewhere = await this.writeEnd(run.id, {
       status: stored,
       result: settledResult as JsonValue,
       exitReason: result?.exitReason ?? null,
       error: status === 'failed' || status === 'interrupted' ? ({ message: String(fields.error) } as JsonValue) : null,
       endedAt: Date.now(),
     });
+    if (elsewhere) {
+      // Another instance settled the run while this one was frozen or cut off (its lease was taken over): its end
+      // stands, since a terminal status never changes, and this instance's clients are told the same (ADR 0049).
+      const wire = this.statusObject(elsewhere, undefined);
+      status = wire.status as LiveRun['status'];
+      const {
+        object: _object,
+        run_id: _run,
+        status: _status,
+        created_at: _created,
+        updated_at: _updated,
+        ...rest
+      } = wire;
+      fields = Object.fromEntries(
+        ['error', 'completed', 'partial', 'interrupted', 'output', 'usage', 'turn_exit_reason']
+          .filter((name) => rest[name] !== undefined && rest[name] !== null)
+          .map((name) => [name, rest[name]]),
+      );
+      settledResult = { ...fields, wire_status: status, wire_seq: run.nextSeq };
+    }
     // Terminal only once the row holds the output: a status read in between sees `running`, never `completed`
     // with a null output.
     run.settledResult = settledResult;
@@ -450,14 +470,20 @@ export class RunRegistry {
    * which the outbox writes once the store is back (ADR 0050). A row another instance settled meanwhile keeps its
    * status: a terminal status never changes (`run_settled`).
    */
-  private async writeEnd(runId: string, patch: Parameters<RunRecordStore['update']>[1]): Promise<void> {
+  private async writeEnd(runId: string, patch: Parameters<RunRecordStore['update']>[1]): Promise<RunRecord | null> {
     const { host } = this.server;
+    let settled: RunRecord | null = null;
     const attempt = async (): Promise<boolean> => {
       try {
         await host.store.runs.update(runId, patch);
         return true;
       } catch (error) {
         const code = HermesError.isInstance(error) ? error.code : null;
+        if (code === 'run_settled') {
+          settled = await host.store.runs.get(runId).catch(() => null);
+          host.logger.warn('run already settled by another instance; its end stands', { runId });
+          return true;
+        }
         if (code !== 'store_unavailable') {
           host.logger.warn('run update failed', { runId, error: String(error) });
           return true;
@@ -465,7 +491,7 @@ export class RunRegistry {
         return false;
       }
     };
-    if (await attempt()) return;
+    if (await attempt()) return settled;
     host.logger.warn('run end waiting for the store; retrying', { runId });
     const giveUpAt = Date.now() + END_RETRY_FOR_MS;
     const again = () =>
@@ -477,6 +503,7 @@ export class RunRegistry {
         });
       }, END_RETRY_MS).unref();
     again();
+    return null;
   }
 
   /**
@@ -512,6 +539,7 @@ export class RunRegistry {
     this.remoteSubscribers += 1;
     let checkedAt = 0;
     let settledSeenAt: number | null = null;
+    let outageLogged = false;
     /** How many carried events follow on from `next`, once those already written are dropped. */
     const carriedRun = () => {
       while (carried.length > 0 && (carried[0] as RunEventRecord).seq < next) carried.shift();
@@ -521,54 +549,70 @@ export class RunRegistry {
     };
     try {
       while (!streamApi.aborted) {
-        woken = false;
-        const following = carriedRun();
-        const reading = following === 0 && (mustRead || carried.length > 0);
-        mustRead = false;
-        const events = reading ? await bus.read(runId, next - 1) : carried.splice(0, following);
-        const oldest = events[0]?.seq;
-        if (reading && after !== null && next === after + 1 && oldest !== undefined && oldest > next) {
-          // The events asked for were trimmed from the shared backlog (spec §19.3, truncated replay).
-          await writer.frame(replayTruncated(runId, oldest, after));
-        }
-        for (const event of events) {
-          await writer.frame(event.payload, { id: event.seq });
-          next = event.seq + 1;
-          if (TERMINAL_EVENTS.has(String(event.payload.event))) {
-            await writer.comment('stream closed');
-            return;
+        try {
+          woken = false;
+          const following = carriedRun();
+          const reading = following === 0 && (mustRead || carried.length > 0);
+          mustRead = false;
+          const events = reading ? await bus.read(runId, next - 1) : carried.splice(0, following);
+          const oldest = events[0]?.seq;
+          if (reading && after !== null && next === after + 1 && oldest !== undefined && oldest > next) {
+            // The events asked for were trimmed from the shared backlog (spec §19.3, truncated replay).
+            await writer.frame(replayTruncated(runId, oldest, after));
           }
-        }
-        if (reading && events.length >= 500) mustRead = true;
-        if (mustRead || carriedRun() > 0) continue;
-        if (Date.now() - checkedAt >= REMOTE_POLL_MS) {
-          checkedAt = Date.now();
-          let row = await host.store.runs.get(runId);
-          if (row && UNFINISHED.has(row.status)) row = await this.settleIfOwnerLost(row);
-          if (row && !UNFINISHED.has(row.status)) {
-            settledSeenAt ??= Date.now();
-            // The terminal event follows the row's end at once; without one (no shared events) rebuild it.
-            const latest = await bus.latest(runId);
-            if (latest === null || Date.now() - settledSeenAt > 2 * REMOTE_POLL_MS) {
-              if (latest === null || latest.seq < next) await this.writeRebuiltTerminal(row, after, writer);
+          for (const event of events) {
+            await writer.frame(event.payload, { id: event.seq });
+            next = event.seq + 1;
+            if (TERMINAL_EVENTS.has(String(event.payload.event))) {
               await writer.comment('stream closed');
               return;
             }
-            mustRead = true;
-            continue;
           }
+          if (reading && events.length >= 500) mustRead = true;
+          if (mustRead || carriedRun() > 0) continue;
+          if (Date.now() - checkedAt >= REMOTE_POLL_MS) {
+            checkedAt = Date.now();
+            let row = await host.store.runs.get(runId);
+            if (row && UNFINISHED.has(row.status)) row = await this.settleIfOwnerLost(row);
+            if (row && !UNFINISHED.has(row.status)) {
+              settledSeenAt ??= Date.now();
+              // The terminal event follows the row's end at once; without one (no shared events) rebuild it.
+              const latest = await bus.latest(runId);
+              // Events still missing before the row's terminal seq are on their way from the owner's outbox after an
+              // outage (ADR 0050): they get longer than the usual two seconds to arrive.
+              const terminalSeq = (row.result as { wire_seq?: unknown } | null)?.wire_seq;
+              const missing = latest !== null && typeof terminalSeq === 'number' && latest.seq + 1 < terminalSeq;
+              const patience = (missing ? 15 : 2) * REMOTE_POLL_MS;
+              if (latest === null || Date.now() - settledSeenAt > patience) {
+                if (latest === null || latest.seq < next) await this.writeRebuiltTerminal(row, after, writer);
+                await writer.comment('stream closed');
+                return;
+              }
+              mustRead = true;
+              continue;
+            }
+          }
+          const timedOut = await new Promise<boolean>((resolve) => {
+            const timer = setTimeout(() => resolve(true), REMOTE_POLL_MS);
+            wake = () => {
+              clearTimeout(timer);
+              resolve(false);
+            };
+            if (streamApi.aborted || woken) wake();
+          });
+          wake = null;
+          // A quiet second: read anyway, in case a wake-up was missed.
+          if (timedOut) mustRead = true;
+        } catch (error) {
+          if (streamApi.aborted) return;
+          // The store is unreachable (a database restart): the stream stays open, with keepalives, and reads again in
+          // a second; the owner's outbox writes the events it could not share meanwhile, in order (ADR 0050).
+          if (HermesError.isInstance(error) && error.code !== 'store_unavailable') throw error;
+          if (!outageLogged) host.logger.warn('run events unreadable; retrying', { runId, error: String(error) });
+          outageLogged = true;
+          mustRead = true;
+          await new Promise((resolve) => setTimeout(resolve, REMOTE_POLL_MS));
         }
-        const timedOut = await new Promise<boolean>((resolve) => {
-          const timer = setTimeout(() => resolve(true), REMOTE_POLL_MS);
-          wake = () => {
-            clearTimeout(timer);
-            resolve(false);
-          };
-          if (streamApi.aborted || woken) wake();
-        });
-        wake = null;
-        // A quiet second: read anyway, in case a wake-up was missed.
-        if (timedOut) mustRead = true;
       }
     } finally {
       this.remoteSubscribers -= 1;

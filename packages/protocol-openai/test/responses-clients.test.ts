@@ -19,7 +19,10 @@ beforeAll(() => setTracingDisabled(true));
 
 const toolScript = () => [step(text('Checking. '), toolCall('test_echo', { text: 'README.md' })), step(text('Done'))];
 
-/** A client-side tool named like the server's: it must never be called, the server already ran it. */
+/**
+ * A client-side tool the model does not call: it must never run, the server already ran its own. (A client tool named
+ * like a server tool is refused with a 400 since ADR 0052.)
+ */
 function clientSideEcho(calls: unknown[]) {
   return tool({
     description: 'Echoes a text.',
@@ -114,7 +117,7 @@ describe('AI SDK @ai-sdk/openai .responses()', () => {
     const result = await generateText({
       model: openai.responses('hermes-agent'),
       prompt: 'list files',
-      tools: { test_echo: clientSideEcho(calls) },
+      tools: { client_echo: clientSideEcho(calls) },
     });
     expect(result.text).toContain('Done');
     expect(calls).toEqual([]);
@@ -154,7 +157,7 @@ describe('AI SDK @ai-sdk/openai .responses()', () => {
     const result = streamText({
       model: openai.responses('hermes-agent'),
       prompt: 'list files',
-      tools: { test_echo: clientSideEcho(calls) },
+      tools: { client_echo: clientSideEcho(calls) },
     });
     const parts: { type: string; [key: string]: unknown }[] = [];
     for await (const part of result.fullStream) parts.push(part as never);
@@ -292,7 +295,7 @@ describe('@openai/agents 0.20.0', () => {
       model: 'hermes-agent',
       tools: [
         agentTool({
-          name: 'test_echo',
+          name: 'client_echo',
           description: 'Echoes a text.',
           parameters: z.object({ text: z.string() }),
           execute: async (input) => {

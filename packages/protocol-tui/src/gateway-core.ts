@@ -1,13 +1,20 @@
+import {
+  createJSONRPCErrorResponse,
+  createJSONRPCSuccessResponse,
+  JSONRPC,
+  type JSONRPCRequest,
+  JSONRPCServer,
+} from 'json-rpc-2.0';
 import { DEFAULT_BACK_PRESSURE, GatewayConnection } from './connection.js';
 import { type GatewayOptions, GatewayState } from './gateway-state.js';
 import { InstanceRelay } from './instance-relay.js';
-import { METHOD_HANDLERS, type MethodContext } from './methods/index.js';
+import { METHOD_HANDLERS, type MethodContext, type MethodHandler } from './methods/index.js';
 import {
   acceptedKeys,
   ErrorCode,
   eventFrame,
   type InboundFrame,
-  isMethodName,
+  type MethodName,
   RpcError,
   SLOW_METHODS,
   type Transport,
@@ -18,6 +25,15 @@ export type { GatewayOptions } from './gateway-state.js';
 /** The slow-method cap of one process (§2.5). */
 const SLOW_CONCURRENCY = 8;
 
+/** What the JSON-RPC server carries along with one request: its caller and what runs after its response. */
+interface GatewayCall {
+  connection: GatewayConnection;
+  /** The handler's `after` hooks (§2.5: a response precedes the events it causes). */
+  afterResponse: (() => void)[];
+  /** Set once the request passed its checks and names a slow method: the dispatcher does not wait for it. */
+  slow?: boolean;
+}
+
 /**
  * The gateway's dispatcher: serves connections, routes each frame to its handler in the method
  * table and runs the shutdown sequence, on top of the shared {@link GatewayState}.
@@ -27,6 +43,7 @@ export class GatewayCore extends GatewayState {
   private slowRunning = 0;
   private readonly slowQueue: (() => void)[] = [];
   private readonly connectionChains = new Map<GatewayConnection, Promise<void>>();
+  private readonly rpc = this.createRpcServer();
 
   constructor(options: GatewayOptions) {
     super(options);
@@ -114,7 +131,8 @@ export class GatewayCore extends GatewayState {
       return;
     }
     if (record.method === 'gateway.ping' && typeof record.id !== 'object') {
-      if ('id' in record && record.id !== null) this.reply(connection, record.id as string | number, { pong: true });
+      if ('id' in record && record.id !== null)
+        connection.send(createJSONRPCSuccessResponse(record.id as string | number, { pong: true }));
       return;
     }
     this.enqueue(connection, () => this.dispatch(connection, record));
@@ -128,6 +146,11 @@ export class GatewayCore extends GatewayState {
     this.connectionChains.set(connection, next);
   }
 
+  /**
+   * Steps 4–6 of §2.3 (the frame's shape, answered with our own messages), then the JSON-RPC server: it finds the
+   * method, runs the checks of its middleware (`createRpcServer`) and the handler, and builds the response.
+   * An inline method is awaited (the next frame of the connection waits for its response); a slow one is not.
+   */
   private async dispatch(connection: GatewayConnection, record: Record<string, unknown>): Promise<void> {
     const hasId = 'id' in record && record.id !== null && record.id !== undefined;
     if (hasId && typeof record.id !== 'string' && typeof record.id !== 'number') {
@@ -139,105 +162,139 @@ export class GatewayCore extends GatewayState {
       return;
     }
     const id = hasId ? (record.id as string | number) : null;
-    const notify = id === null;
-    const answer = (value: Record<string, unknown> | RpcError) => {
-      if (!notify) this.reply(connection, id, value);
-    };
     if (typeof record.method !== 'string') {
-      answer(new RpcError(ErrorCode.invalidRequest, 'invalid request: method must be a string'));
+      if (id !== null)
+        this.reply(connection, id, new RpcError(ErrorCode.invalidRequest, 'invalid request: method must be a string'));
       return;
     }
-    const method = record.method;
     const rawParams = record.params;
     if (rawParams !== undefined && rawParams !== null && (typeof rawParams !== 'object' || Array.isArray(rawParams))) {
-      answer(new RpcError(ErrorCode.invalidParams, 'invalid params: expected an object'));
+      if (id !== null)
+        this.reply(connection, id, new RpcError(ErrorCode.invalidParams, 'invalid params: expected an object'));
       return;
     }
-    if (!isMethodName(method)) {
-      answer(new RpcError(ErrorCode.methodNotFound, `unknown method: ${method}`));
-      return;
-    }
-    if (this.retiring && method !== 'ping') {
-      answer(new RpcError(ErrorCode.retiring, 'backend is retiring; reconnect to continue'));
-      return;
-    }
-    const params = (rawParams ?? {}) as Record<string, unknown>;
-    const allowed = acceptedKeys(method);
-    const unknown = Object.keys(params)
-      .filter((key) => !allowed.has(key))
-      .sort();
-    if (unknown.length > 0) {
-      answer(
-        new RpcError(ErrorCode.unknownParamsKey, `invalid params for ${method}: ${unknown[0]}: unknown key`, {
+    // The member is not checked on inbound frames (§2.1), and a null id is a notification: the request the library
+    // sees is rebuilt from the checked fields.
+    const request: JSONRPCRequest = {
+      jsonrpc: JSONRPC,
+      method: record.method,
+      params: (rawParams ?? {}) as Record<string, unknown>,
+      ...(id === null ? {} : { id }),
+    };
+    const call: GatewayCall = { connection, afterResponse: [] };
+    const answered = Promise.resolve(this.rpc.receive(request, call))
+      .then((response) => {
+        if (response) connection.send(response);
+        for (const hook of call.afterResponse) {
+          try {
+            hook();
+          } catch (error) {
+            this.logger.error('after-response hook failed', { error: String(error) });
+          }
+        }
+      })
+      .catch((error: unknown) => this.logger.error('dispatcher failure', { error: String(error) }));
+    if (call.slow) return;
+    await answered;
+  }
+
+  private reply(connection: GatewayConnection, id: string | number | null, error: RpcError): void {
+    connection.send({ jsonrpc: JSONRPC, id, error: error.toJSON() });
+  }
+
+  /**
+   * The JSON-RPC server of every connection (§2.3 steps 7–11): one method per entry of the method table, the caller
+   * passed along with each request. Its middleware refuses, in the spec's order, what no handler may see; the slow
+   * methods (§2.5) wait for one of the process's slots inside their method, so the dispatcher never awaits them.
+   */
+  private createRpcServer(): JSONRPCServer<GatewayCall> {
+    const server = new JSONRPCServer<GatewayCall>({
+      // Thrown errors are answers (a handler's RpcError, a dispatcher failure): the log gets only the unexpected ones.
+      errorListener: (message, error) => {
+        if (!RpcError.isInstance(error)) this.logger.error(message, { error: String(error) });
+      },
+    });
+    server.mapErrorToJSONRPCErrorResponse = (id, error) => {
+      // A handler's failure is an RpcError by now (see below); anything else failed in the dispatcher itself.
+      const rpcError = RpcError.isInstance(error) ? error : new RpcError(ErrorCode.internalError, 'internal error');
+      return { jsonrpc: JSONRPC, id, error: rpcError.toJSON() };
+    };
+    server.handleMethodNotFound = async (request) =>
+      request.id === undefined
+        ? null
+        : createJSONRPCErrorResponse(request.id, ErrorCode.methodNotFound, `unknown method: ${request.method}`);
+    server.applyMiddleware((next, request, call) => {
+      if (!server.hasMethod(request.method)) return next(request, call);
+      const method = request.method as MethodName;
+      const params = request.params as Record<string, unknown>;
+      if (this.retiring && method !== 'ping') {
+        throw new RpcError(ErrorCode.retiring, 'backend is retiring; reconnect to continue');
+      }
+      const allowed = acceptedKeys(method);
+      const unknown = Object.keys(params)
+        .filter((key) => !allowed.has(key))
+        .sort();
+      if (unknown.length > 0) {
+        throw new RpcError(ErrorCode.unknownParamsKey, `invalid params for ${method}: ${unknown[0]}: unknown key`, {
           unknown_keys: unknown,
-        }),
-      );
-      return;
-    }
-    const oversized = overlongText(params, this.maxTextChars());
-    if (oversized !== null) {
-      answer(
-        new RpcError(
+        });
+      }
+      const oversized = overlongText(params, this.maxTextChars());
+      if (oversized !== null) {
+        throw new RpcError(
           ErrorCode.invalidValue,
           `invalid value for ${oversized.path}: ${oversized.characters} characters exceed tui_gateway.max_text_chars (${oversized.limit})`,
           { param: oversized.path, max_chars: oversized.limit },
-        ),
-      );
-      return;
-    }
-    const run = async () => {
-      const afterResponse: (() => void)[] = [];
-      const context: MethodContext = { gateway: this, connection, params, after: (fn) => afterResponse.push(fn) };
-      let outcome: Record<string, unknown> | RpcError;
-      try {
-        const profile = params.profile;
-        if (typeof profile === 'string' && profile !== '' && profile !== this.options.profileName) {
-          throw new RpcError(ErrorCode.profileNotFound, `profile not found: ${profile}`);
-        }
-        outcome = await METHOD_HANDLERS[method](context);
-      } catch (error) {
-        outcome = RpcError.isInstance(error)
-          ? error
-          : new RpcError(
-              ErrorCode.handlerError,
-              `handler error: ${error instanceof Error ? error.message : String(error)}`,
-            );
+        );
       }
-      answer(outcome);
-      for (const fn of afterResponse) {
+      if (SLOW_METHODS.has(method)) call.slow = true;
+      return next(request, call);
+    });
+    for (const [name, handler] of Object.entries(METHOD_HANDLERS) as [MethodName, MethodHandler][]) {
+      const run = async (params: Record<string, unknown>, call: GatewayCall) => {
+        const context: MethodContext = {
+          gateway: this,
+          connection: call.connection,
+          params,
+          after: (fn) => call.afterResponse.push(fn),
+        };
         try {
-          fn();
+          const profile = params.profile;
+          if (typeof profile === 'string' && profile !== '' && profile !== this.options.profileName) {
+            throw new RpcError(ErrorCode.profileNotFound, `profile not found: ${profile}`);
+          }
+          return await handler(context);
         } catch (error) {
-          this.logger.error('after-response hook failed', { error: String(error) });
+          if (RpcError.isInstance(error)) throw error;
+          throw new RpcError(
+            ErrorCode.handlerError,
+            `handler error: ${error instanceof Error ? error.message : String(error)}`,
+          );
         }
-      }
-    };
-    if (SLOW_METHODS.has(method)) {
-      this.startSlow(run);
-      return;
+      };
+      server.addMethod(
+        name,
+        SLOW_METHODS.has(name) ? (params, call) => this.whenSlotFree(() => run(params, call)) : run,
+      );
     }
-    await run();
+    return server;
   }
 
-  private startSlow(run: () => Promise<void>): void {
-    const start = () => {
-      this.slowRunning += 1;
-      void run().finally(() => {
-        this.slowRunning -= 1;
-        this.slowQueue.shift()?.();
-      });
-    };
-    if (this.slowRunning < SLOW_CONCURRENCY) start();
-    else this.slowQueue.push(start);
-  }
-
-  private reply(
-    connection: GatewayConnection,
-    id: string | number | null,
-    value: Record<string, unknown> | RpcError,
-  ): void {
-    if (RpcError.isInstance(value)) connection.send({ jsonrpc: '2.0', id, error: value.toJSON() });
-    else connection.send({ jsonrpc: '2.0', id, result: value });
+  /** Runs a slow handler when one of the process's slots is free (§2.5: at most 8, first in first out). */
+  private whenSlotFree<T>(run: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const start = () => {
+        this.slowRunning += 1;
+        run()
+          .then(resolve, reject)
+          .finally(() => {
+            this.slowRunning -= 1;
+            this.slowQueue.shift()?.();
+          });
+      };
+      if (this.slowRunning < SLOW_CONCURRENCY) start();
+      else this.slowQueue.push(start);
+    });
   }
 
   // ---- shutdown --------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 import type { ClientRequestMethod } from '@hermes/core';
+import { JSONRPC, JSONRPCClient, type JSONRPCResponse } from 'json-rpc-2.0';
 import type { GatewayConnection } from './connection.js';
 import { newServerRequestId } from './ids.js';
-import type { OpenRequest } from './wire/index.js';
+import { ErrorCode, type OpenRequest } from './wire/index.js';
 
 /** How a server request ended. */
 export type ServerRequestOutcome =
@@ -44,9 +45,28 @@ export interface OpenServerRequest {
   cancelTimer: (() => void) | null;
 }
 
-/** Every open server request of the process, by id; answers are matched across sessions (§6.3). */
+/**
+ * Marks the error response that settles a withdrawn request inside the process; it is never written to a connection.
+ * It lies in JSON-RPC's range for implementation-defined server errors, which the gateway otherwise does not use.
+ */
+const WITHDRAWN_CODE = -32099;
+
+/**
+ * Every open server request of the process, by id; answers are matched across sessions (§6.3).
+ *
+ * The waiting is json-rpc-2.0's: one process-wide {@link JSONRPCClient} writes each request to its audience and holds
+ * its pending promise by id. Every way a request ends becomes a JSON-RPC response handed to that client: a result
+ * (an answer frame, `request.answer`, `approval.respond`, the last `clarify.lock`), an error when the whole audience
+ * declined, or an error that only this registry produces for a withdrawal. One client serves the process rather than
+ * one per connection because a request goes to several connections and any connection may answer it (§6.1, §6.3).
+ * The registry keeps what the library does not know: the audience, who declined, the batch locks, the listings.
+ */
 export class ServerRequestRegistry {
   private readonly open = new Map<string, OpenServerRequest>();
+  /** Writes a request frame to every connection of its audience, in one go. */
+  private readonly client = new JSONRPCClient<readonly GatewayConnection[]>((frame, audience) => {
+    for (const connection of audience) connection.send(frame);
+  });
 
   /**
    * Raises a request on a session (§6.1). Resolves with the result, the declined outcome (no
@@ -63,46 +83,46 @@ export class ServerRequestRegistry {
     if (attached.length > 0 && eligible.length === 0) return Promise.resolve({ kind: 'declined' });
     const id = newServerRequestId();
     const params = { session_id: session.runtimeId, ...fields };
-    return new Promise<ServerRequestOutcome>((resolve) => {
-      const request: OpenServerRequest = {
-        id,
-        method,
-        params,
-        session,
-        audience: new Set(eligible),
-        declined: new Set(),
-        locks: options.batchQuestionIds ? new Map() : null,
-        settled: false,
-        cancelTimer: null,
-        settle: (outcome) => {
-          if (request.settled) return;
-          request.settled = true;
-          request.cancelTimer?.();
-          this.open.delete(id);
-          session.openRequests.delete(id);
-          const reason: WithdrawReason = outcome.kind === 'withdrawn' ? outcome.reason : 'resolved';
-          session.emit('request.cancel', { id, method, reason });
-          resolve(outcome);
-        },
+    const request: OpenServerRequest = {
+      id,
+      method,
+      params,
+      session,
+      audience: new Set(eligible),
+      declined: new Set(),
+      locks: options.batchQuestionIds ? new Map() : null,
+      settled: false,
+      cancelTimer: null,
+      settle: (outcome) => {
+        if (request.settled) return;
+        request.settled = true;
+        request.cancelTimer?.();
+        this.open.delete(id);
+        session.openRequests.delete(id);
+        const reason: WithdrawReason = outcome.kind === 'withdrawn' ? outcome.reason : 'resolved';
+        session.emit('request.cancel', { id, method, reason });
+        this.client.receive(responseOf(id, outcome));
+      },
+    };
+    this.open.set(id, request);
+    session.openRequests.set(id, request);
+    session.noteActivity();
+    // Registers the pending promise under `id`, then writes the frame to the eligible connections (none when parked).
+    const answered = this.client.requestAdvanced({ jsonrpc: JSONRPC, id, method, params }, eligible);
+    if (options.timeoutMs !== undefined) {
+      const timer = setTimeout(() => request.settle({ kind: 'withdrawn', reason: 'timeout' }), options.timeoutMs);
+      request.cancelTimer = () => clearTimeout(timer);
+    }
+    if (options.signal) {
+      const onAbort = () => {
+        const reason = options.signal?.reason;
+        const timedOut = reason instanceof Error && reason.message === 'timeout';
+        request.settle({ kind: 'withdrawn', reason: timedOut ? 'timeout' : 'interrupted' });
       };
-      this.open.set(id, request);
-      session.openRequests.set(id, request);
-      session.noteActivity();
-      for (const connection of eligible) connection.send({ jsonrpc: '2.0', id, method, params });
-      if (options.timeoutMs !== undefined) {
-        const timer = setTimeout(() => request.settle({ kind: 'withdrawn', reason: 'timeout' }), options.timeoutMs);
-        request.cancelTimer = () => clearTimeout(timer);
-      }
-      if (options.signal) {
-        const onAbort = () => {
-          const reason = options.signal?.reason;
-          const timedOut = reason instanceof Error && reason.message === 'timeout';
-          request.settle({ kind: 'withdrawn', reason: timedOut ? 'timeout' : 'interrupted' });
-        };
-        if (options.signal.aborted) onAbort();
-        else options.signal.addEventListener('abort', onAbort, { once: true });
-      }
-    });
+      if (options.signal.aborted) onAbort();
+      else options.signal.addEventListener('abort', onAbort, { once: true });
+    }
+    return Promise.resolve(answered).then(outcomeOf);
   }
 
   /** The open request with this id. */
@@ -155,4 +175,24 @@ export function listOpenRequests(session: RequestSession, caller: GatewayConnect
     out.push({ id: request.id, method: request.method, params });
   }
   return out;
+}
+
+/** The response that settles a request's pending promise in the registry's client. */
+function responseOf(id: string, outcome: ServerRequestOutcome): JSONRPCResponse {
+  switch (outcome.kind) {
+    case 'result':
+      return { jsonrpc: JSONRPC, id, result: outcome.result };
+    case 'declined':
+      return { jsonrpc: JSONRPC, id, error: { code: ErrorCode.methodNotFound, message: 'declined' } };
+    case 'withdrawn':
+      return { jsonrpc: JSONRPC, id, error: { code: WITHDRAWN_CODE, message: 'withdrawn', data: outcome.reason } };
+  }
+}
+
+/** The outcome a settling response stands for: a result, a withdrawal (ours), or else the audience's decline. */
+function outcomeOf(response: JSONRPCResponse): ServerRequestOutcome {
+  if (response.error === undefined) return { kind: 'result', result: response.result as Record<string, unknown> };
+  if (response.error.code === WITHDRAWN_CODE)
+    return { kind: 'withdrawn', reason: response.error.data as WithdrawReason };
+  return { kind: 'declined' };
 }

@@ -1,7 +1,8 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { type WebSocket, WebSocketServer } from 'ws';
+import { pingSockets } from '@hermes/core';
+import { WebSocketServer } from 'ws';
 import type { Gateway } from './gateway.js';
 import type { GatewayTicketStore } from './gateway-tickets.js';
 import {
@@ -141,26 +142,7 @@ export function attachGatewayWebSocket(server: Server, options: GatewayWebSocket
     handleProtocols: (protocols) =>
       protocols.has(GATEWAY_SUBPROTOCOL) ? GATEWAY_SUBPROTOCOL : (protocols.values().next().value ?? false),
   });
-  const answered = new WeakMap<WebSocket, boolean>();
-  const pingIntervalMs = options.pingIntervalMs ?? 30_000;
-  const pinger =
-    pingIntervalMs > 0
-      ? setInterval(() => {
-          for (const client of sockets.clients) {
-            if (answered.get(client) === false) {
-              client.terminate();
-              continue;
-            }
-            answered.set(client, false);
-            try {
-              client.ping();
-            } catch {
-              // A socket closing right now; its close runs the detach.
-            }
-          }
-        }, pingIntervalMs)
-      : undefined;
-  pinger?.unref?.();
+  const stopPinging = pingSockets(sockets, options.pingIntervalMs ?? 30_000);
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = new URL(request.url ?? '/', 'http://placeholder');
     if (url.pathname !== path) return;
@@ -168,8 +150,6 @@ export function attachGatewayWebSocket(server: Server, options: GatewayWebSocket
     const boundHost = options.boundHost ?? (typeof address === 'object' && address ? address.address : '127.0.0.1');
     const refusal = admit(request, boundHost, options.token, options.allowedHosts, options.tickets);
     sockets.handleUpgrade(request, socket, head, (webSocket) => {
-      answered.set(webSocket, true);
-      webSocket.on('pong', () => answered.set(webSocket, true));
       if (refusal !== null) {
         webSocket.close(refusal, refusal === CloseCode.unauthorized ? 'unauthorized' : 'forbidden');
         return;
@@ -182,7 +162,7 @@ export function attachGatewayWebSocket(server: Server, options: GatewayWebSocket
   };
   server.on('upgrade', onUpgrade);
   return () => {
-    if (pinger !== undefined) clearInterval(pinger);
+    stopPinging();
     server.off('upgrade', onUpgrade);
     for (const client of sockets.clients) client.terminate();
     sockets.close();

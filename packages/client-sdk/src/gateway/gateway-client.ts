@@ -1,5 +1,13 @@
 import type { EventPayload, GatewayReadyPayloadSchema, OpenRequest } from '@hermes/protocol-tui/wire';
 import { ErrorCode, type InboundFrame, RpcError } from '@hermes/protocol-tui/wire/framing';
+import {
+  createJSONRPCErrorResponse,
+  JSONRPC,
+  JSONRPCClient,
+  type JSONRPCErrorResponse,
+  type JSONRPCResponse,
+  JSONRPCServer,
+} from 'json-rpc-2.0';
 import type { z } from 'zod';
 import { AsyncQueue } from '../async-queue.js';
 import { ClientError } from '../errors.js';
@@ -16,6 +24,7 @@ import type {
   MethodArguments,
   MethodCall,
   RequestOptions,
+  ServerRequestContext,
   ServerRequestHandler,
   ServerRequestHandlers,
   ServerRequestMethod,
@@ -146,16 +155,13 @@ export interface StartedTurn {
   completed: Promise<EventPayload<'message.complete'>>;
 }
 
-interface PendingRequest {
-  method: string;
-  connection: Connection | undefined;
-  resolve(result: Record<string, unknown>): void;
-  reject(error: unknown): void;
-}
-
 interface Connection {
   opened: OpenedConnection;
   writer: WritableStreamDefaultWriter<unknown>;
+  /** The requests sent on this wire, waiting for their responses by id. */
+  calls: JSONRPCClient;
+  /** Why this wire's unanswered requests failed (the wire was lost, or the client closed), once they did. */
+  endError: ClientError | undefined;
   ready: Promise<z.output<typeof GatewayReadyPayloadSchema>>;
   resolveReady(payload: z.output<typeof GatewayReadyPayloadSchema>): void;
   lost: Promise<void>;
@@ -179,6 +185,12 @@ type Listener = (event: AnyGatewayEvent) => void;
 const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
 
 /**
+ * The code json-rpc-2.0's client gives the error responses it makes up itself (`rejectAllPendingRequests`); the
+ * gateway never answers with it (spec §10).
+ */
+const LIBRARY_ERROR_CODE = 0;
+
+/**
  * A typed client of the TUI gateway (spec/tui-gateway.md) over a spawned `hermes gateway` (stdio) or a
  * WebSocket. It answers server requests through host handlers, keeps the connection alive, reconnects
  * with backoff, and after a reconnect re-attaches its sessions, re-delivers their open requests and
@@ -187,8 +199,9 @@ const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
 export class GatewayClientBase<TConnection> {
   readonly #options: GatewayClientOptions<TConnection>;
   readonly #runtime: GatewayRuntime<TConnection>;
-  readonly #handlers: ServerRequestHandlers;
-  readonly #pending = new Map<string, PendingRequest>();
+  readonly #handlers: ServerRequestHandlers = {};
+  /** Dispatches server requests to the host's handlers and builds their answers (spec §6). */
+  readonly #serverRequestServer = new JSONRPCServer<ServerRequestContext>({ errorListener: () => {} });
   readonly #sessions = new Map<string, SessionTrack>();
   readonly #serverRequests = new Map<string, ServerRequestEntry>();
   readonly #listeners = new Map<string, Set<Listener>>();
@@ -220,7 +233,21 @@ export class GatewayClientBase<TConnection> {
     }
     this.#options = options;
     this.#runtime = runtime;
-    this.#handlers = { ...options.handlers };
+    // Client obligations (spec §6.4): a kind without a handler answers -32601, a failed handler -32603.
+    this.#serverRequestServer.handleMethodNotFound = async (request) =>
+      createJSONRPCErrorResponse(
+        request.id ?? null,
+        ErrorCode.methodNotFound,
+        `no handler for server request: ${request.method}`,
+      );
+    this.#serverRequestServer.mapErrorToJSONRPCErrorResponse = (id, error) =>
+      createJSONRPCErrorResponse(
+        id,
+        ErrorCode.internalError,
+        `server request handler failed: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    for (const [method, handler] of Object.entries(options.handlers ?? {}))
+      if (handler) this.handle(method as ServerRequestMethod, handler as ServerRequestHandler<ServerRequestMethod>);
     if (options.onReconnect) this.#reconnectListeners.add(options.onReconnect);
     if (options.onResync) this.#resyncListeners.add(options.onResync);
     if (options.onStateChange) this.#stateListeners.add(options.onStateChange);
@@ -268,7 +295,7 @@ export class GatewayClientBase<TConnection> {
     this.#stopHeartbeat();
     const connection = this.#connection;
     this.#connection = undefined;
-    this.#failPending(new ClientError('not_connected', 'the client was closed'), () => true);
+    if (connection) this.#endCalls(connection, new ClientError('not_connected', 'the client was closed'));
     this.#rejectConnected(new ClientError('not_connected', 'the client was closed'));
     for (const entry of this.#serverRequests.values())
       entry.controller.abort(new ClientError('not_connected', 'closed'));
@@ -294,8 +321,13 @@ export class GatewayClientBase<TConnection> {
   /** Registers (or replaces) the handler of one server-request kind; returns a function that removes it. */
   handle<M extends ServerRequestMethod>(method: M, handler: ServerRequestHandler<M>): () => void {
     (this.#handlers as Record<string, unknown>)[method] = handler;
+    // A kind the protocol does not define is never dispatched: it is answered -32601 like one without a handler.
+    if (this.#runtime.checks.isServerRequestMethod(method))
+      this.#serverRequestServer.addMethod(method, (params, context) => handler(params, context));
     return () => {
-      if ((this.#handlers as Record<string, unknown>)[method] === handler) delete this.#handlers[method];
+      if ((this.#handlers as Record<string, unknown>)[method] !== handler) return;
+      delete this.#handlers[method];
+      this.#serverRequestServer.removeMethod(method);
     };
   }
 
@@ -591,9 +623,15 @@ export class GatewayClientBase<TConnection> {
     const opened = await this.#runtime.open(this.#options.connection);
     let resolveReady!: Connection['resolveReady'];
     let resolveLost!: () => void;
+    const writer = opened.transport.writable.getWriter();
     const connection: Connection = {
       opened,
-      writer: opened.transport.writable.getWriter(),
+      writer,
+      // A failed write is a lost wire, which fails the wire's requests; the library is not told about the write.
+      calls: new JSONRPCClient((request) => {
+        writer.write(request).catch(() => {});
+      }),
+      endError: undefined,
       ready: new Promise((resolve) => {
         resolveReady = resolve;
       }),
@@ -714,19 +752,13 @@ export class GatewayClientBase<TConnection> {
       return;
     }
     if ('id' in frame && (typeof frame.id === 'string' || typeof frame.id === 'number')) {
-      const pending = this.#pending.get(String(frame.id));
-      if (!pending) return;
-      this.#pending.delete(String(frame.id));
-      if (typeof frame.error === 'object' && frame.error !== null) {
-        const error = frame.error as { code?: unknown; message?: unknown; data?: unknown };
-        pending.reject(
-          new RpcError(
-            typeof error.code === 'number' ? error.code : ErrorCode.internalError,
-            typeof error.message === 'string' ? error.message : 'error',
-            error.data,
-          ),
-        );
-      } else pending.resolve((frame.result ?? {}) as Record<string, unknown>);
+      // A response: json-rpc-2.0 settles the request of this wire with that id, and drops one it does not know.
+      const error = typeof frame.error === 'object' && frame.error !== null ? frame.error : undefined;
+      connection.calls.receive(
+        error
+          ? ({ jsonrpc: JSONRPC, id: frame.id, error } as JSONRPCErrorResponse)
+          : ({ jsonrpc: JSONRPC, id: frame.id, result: frame.result ?? {} } as JSONRPCResponse),
+      );
       return;
     }
     if (frame.id === null && typeof frame.error === 'object') {
@@ -918,43 +950,22 @@ export class GatewayClientBase<TConnection> {
       if (existing.answer) this.#sendAnswer(existing.answer);
       return;
     }
-    const method = request.method as ServerRequestMethod;
-    const handler = this.#runtime.checks.isServerRequestMethod(method)
-      ? (this.#handlers[method] as ServerRequestHandler<ServerRequestMethod> | undefined)
-      : undefined;
-    if (!handler) {
-      this.#sendAnswer({
-        jsonrpc: '2.0',
-        id: request.id,
-        error: { code: ErrorCode.methodNotFound, message: `no handler for server request: ${request.method}` },
-      });
-      return;
+    const handled = this.#serverRequestServer.hasMethod(request.method);
+    if (handled) {
+      const issue = this.#runtime.checks.serverRequestIssue(request.method as ServerRequestMethod, request.params);
+      if (issue !== undefined) this.#protocolError(`invalid ${request.method} request params`, issue);
     }
-    const issue = this.#runtime.checks.serverRequestIssue(method, request.params);
-    if (issue !== undefined) this.#protocolError(`invalid ${method} request params`, issue);
     const entry: ServerRequestEntry = { controller: new AbortController(), answer: undefined };
-    this.#serverRequests.set(request.id, entry);
-    const context = { id: request.id, signal: entry.controller.signal, redelivered };
-    Promise.resolve()
-      .then(() => handler(request.params as never, context))
-      .then(
-        (result) => {
-          entry.answer = { jsonrpc: '2.0', id: request.id, result };
-        },
-        (error: unknown) => {
-          entry.answer = {
-            jsonrpc: '2.0',
-            id: request.id,
-            error: {
-              code: ErrorCode.internalError,
-              message: `server request handler failed: ${error instanceof Error ? error.message : String(error)}`,
-            },
-          };
-        },
-      )
-      .then(() => {
-        if (!entry.controller.signal.aborted && entry.answer) this.#sendAnswer(entry.answer);
-      });
+    // A kind without a handler is answered -32601 each time it is delivered: a handler registered since may take it.
+    if (handled) this.#serverRequests.set(request.id, entry);
+    const context: ServerRequestContext = { id: request.id, signal: entry.controller.signal, redelivered };
+    const frame = { jsonrpc: JSONRPC, id: request.id, method: request.method, params: request.params };
+    void Promise.resolve(this.#serverRequestServer.receive(frame, context)).then((answer) => {
+      if (!answer) return;
+      entry.answer = answer as unknown as Record<string, unknown>;
+      // A request withdrawn meanwhile (request.cancel) is not answered.
+      if (!entry.controller.signal.aborted) this.#sendAnswer(entry.answer);
+    });
   }
 
   #sendAnswer(answer: Record<string, unknown>): void {
@@ -982,44 +993,48 @@ export class GatewayClientBase<TConnection> {
     const id = `${idPrefix}${idPrefix === 'c-' ? this.#nextId++ : this.#nextHeartbeat++}`;
     return new Promise<Record<string, unknown>>((resolve, reject) => {
       let timer: ReturnType<typeof setTimeout> | undefined;
-      const cleanup = () => {
+      let settled = false;
+      let sentOn: Connection | undefined;
+      const settle = (action: () => void) => {
+        if (settled) return;
+        settled = true;
         if (timer) clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
-        this.#pending.delete(id);
+        action();
       };
-      const onAbort = () => {
-        cleanup();
-        reject(new ClientError('aborted', `${method} aborted`, { cause: signal?.reason }));
+      const giveUp = (error: ClientError) => {
+        settle(() => reject(error));
+        // The library still waits for this id: an error response of our own lets it go, as its own timeout() does.
+        sentOn?.calls.receive(createJSONRPCErrorResponse(id, LIBRARY_ERROR_CODE, error.message));
       };
-      const pending: PendingRequest = {
-        method,
-        connection,
-        resolve: (result) => {
-          cleanup();
-          resolve(result);
-        },
-        reject: (error) => {
-          cleanup();
-          reject(error);
-        },
-      };
+      const onAbort = () => giveUp(new ClientError('aborted', `${method} aborted`, { cause: signal?.reason }));
       if (timeoutMs > 0) {
-        timer = setTimeout(() => {
-          cleanup();
-          reject(new ClientError('request_timeout', `${method} got no answer within ${timeoutMs} ms`));
-        }, timeoutMs);
+        timer = setTimeout(
+          () => giveUp(new ClientError('request_timeout', `${method} got no answer within ${timeoutMs} ms`)),
+          timeoutMs,
+        );
       }
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.#pending.set(id, pending);
-      const frame = { jsonrpc: '2.0', id, method, params };
       const send = (target: Connection) => {
-        if (!this.#pending.has(id)) return;
+        if (settled) return;
         if (target.isLost) {
-          pending.reject(new ClientError('connection_closed', `the connection ended before ${method} was sent`));
+          settle(() => reject(new ClientError('connection_closed', `the connection ended before ${method} was sent`)));
           return;
         }
-        pending.connection = target;
-        target.writer.write(frame).catch(() => {});
+        sentOn = target;
+        void Promise.resolve(target.calls.requestAdvanced({ jsonrpc: JSONRPC, id, method, params })).then(
+          (response) => {
+            if (response.error === undefined) {
+              settle(() => resolve((response.result ?? {}) as Record<string, unknown>));
+              return;
+            }
+            const error =
+              response.error.code === LIBRARY_ERROR_CODE && target.endError
+                ? target.endError
+                : rpcErrorOf(response.error);
+            settle(() => reject(error));
+          },
+        );
       };
       if (connection) send(connection);
       else
@@ -1027,9 +1042,9 @@ export class GatewayClientBase<TConnection> {
           () => {
             const current = this.#connection;
             if (current) send(current);
-            else pending.reject(new ClientError('not_connected', 'not connected'));
+            else settle(() => reject(new ClientError('not_connected', 'not connected')));
           },
-          (error: unknown) => pending.reject(error),
+          (error: unknown) => settle(() => reject(error)),
         );
     });
   }
@@ -1070,16 +1085,15 @@ export class GatewayClientBase<TConnection> {
     }
   }
 
-  #failPending(error: unknown, predicate: (pending: PendingRequest) => boolean): void {
-    for (const pending of [...this.#pending.values()]) if (predicate(pending)) pending.reject(error);
+  /** Fails the requests still waiting on a wire that will never answer them (json-rpc-2.0 settles each one). */
+  #endCalls(connection: Connection, error: ClientError): void {
+    connection.endError ??= error;
+    connection.calls.rejectAllPendingRequests(connection.endError.message);
   }
 
   #onConnectionLost(connection: Connection): void {
     // Requests sent on the lost wire will never be answered there.
-    this.#failPending(
-      new ClientError('connection_closed', 'the connection to the gateway was lost'),
-      (pending) => pending.connection === connection,
-    );
+    this.#endCalls(connection, new ClientError('connection_closed', 'the connection to the gateway was lost'));
     if (this.#connection !== connection || !connection.established) return;
     this.#connection = undefined;
     this.#stopHeartbeat();
@@ -1091,8 +1105,8 @@ export class GatewayClientBase<TConnection> {
         code === 4401 || code === 4403
           ? wireEndedError(connection.opened)
           : new ClientError('not_connected', 'the connection to the gateway was lost');
+      // Requests waiting for a connection fail with it; those sent on the lost wire have failed above.
       this.#rejectConnected(failure);
-      this.#failPending(failure, () => true);
       this.#setState('closed');
       this.#emitEnd();
       return;
@@ -1132,7 +1146,6 @@ export class GatewayClientBase<TConnection> {
     this.#closedByHost = true;
     const failure = new ClientError('not_connected', 'could not reconnect to the gateway', { cause: lastError });
     this.#rejectConnected(failure);
-    this.#failPending(failure, () => true);
     this.#setState('closed');
     this.#emitEnd();
   }
@@ -1165,6 +1178,15 @@ export class GatewayClientBase<TConnection> {
     if (this.#heartbeatTimer) clearInterval(this.#heartbeatTimer);
     this.#heartbeatTimer = undefined;
   }
+}
+
+/** The {@link RpcError} of a response's error object, whatever its members hold. */
+function rpcErrorOf(error: { code?: unknown; message?: unknown; data?: unknown }): RpcError {
+  return new RpcError(
+    typeof error.code === 'number' ? error.code : ErrorCode.internalError,
+    typeof error.message === 'string' ? error.message : 'error',
+    error.data,
+  );
 }
 
 /**

@@ -28,7 +28,30 @@ export class AgentCore extends AgentApprovals implements SessionInternals {
     if (this.turn) throw new HermesError('session_busy', `Session ${this.sessionId} is already running a turn.`);
     const hasText = (input.text ?? '').trim() !== '';
     const hasContent = (input.content ?? []).some((part) => part.type !== 'text' || part.text.trim() !== '');
-    if (!hasText && !hasContent) throw new HermesError('invalid_input', 'A turn needs text or content.');
+    const continues = (input.toolResults ?? []).length > 0;
+    if (!hasText && !hasContent && !continues)
+      throw new HermesError('invalid_input', 'A turn needs text, content or tool results.');
+    if (options.clientTools && options.clientTools.length > 0) {
+      // A client tool never shadows a server tool: the model could not tell which one it called (ADR 0052).
+      const serverNames = new Set(this.activeTools().map((tool) => tool.name));
+      const seen = new Set<string>();
+      for (const tool of options.clientTools) {
+        if (serverNames.has(tool.name))
+          throw new HermesError('tool_name_conflict', `The client tool "${tool.name}" has the name of a server tool.`, {
+            details: { name: tool.name },
+          });
+        if (seen.has(tool.name))
+          throw new HermesError('invalid_input', `The client tool "${tool.name}" is declared twice.`, {
+            details: { name: tool.name },
+          });
+        seen.add(tool.name);
+      }
+    }
+    if (continues && options.turnId === undefined) {
+      // A run that brings tool results continues the turn that stopped for them: the same turn id on its rows.
+      const stopped = this.transcript.findLast((row) => row.role === 'assistant' && (row.toolCalls?.length ?? 0) > 0);
+      if (stopped?.turnId) options = { ...options, turnId: stopped.turnId };
+    }
     for (const part of input.content ?? []) {
       if (
         part.type !== 'text' &&

@@ -3,7 +3,7 @@ import { newId } from '../ids.js';
 import type { ResolvedRoute } from '../providers/types.js';
 import type { NewMessage, TurnFence, TurnLease } from '../store/types.js';
 import type { RunTurnOptions, TurnInput, TurnResult } from '../turn-types.js';
-import type { FinishReason, Usage } from '../types.js';
+import type { FinishReason, StoredToolCall, Usage } from '../types.js';
 import { zeroUsage } from '../usage.js';
 import type { ActiveTurn, SessionInternals } from './internals.js';
 import { type InterruptReason, interruptFromSignal, isInterruptReason } from './interrupt.js';
@@ -53,6 +53,12 @@ export abstract class TurnBase implements ActiveTurn {
   readonly memoryScope: string | null;
   protected readonly settings;
   protected readonly turnRowsStart: number;
+  /** Names of the client's own tools offered in this run (ADR 0052). */
+  protected readonly clientToolNames: ReadonlySet<string>;
+  /** The client tool calls this run stopped for, once it has. */
+  protected clientCalls: StoredToolCall[] = [];
+  /** `RunTurnOptions.toolChoice` applies to the first model step only; set once a step has answered. */
+  protected toolChoiceSpent = false;
 
   constructor(
     protected readonly agent: SessionInternals,
@@ -66,6 +72,7 @@ export abstract class TurnBase implements ActiveTurn {
     this.settings = agent.host.settings();
     this.maxIterations = options.maxIterations ?? agent.maxIterations ?? this.settings.agent.max_iterations;
     this.turnRowsStart = agent.transcript.length;
+    this.clientToolNames = new Set((options.clientTools ?? []).map((tool) => tool.name));
     if (options.signal) {
       const signal = options.signal;
       if (signal.aborted) this.controller.abort(interruptFromSignal(signal));

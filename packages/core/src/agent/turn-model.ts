@@ -90,6 +90,19 @@ export abstract class TurnModel extends TurnTools {
     return null;
   }
 
+  private declaredClientTools: LanguageModelV3FunctionTool[] | null = null;
+
+  /** The client's own tools as the model is told about them (ADR 0052): their schema as the client sent it. */
+  protected clientFunctionTools(): LanguageModelV3FunctionTool[] {
+    this.declaredClientTools ??= (this.options.clientTools ?? []).map((tool) => ({
+      type: 'function',
+      name: tool.name,
+      ...(tool.description !== undefined ? { description: tool.description } : {}),
+      inputSchema: tool.inputSchema as LanguageModelV3FunctionTool['inputSchema'],
+    }));
+    return this.declaredClientTools;
+  }
+
   /** One model step with its retries and fallbacks (spec/core.md §7.5, §7.6). */
   protected async modelStep(tools: ToolDefinition[], summary: boolean): Promise<StepOutcome> {
     const route0 = this.route;
@@ -228,7 +241,13 @@ export abstract class TurnModel extends TurnTools {
         abortSignal: callSignal,
         includeRawChunks: false,
       };
-      if (!summary && tools.length > 0) callOptions.tools = tools.map(toFunctionTool);
+      const clientTools = summary ? [] : this.clientFunctionTools();
+      if (!summary && tools.length + clientTools.length > 0)
+        callOptions.tools = [...tools.map(toFunctionTool), ...clientTools];
+      const choice = this.options.toolChoice;
+      if (!summary && choice !== undefined && !this.toolChoiceSpent)
+        callOptions.toolChoice =
+          choice === 'required' ? { type: 'required' } : { type: 'tool', toolName: choice.toolName };
       if (maxTokens !== null && maxTokens !== undefined) callOptions.maxOutputTokens = maxTokens;
       if (providerOptions) callOptions.providerOptions = providerOptions;
       const { stream } = await model.doStream(callOptions);
@@ -383,6 +402,7 @@ export abstract class TurnModel extends TurnTools {
       await this.commitStaged();
       end();
     } else this.afterCommit.push(end);
+    this.toolChoiceSpent = true;
     return {
       kind: 'success',
       text,

@@ -2,11 +2,12 @@ import { HermesError } from '../errors.js';
 import type { FailoverReason } from '../events.js';
 import { isLeaseLost } from '../store/fence.js';
 import type { NewMessage } from '../store/types.js';
-import type { TurnResult } from '../turn-types.js';
+import type { ClientToolResult, TurnResult } from '../turn-types.js';
 import type { FinishReason, JsonValue } from '../types.js';
+import { estimateTokens } from '../usage.js';
 import type { ClassifiedError } from './classify.js';
 import { cancelledExitReason, cancelledToolText, leaseLostInterrupt } from './interrupt.js';
-import { FAILED_PROMPT_KEY, startsTurn } from './transcript.js';
+import { FAILED_PROMPT_KEY, pendingToolCalls, startsTurn } from './transcript.js';
 import { publicRoute } from './turn-base.js';
 import { TurnModel } from './turn-model.js';
 
@@ -126,21 +127,61 @@ export class TurnRunner extends TurnModel {
     } else {
       await agent.ensureSystemPrompt(this.route);
     }
+    // The client's results go right after the calls they answer, before any other row of this run (ADR 0052).
+    if ((this.input.toolResults ?? []).length > 0) await this.storeClientResults(this.input.toolResults ?? []);
     await agent.writePendingModelSwitch(this.turnId);
     await this.maybeCompress('preflight');
 
-    const stored = await this.appendRows([agent.userRowFor(this.input, this.turnId)]);
-    this.userRowId = stored[0] ?? null;
-    const persistAs = this.input.persistAs;
-    this.emit('prompt.stored', {
-      rowId: this.userRowId,
-      text: persistAs?.text ?? text,
-      displayKind: persistAs?.displayKind ?? null,
-      displayMetadata: (persistAs?.displayMetadata as Record<string, JsonValue> | undefined) ?? null,
-    });
+    const hasUserInput =
+      text.trim() !== '' || (this.input.content ?? []).some((part) => part.type !== 'text' || part.text.trim() !== '');
+    if (hasUserInput) {
+      const stored = await this.appendRows([agent.userRowFor(this.input, this.turnId)]);
+      this.userRowId = stored[0] ?? null;
+      const persistAs = this.input.persistAs;
+      this.emit('prompt.stored', {
+        rowId: this.userRowId,
+        text: persistAs?.text ?? text,
+        displayKind: persistAs?.displayKind ?? null,
+        displayMetadata: (persistAs?.displayMetadata as Record<string, JsonValue> | undefined) ?? null,
+      });
+    } else await this.commitStaged();
     this.startRunBudget();
 
     await this.loop();
+  }
+
+  /**
+   * Stores the client's results for the calls the transcript waits for (ADR 0052): one tool row per pending call, in
+   * the calls' order. A pending call the client left out is answered with an error, so the model is never sent a
+   * call without a result; a result for a call that is not pending is dropped.
+   */
+  private async storeClientResults(results: ClientToolResult[]): Promise<void> {
+    const pending = pendingToolCalls(this.agent.transcript);
+    const byId = new Map(results.map((result) => [result.callId, result]));
+    const stray = results.filter((result) => !pending.some((call) => call.id === result.callId));
+    if (stray.length > 0)
+      this.agent.host.logger.warn('tool results for calls that are not pending were dropped', {
+        turnId: this.turnId,
+        callIds: stray.map((result) => result.callId),
+      });
+    const rows: NewMessage[] = pending.map((call) => {
+      const result = byId.get(call.id);
+      const content = result?.content ?? 'Error: the client returned no result for this call.';
+      const failed = result === undefined || result.isError === true;
+      return {
+        turnId: this.turnId,
+        role: 'tool',
+        content,
+        toolCallId: call.id,
+        toolName: call.name,
+        displayMetadata: { status: failed ? 'failed' : 'completed', client: true },
+        tokenCount: estimateTokens(content),
+      };
+    });
+    if (rows.length === 0) return;
+    // Stored with the prompt row that follows, or on their own before the model call when there is none (ADR 0056).
+    this.stageRows(rows);
+    this.storedAnything = true;
   }
 
   private async acquireLease(): Promise<void> {
@@ -292,8 +333,21 @@ export class TurnRunner extends TurnModel {
         this.finalText = outcome.text;
         return this.finish('completed', `text_response(finish_reason=${finishForExit(outcome.finishReason)})`);
       }
-      await this.runToolBatch(outcome.toolCalls, tools);
-      if (this.interruptReason) return this.finishCancelled();
+      // The server runs its own calls of the step; calls to the client's tools end the run for the client to run
+      // them (ADR 0052). Both in one step: the server's first, so their results are stored when the client gets its.
+      const clientNames = this.clientToolNames;
+      const clientCalls = clientNames.size === 0 ? [] : outcome.toolCalls.filter((call) => clientNames.has(call.name));
+      const serverCalls =
+        clientCalls.length === 0 ? outcome.toolCalls : outcome.toolCalls.filter((call) => !clientNames.has(call.name));
+      if (serverCalls.length > 0) {
+        await this.runToolBatch(serverCalls, tools);
+        if (this.interruptReason) return this.finishCancelled();
+      }
+      if (clientCalls.length > 0) {
+        this.clientCalls = clientCalls.map((call) => ({ id: call.id, name: call.name, arguments: call.input }));
+        this.finalText = outcome.text;
+        return this.finish('completed', 'client_tool_calls');
+      }
       await this.deliverSteer(outcome.toolCalls.map((call) => call.id));
       await this.maybeCompress('post_tool');
     }
@@ -391,6 +445,7 @@ export class TurnRunner extends TurnModel {
       durationMs: agent.host.clock.now() - this.startedAt,
     };
     if (error) result.error = error;
+    if (this.clientCalls.length > 0) result.clientToolCalls = this.clientCalls;
     if (interrupt) {
       result.interruptedBy = { issuer: interrupt.issuer, reason: interrupt.reason, hard: interrupt.hard };
       if (interrupt.message !== undefined) result.interruptMessage = interrupt.message;
@@ -474,6 +529,8 @@ export class TurnRunner extends TurnModel {
     const missing: NewMessage[] = [];
     const reason = this.interruptReason;
     const text = reason ? cancelledToolText(reason) : 'Tool call cancelled: the turn ended before it ran.';
+    // The calls a completed run stopped for stay open: the client's next run answers them (ADR 0052).
+    for (const call of this.clientCalls) answered.add(call.id);
     for (const row of rows) {
       for (const call of row.toolCalls ?? []) {
         if (answered.has(call.id)) continue;

@@ -105,6 +105,9 @@ export interface PostgresStoreOptions {
   migrationsFolder?: string;
 }
 
+/** How long the server lets a connection sit idle inside a transaction before ending it. */
+const IDLE_IN_TRANSACTION_MS = 10_000;
+
 /** Every `messages` column but the search vector, in the shape `rows.ts` maps. */
 const messageColumns = {
   id: messages.id,
@@ -154,6 +157,10 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     connectionString: options.url,
     max: options.poolSize ?? 10,
     connectionTimeoutMillis: 5_000,
+    // A process frozen (SIGSTOP, a long pause) inside a transaction would hold its row locks and block the instance
+    // taking its session over; the server ends such a transaction instead (ADR 0049). No store transaction waits on
+    // anything but its own statements.
+    idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
   });
   // An idle connection the server drops (restart, failover) must not crash the process.
   pool.on('error', (error) => logger.warn('database connection lost', { location, reason: error.message }));

@@ -96,3 +96,22 @@ describe.each(STORE_LOCATIONS)('fencing tokens of the turn lease (%s)', (locatio
     expect(await errorCode(store.runs.update('run_missing', { status: 'running' }))).toBe('run_not_found');
   });
 });
+
+describe('a PostgreSQL store connection frozen inside a transaction (ADR 0049)', () => {
+  it('the server ends the idle transaction, so its row locks stop blocking another instance taking the session over', async () => {
+    const store = (await openTestStore('postgres')) as SessionStore & { pool: import('pg').Pool };
+    const id = sessionId();
+    await store.createSession({ id });
+    // A connection of the store's own pool that stops mid-transaction holding the session's row lock, as a frozen
+    // process would.
+    const frozen = await store.pool.connect();
+    frozen.on('error', () => {});
+    await frozen.query('BEGIN');
+    await frozen.query('SELECT id FROM sessions WHERE id = $1 FOR UPDATE', [id]);
+    const lease = await store.acquireTurnLease(id, { holder: 'b', turnId: 't', ttlMs: 30_000, waitMs: 0 });
+    expect(lease.fence.epoch).toBe(1);
+    expect(await errorCode(frozen.query('COMMIT'))).not.toBeNull();
+    frozen.release(true);
+    await lease.release();
+  }, 120_000);
+});

@@ -41,10 +41,22 @@ export const HermesOutcomeSchema = z.object({
 /** A turn outcome object. */
 export type HermesOutcome = z.infer<typeof HermesOutcomeSchema>;
 
-/** Finish reasons this server sends; `error` is a Hermes addition (spec §13.5). */
-export const ChatFinishReasonSchema = z.enum(['stop', 'length', 'content_filter', 'error']);
+/**
+ * Finish reasons this server sends; `error` is a Hermes addition (spec §13.5), `tool_calls` ends an answer that hands
+ * calls of the client's own tools to the client (ADR 0052).
+ */
+export const ChatFinishReasonSchema = z.enum(['stop', 'length', 'content_filter', 'tool_calls', 'error']);
 /** A chat finish reason. */
 export type ChatFinishReason = z.infer<typeof ChatFinishReasonSchema>;
+
+/** A call of one of the client's own tools, for the client to run (ADR 0052). */
+export const ChatToolCallSchema = z.object({
+  id: z.string(),
+  type: z.literal('function'),
+  function: z.object({ name: z.string(), arguments: z.string() }),
+});
+/** A chat tool call. */
+export type ChatToolCall = z.infer<typeof ChatToolCallSchema>;
 
 /** A non-streaming chat completion (spec §13.4). */
 export const ChatCompletionSchema = z.object({
@@ -58,9 +70,11 @@ export const ChatCompletionSchema = z.object({
         index: z.literal(0),
         message: z.object({
           role: z.literal('assistant'),
-          content: z.string(),
+          /** Null only beside `tool_calls`, when the step wrote no text. */
+          content: z.string().nullable(),
           refusal: z.null(),
           reasoning_content: z.string().optional(),
+          tool_calls: z.array(ChatToolCallSchema).min(1).optional(),
         }),
         logprobs: z.null(),
         finish_reason: ChatFinishReasonSchema,
@@ -86,6 +100,11 @@ export const ChatCompletionChunkSchema = z.object({
         role: z.literal('assistant').optional(),
         content: z.string().optional(),
         reasoning_content: z.string().optional(),
+        /** One call per chunk, whole, before the finish chunk (ADR 0052). */
+        tool_calls: z
+          .array(ChatToolCallSchema.extend({ index: z.number().int().nonnegative() }))
+          .length(1)
+          .optional(),
       }),
       logprobs: z.null(),
       finish_reason: ChatFinishReasonSchema.nullable(),

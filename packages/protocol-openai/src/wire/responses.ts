@@ -44,6 +44,15 @@ export const ResponseOutputItemSchema = z.discriminatedUnion('type', [
     output: z.string().nullable(),
     error: z.string().nullable(),
   }),
+  // A call of one of the client's own tools (ADR 0052): the client runs it and sends a `function_call_output` back.
+  z.object({
+    id: z.string(),
+    type: z.literal('function_call'),
+    status: z.enum(['in_progress', 'completed']),
+    call_id: z.string(),
+    name: z.string(),
+    arguments: z.string(),
+  }),
 ]);
 /** A Responses output item. */
 export type ResponseOutputItem = z.infer<typeof ResponseOutputItemSchema>;
@@ -64,7 +73,9 @@ export const ResponseObjectSchema = z.object({
   parallel_tool_calls: z.boolean(),
   temperature: z.null(),
   top_p: z.null(),
-  tool_choice: z.literal('auto'),
+  /** `auto` unless the request sent a `tool_choice` (echoed as sent, ADR 0052). */
+  tool_choice: z.union([z.enum(['auto', 'none', 'required']), z.looseObject({ type: z.string() })]),
+  /** The client's declared function tools (ADR 0052); the server's own tools are never listed. */
   tools: z.array(z.unknown()),
   previous_response_id: z.string().nullable(),
   store: z.boolean(),

@@ -264,7 +264,8 @@ export function delegationStatus(context: MethodContext) {
 /** `delegation.pause` (§4.10): the host's spawn gate holds new children until resumed. */
 export function delegationPause(context: MethodContext) {
   const paused = booleanParam(context.params, 'paused') ?? true;
-  context.gateway.host.pauseDelegation(paused);
+  // Unpausing starts the held children, whose events must follow this response (§2.5).
+  context.after(() => context.gateway.host.pauseDelegation(paused));
   context.gateway.delegationPaused = paused;
   return { paused };
 }
