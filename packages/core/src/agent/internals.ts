@@ -170,7 +170,8 @@ export interface SessionInternals extends Agent {
   getModelConfig(): SessionModelConfig;
   saveModelConfig(): Promise<void>;
   afterCompaction(): Promise<void>;
-  applyGeneratedTitle(title: string, source: 'llm' | 'derived'): Promise<void>;
+  /** Stores a generated title with the usage of the call that wrote it (one write, ADR 0056). */
+  applyGeneratedTitle(title: string, source: 'llm' | 'derived', usage?: UsageEntry[]): Promise<void>;
   spawnChild(input: {
     goal: string;
     childId: string;

@@ -37,6 +37,7 @@ import {
   compactionSummary,
   listConditions,
   listLimit,
+  mergeUsageEntries,
   messageRowNotFound,
   neighbourCondition,
   neighbourText,
@@ -539,10 +540,16 @@ export class PostgresSessionStore implements SessionStore {
 
   // ------------------------------------------------------------------ titles
 
-  async setTitle(id: string, title: string | null, source: TitleSource): Promise<string | null> {
+  async setTitle(
+    id: string,
+    title: string | null,
+    source: TitleSource,
+    options: { usage?: UsageEntry[] } = {},
+  ): Promise<string | null> {
     return this.connection.write('other', async (tx) => {
       const session = await this.requireSession(tx, id, true);
       const stored = await this.applyTitle(tx, session, title, source);
+      for (const entry of mergeUsageEntries(options.usage ?? [])) await this.addUsage(tx, id, entry, this.now, true);
       await tx.update(sessions).set({ lastActivityAt: this.now }).where(eq(sessions.id, id));
       return stored;
     });

@@ -583,10 +583,16 @@ export class SqliteSessionStore implements SessionStore {
 
   // ------------------------------------------------------------------ titles
 
-  async setTitle(id: string, title: string | null, source: TitleSource): Promise<string | null> {
+  async setTitle(
+    id: string,
+    title: string | null,
+    source: TitleSource,
+    options: { usage?: UsageEntry[] } = {},
+  ): Promise<string | null> {
     return this.connection.write('other', () => {
       const session = this.requireSession(id);
       const stored = this.applyTitle(session, title, source);
+      for (const entry of mergeUsageEntries(options.usage ?? [])) this.addUsage(id, entry, this.now, true);
       this.statements.touchSession.run({ sessionId: id, now: this.now });
       return stored;
     });

@@ -423,7 +423,16 @@ export interface SessionStore {
   ): Promise<SessionRow>;
   compactInPlace(sessionId: string, plan: CompactionPlan, options?: WriteOptions): Promise<CompactionCommit>;
 
-  setTitle(id: string, title: string | null, source: TitleSource): Promise<string | null>;
+  /**
+   * Sets the title by the rules of §9.4.6 and returns the stored one. `usage` (the call that wrote a generated title)
+   * is added in the same transaction, as `recordUsage` would add it (ADR 0056).
+   */
+  setTitle(
+    id: string,
+    title: string | null,
+    source: TitleSource,
+    options?: { usage?: UsageEntry[] },
+  ): Promise<string | null>;
   nextAvailableTitle(base: string): Promise<string>;
   /** True when a non-null title is used by another session (case-insensitive). */
   isTitleTaken(title: string, exceptSessionId?: string): Promise<boolean>;

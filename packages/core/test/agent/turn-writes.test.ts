@@ -3,15 +3,16 @@ import type { PostgresSessionStore, SqliteSessionStore } from '../../src/store/i
 import { collectTurn, createTestHost, step, type TestHost, text, toolCall } from '../../src/testing/index.js';
 import { useCleanups } from '../support/cleanups.js';
 import { createTestDatabase } from '../support/postgres.js';
+import { until } from './helpers.js';
 
 const { cleanups } = useCleanups();
 
-async function host(database: string, script: ReturnType<typeof step>[]): Promise<TestHost> {
+async function host(database: string, script: ReturnType<typeof step>[], autoTitle = false): Promise<TestHost> {
   const created = await createTestHost({
     database,
     // No automatic clock: the lease refresh and the runs heartbeat would fire while a query waits and be counted.
     autoAdvance: false,
-    config: { session: { auto_title: false }, approvals: { mode: 'off' } },
+    config: { session: { auto_title: autoTitle }, approvals: { mode: 'off' } },
     script,
   });
   cleanups.push(() => created.dispose());
@@ -116,6 +117,30 @@ describe('the writes of a short chat turn (ADR 0056)', () => {
     const rows = await store.loadConversation(agent.sessionId);
     expect(rows.map((row) => row.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
     expect(result.rowIds).toEqual(rows.map((row) => row.rowId));
+  });
+
+  it('on SQLite, a generated title follows the turn in one more write that also stores its call usage', async () => {
+    const testHost = await host(
+      ':memory:',
+      [step(text('Rome is lovely in spring.')), step(text('Trip To Rome'))],
+      true,
+    );
+    const store = testHost.store as SqliteSessionStore;
+    const agent = await storedSession(testHost);
+    const titles: string[] = [];
+    agent.subscribe((event) => {
+      if (event.type === 'title') titles.push(event.title);
+    });
+    const before = store.committedWrites;
+    await collectTurn(agent.runTurn({ text: 'Help me plan a trip to Rome' }));
+    await until(() => titles.length > 0);
+    expect(titles).toEqual(['Trip To Rome']);
+    expect(store.committedWrites - before).toBe(4);
+    const usage = await store.usageByModel(agent.sessionId);
+    expect(usage.map((row) => [row.task, row.usage.apiCalls])).toEqual([
+      ['main', 1],
+      ['title', 1],
+    ]);
   });
 
   it('on PostgreSQL, a turn on a stored session commits three write transactions', async () => {

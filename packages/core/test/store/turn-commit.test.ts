@@ -150,6 +150,16 @@ describe.each<StoreLocation>(STORE_LOCATIONS)('commitTurn (%s)', (location) => {
     await second.release();
   });
 
+  it('setTitle stores a generated title and its call usage together', async () => {
+    const store = await openTestStore(location);
+    const id = sessionId();
+    await store.createSession({ id });
+    const stored = await store.setTitle(id, 'Trip To Rome', 'llm', { usage: [entry('title', 'gpt-b', 'actual', 3)] });
+    expect(stored).toBe('Trip To Rome');
+    expect(await store.getSession(id)).toMatchObject({ title: 'Trip To Rome', titleSource: 'llm', apiCallCount: 1 });
+    expect((await store.usageByModel(id)).map((row) => [row.task, row.usage.inputTokens])).toEqual([['title', 3]]);
+  });
+
   it('a missing session fails with session_not_found and writes nothing', async () => {
     const store = await openTestStore(location);
     const missing = sessionId();
