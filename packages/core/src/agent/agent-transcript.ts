@@ -3,7 +3,14 @@ import { newId } from '../ids.js';
 import { weakestCostStatus } from '../providers/index.js';
 import type { ResolvedRoute } from '../providers/types.js';
 import { isLeaseLost } from '../store/fence.js';
-import type { NewMessage, SessionModelConfig, StoredMessage, WriteOptions } from '../store/types.js';
+import type {
+  NewMessage,
+  SessionModelConfig,
+  StoredMessage,
+  TurnCommit,
+  UsageEntry,
+  WriteOptions,
+} from '../store/types.js';
 import type { ToolDefinition } from '../tools/types.js';
 import type { ContentPart, CostStatus, Usage } from '../types.js';
 import { addUsage, estimateTokens, zeroUsage } from '../usage.js';
@@ -13,6 +20,7 @@ import { buildSystemPrompt, promptFingerprint } from './system-prompt.js';
 import { rowChars, type TranscriptRow } from './transcript.js';
 import type { TurnRunner } from './turn.js';
 import type { TurnInput } from './turn-types.js';
+import { PendingTurnWrites } from './turn-writes.js';
 import type { AgentStatus, UsageSnapshot } from './types.js';
 
 /** The transcript, the stored session row, the system prompt and the usage of a session. */
@@ -45,32 +53,42 @@ export abstract class AgentTranscript extends AgentState {
     };
   }
 
+  /** The store options of a write the running turn makes: its lease's fence, when it holds one (ADR 0049). */
   writeOptions(): WriteOptions {
     const fence = this.turn?.fence;
     return fence ? { fence } : {};
   }
 
+  /** Stops the running turn when `error` is a write its fence refused (ADR 0049); the caller rethrows. */
   noteRefusedWrite(error: unknown): void {
     if (isLeaseLost(error)) this.turn?.interrupt(leaseLostInterrupt());
   }
 
-  /** Appends rows in memory and, for persisted sessions, to the store. */
+  /** The turn's writes that wait for its next commit (ADR 0056). */
+  protected readonly pendingWrites = new PendingTurnWrites();
+
+  /** True when this session's writes go to the store. */
+  get storesWrites(): boolean {
+    return this.persisted && !this.ephemeral;
+  }
+
+  /** Appends rows in memory and, for persisted sessions, to the store with whatever waits for the next commit. */
   async appendRows(rows: NewMessage[]): Promise<(number | null)[]> {
     if (rows.length === 0) return [];
-    let ids: (number | null)[] = rows.map(() => null);
-    if (this.persisted && !this.ephemeral) {
-      try {
-        ids = await this.host.store.appendMessages(this.sessionId, rows, this.writeOptions());
-      } catch (error) {
-        // Refused rows stay out of the in-memory transcript too: they are not the session's.
-        this.noteRefusedWrite(error);
-        throw error;
-      }
-    }
+    const staged = this.stageRows(rows);
+    await this.commitWrites();
+    return staged.map((row) => row.rowId);
+  }
+
+  /**
+   * Appends rows to the in-memory transcript now and, for persisted sessions, to the store with the next commit
+   * (their `rowId` is null until then). Returns the transcript rows.
+   */
+  stageRows(rows: NewMessage[]): TranscriptRow[] {
     const now = this.host.clock.now();
-    rows.forEach((row, index) => {
+    const staged = rows.map((row): TranscriptRow => {
       const transcriptRow: TranscriptRow = {
-        rowId: ids[index] ?? null,
+        rowId: null,
         turnId: row.turnId ?? null,
         role: row.role,
         content: row.content,
@@ -87,16 +105,62 @@ export abstract class AgentTranscript extends AgentState {
       };
       this.transcript.push(transcriptRow);
       this.charsSinceLastCall += rowChars(transcriptRow);
-      const id = ids[index];
-      if (id !== null && id !== undefined) this.generation.lastRowId = Math.max(this.generation.lastRowId, id);
+      return transcriptRow;
     });
-    return ids;
+    if (this.storesWrites) this.pendingWrites.addRows(rows, staged);
+    return staged;
+  }
+
+  /** A model call's usage, stored with the next commit. */
+  stageUsage(entry: UsageEntry): void {
+    if (this.storesWrites) this.pendingWrites.addUsage(entry);
+  }
+
+  /** `row`'s display metadata (already changed in memory), stored with the next commit. */
+  stageDisplay(row: TranscriptRow): void {
+    if (this.storesWrites) this.pendingWrites.markDisplay(row);
+  }
+
+  /**
+   * Writes what waits in one transaction (`SessionStore.commitTurn`). With `lease`, it is the turn's last write: it
+   * releases the lease and always runs, so the session's activity time moves even when nothing else waits.
+   * Rows the store refused leave the in-memory transcript, as they would have had they never been appended.
+   */
+  async commitWrites(lease?: TurnCommit['lease'] | 'touch'): Promise<void> {
+    if (!this.storesWrites) {
+      this.pendingWrites.clear();
+      return;
+    }
+    if (this.pendingWrites.isEmpty && lease === undefined) return;
+    const outcome = await this.pendingWrites.commit(
+      this.host.store,
+      this.sessionId,
+      () => ({ systemPrompt: this.systemPrompt, modelConfig: this.storedModelConfig() }),
+      lease === 'touch' ? undefined : lease,
+      this.writeOptions(),
+    );
+    if ('failed' in outcome) {
+      this.noteRefusedWrite(outcome.error);
+      const refused = new Set(outcome.failed);
+      for (let index = this.transcript.length - 1; index >= 0; index -= 1) {
+        const row = this.transcript[index] as TranscriptRow;
+        if (refused.has(row)) {
+          this.transcript.splice(index, 1);
+          this.charsSinceLastCall = Math.max(0, this.charsSinceLastCall - rowChars(row));
+        }
+      }
+      throw outcome.error;
+    }
+    for (const row of outcome.stored) {
+      if (row.rowId !== null) this.generation.lastRowId = Math.max(this.generation.lastRowId, row.rowId);
+    }
   }
 
   /** Reloads the transcript when another process changed the session (spec/core.md §7.1.4). */
-  async reloadIfChanged(): Promise<void> {
+  async reloadIfChanged(known?: { lastRowId: number; rewindCount: number } | null): Promise<void> {
     if (!this.persisted) return;
-    const current = await this.host.store.generation(this.sessionId);
+    // The turn lease's take reads it in the same statement (ADR 0056); otherwise it is read here.
+    const current = known ?? (await this.host.store.generation(this.sessionId));
     if (!current) return;
     if (current.lastRowId === this.generation.lastRowId && current.rewindCount === this.generation.rewindCount) return;
     await this.reload();
@@ -214,18 +278,8 @@ export abstract class AgentTranscript extends AgentState {
       ...(this.kind === 'subagent' && this.subagentInfo ? { focusInstruction: subagentInstruction() } : {}),
     });
     this.modelConfig.prompt_fingerprint = fingerprint;
-    if (this.persisted) {
-      await this.host.store
-        .updateSession(
-          this.sessionId,
-          { systemPrompt: this.systemPrompt, modelConfig: this.storedModelConfig() },
-          this.writeOptions(),
-        )
-        .catch((error: unknown) => {
-          this.noteRefusedWrite(error);
-          throw error;
-        });
-    }
+    // Stored with the turn's prompt row, in the same transaction (ADR 0056).
+    if (this.storesWrites) this.pendingWrites.markSessionFields();
   }
 
   /** Marks the stored prompt stale; it is rebuilt at the next turn start. */
@@ -239,7 +293,8 @@ export abstract class AgentTranscript extends AgentState {
     if (!pending) return;
     this.pendingModelSwitch = null;
     if (!this.persisted && !this.ephemeral) return;
-    await this.appendRows([
+    // Stored with the turn's prompt row, which follows it.
+    this.stageRows([
       {
         turnId,
         role: 'user',

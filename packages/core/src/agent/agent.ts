@@ -1,6 +1,6 @@
 import { HermesError } from '../errors.js';
 import type { ResolvedRoute } from '../providers/types.js';
-import type { RewindResult, SessionModelConfig } from '../store/types.js';
+import type { RewindResult, SessionModelConfig, UsageEntry } from '../store/types.js';
 import type { HostCallbacks } from '../types.js';
 import { AgentApprovals } from './agent-approvals.js';
 import { runCompression } from './compression.js';
@@ -171,10 +171,19 @@ export class AgentCore extends AgentApprovals implements SessionInternals {
   }
 
   /** Sets a generated title unless the user set one meanwhile (spec/core.md §19). */
-  async applyGeneratedTitle(title: string, source: 'llm' | 'derived'): Promise<void> {
-    if (this.closed || this.titleSourceValue === 'user' || this.titleValue !== null || this.pendingTitle !== null)
+  async applyGeneratedTitle(title: string, source: 'llm' | 'derived', usage: UsageEntry[] = []): Promise<void> {
+    const applies =
+      title !== '' &&
+      !this.closed &&
+      this.titleSourceValue !== 'user' &&
+      this.titleValue === null &&
+      this.pendingTitle === null;
+    if (!applies) {
+      // The title is not used, but its call was made: its usage is recorded on its own.
+      if (this.persisted) for (const entry of usage) await this.host.store.recordUsage(this.sessionId, entry);
       return;
-    const stored = await this.host.store.setTitle(this.sessionId, title, source);
+    }
+    const stored = await this.host.store.setTitle(this.sessionId, title, source, { usage });
     if (stored === null) return;
     this.titleValue = stored;
     this.titleSourceValue = source;

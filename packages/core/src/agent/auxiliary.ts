@@ -1,5 +1,6 @@
 import type { LanguageModelV3Prompt } from '@ai-sdk/provider';
 import type { ResolvedRoute } from '../providers/types.js';
+import type { UsageEntry } from '../store/types.js';
 import { normalizeUsage } from '../usage.js';
 import { retry } from '../util/retry.js';
 import { classifyProviderError } from './classify.js';
@@ -36,7 +37,12 @@ export async function auxiliaryText(
   agent: SessionInternals,
   task: 'title' | 'compression' | 'approval',
   prompt: LanguageModelV3Prompt,
-  options: { signal?: AbortSignal; maxOutputTokens?: number } = {},
+  options: {
+    signal?: AbortSignal;
+    maxOutputTokens?: number;
+    /** Takes the call's usage instead of recording it, for a caller that stores it with its own write. */
+    onUsage?: (entry: UsageEntry) => void;
+  } = {},
 ): Promise<string> {
   const route = auxiliaryRoute(agent);
   if (!route) throw new Error('No model is configured for auxiliary tasks.');
@@ -59,16 +65,16 @@ export async function auxiliaryText(
       });
       const { costUsd, status } = host.cost(route, usage);
       agent.noteUsage(route, usage, costUsd, status, task);
-      if (agent.persisted) {
-        await host.store.recordUsage(agent.sessionId, {
-          provider: route.provider,
-          model: route.model,
-          task,
-          usage,
-          costUsd,
-          costStatus: status,
-        });
-      }
+      const entry: UsageEntry = {
+        provider: route.provider,
+        model: route.model,
+        task,
+        usage,
+        costUsd,
+        costStatus: status,
+      };
+      if (options.onUsage) options.onUsage(entry);
+      else if (agent.persisted) await host.store.recordUsage(agent.sessionId, entry);
       return text;
     },
     {

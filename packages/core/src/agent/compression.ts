@@ -150,6 +150,8 @@ export async function runCompression(
     };
     let summaryRowId: number | null = null;
     if (agent.persisted) {
+      // The plan names rows by id: what the turn has not stored yet is stored first.
+      await agent.commitWrites();
       const commit = await agent.host.store
         .compactInPlace(
           agent.sessionId,

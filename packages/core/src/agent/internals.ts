@@ -14,7 +14,9 @@ import type {
   SessionModelConfig,
   SessionRow,
   StoredMessage,
+  TurnCommit,
   TurnFence,
+  UsageEntry,
   WriteOptions,
 } from '../store/types.js';
 import type { CommandSandbox } from '../tools/sandbox.js';
@@ -136,10 +138,15 @@ export interface SessionInternals extends Agent {
   systemPromptText(): string;
   ensureSystemPrompt(route: ResolvedRoute | null): Promise<void>;
   writePendingModelSwitch(turnId: string): Promise<void>;
-  reloadIfChanged(): Promise<void>;
+  reloadIfChanged(known?: { lastRowId: number; rewindCount: number } | null): Promise<void>;
   createRow(): Promise<void>;
   userRowFor(input: TurnInput, turnId: string): NewMessage;
   appendRows(rows: NewMessage[]): Promise<(number | null)[]>;
+  readonly storesWrites: boolean;
+  stageRows(rows: NewMessage[]): TranscriptRow[];
+  stageUsage(entry: UsageEntry): void;
+  stageDisplay(row: TranscriptRow): void;
+  commitWrites(lease?: TurnCommit['lease'] | 'touch'): Promise<void>;
   /** The store options of a write the running turn makes: its lease's fence, when it holds one (ADR 0049). */
   writeOptions(): WriteOptions;
   /**
@@ -163,7 +170,8 @@ export interface SessionInternals extends Agent {
   getModelConfig(): SessionModelConfig;
   saveModelConfig(): Promise<void>;
   afterCompaction(): Promise<void>;
-  applyGeneratedTitle(title: string, source: 'llm' | 'derived'): Promise<void>;
+  /** Stores a generated title with the usage of the call that wrote it (one write, ADR 0056). */
+  applyGeneratedTitle(title: string, source: 'llm' | 'derived', usage?: UsageEntry[]): Promise<void>;
   spawnChild(input: {
     goal: string;
     childId: string;

@@ -1,3 +1,4 @@
+import type { UsageEntry } from '../store/types.js';
 import { auxiliaryText } from './auxiliary.js';
 import type { SessionInternals } from './internals.js';
 import { startsTurn } from './transcript.js';
@@ -37,6 +38,8 @@ export async function generateTitle(agent: SessionInternals): Promise<void> {
   const answer = [...agent.transcript].reverse().find((row) => row.role === 'assistant' && row.content.trim() !== '');
   let title = '';
   let source: 'llm' | 'derived' = 'llm';
+  // The title call's usage is stored with the title, in one write (ADR 0056).
+  const usage: UsageEntry[] = [];
   try {
     const text = await auxiliaryText(
       agent,
@@ -57,7 +60,7 @@ export async function generateTitle(agent: SessionInternals): Promise<void> {
           ],
         },
       ],
-      { maxOutputTokens: 40 },
+      { maxOutputTokens: 40, onUsage: (entry) => usage.push(entry) },
     );
     title = cleanTitle(text);
   } catch (error) {
@@ -67,6 +70,5 @@ export async function generateTitle(agent: SessionInternals): Promise<void> {
     title = deriveTitle(firstUser.content);
     source = 'derived';
   }
-  if (title === '') return;
-  await agent.applyGeneratedTitle(title, source);
+  await agent.applyGeneratedTitle(title, source, usage);
 }

@@ -110,11 +110,39 @@ export abstract class TurnBase implements ActiveTurn {
     this.emit('status', { phase, text });
   }
 
-  /** Appends rows to the transcript (and the store for persisted sessions); returns their ids. */
+  /** Rows this turn staged that wait for its next commit (their ids are known after it). */
+  private stagedRows: TranscriptRow[] = [];
+  /** Events that report a row's id, emitted once the commit that stores the row is done. */
+  protected readonly afterCommit: (() => void)[] = [];
+
+  /** Appends rows to the transcript (and the store for persisted sessions) now; returns their ids. */
   protected async appendRows(rows: NewMessage[]): Promise<(number | null)[]> {
-    const ids = await this.agent.appendRows(rows);
-    for (const id of ids) if (id !== null) this.rowIds.push(id);
-    return ids;
+    const staged = this.stageRows(rows);
+    await this.commitStaged();
+    return staged.map((row) => row.rowId);
+  }
+
+  /** Appends rows to the transcript now and to the store with the turn's next commit (ADR 0056). */
+  protected stageRows(rows: NewMessage[]): TranscriptRow[] {
+    const staged = this.agent.stageRows(rows);
+    this.stagedRows.push(...staged);
+    return staged;
+  }
+
+  /** Writes what waits in one transaction, then emits the events that waited for it; see `commitWrites`. */
+  protected async commitStaged(lease?: Parameters<SessionInternals['commitWrites']>[0]): Promise<void> {
+    try {
+      await this.agent.commitWrites(lease);
+    } finally {
+      this.settleStaged();
+    }
+  }
+
+  /** Notes the ids of the rows just committed (none for a refused commit) and emits what waited for them. */
+  protected settleStaged(): void {
+    for (const row of this.stagedRows) if (row.rowId !== null) this.rowIds.push(row.rowId);
+    this.stagedRows = [];
+    for (const emit of this.afterCommit.splice(0)) emit();
   }
 
   /** Redirect: abort only the running model request (spec/core.md §7.9). Returns false when no request runs. */

@@ -376,21 +376,32 @@ export abstract class TurnModel extends TurnTools {
       tokenCount: callUsage.outputTokens,
       finishReason: storedCalls.length > 0 ? 'tool_calls' : finishReason,
     };
-    const [rowId] = await this.appendRows([row]);
+    const [stored] = this.stageRows([row]);
     this.storedAnything = true;
-    this.emit(
-      'message.end',
-      endPayload(
-        messageId,
-        text,
-        storedCalls.length > 0 ? 'tool_calls' : finishReason,
-        storedCalls.length > 0,
-        rowId ?? null,
-        false,
-        false,
-      ),
-    );
-    await this.recordUsage(route, callUsage, 'main');
+    const usageEvent = this.recordUsage(route, callUsage, 'main');
+    const hasToolCalls = storedCalls.length > 0;
+    const end = () => {
+      this.emit(
+        'message.end',
+        endPayload(
+          messageId,
+          text,
+          hasToolCalls ? 'tool_calls' : finishReason,
+          hasToolCalls,
+          stored?.rowId ?? null,
+          false,
+          false,
+        ),
+      );
+      usageEvent();
+    };
+    // Calls are stored with their answer before any tool runs, so a crash keeps what was asked (spec/core.md §7.8).
+    // A final answer waits for the turn's last commit, which stores it with the usage and the session's fields and
+    // releases the lease in one transaction; its events follow that commit, as they followed the row's own write.
+    if (hasToolCalls || !agent.storesWrites) {
+      await this.commitStaged();
+      end();
+    } else this.afterCommit.push(end);
     this.toolChoiceSpent = true;
     return {
       kind: 'success',
@@ -403,34 +414,37 @@ export abstract class TurnModel extends TurnTools {
     };
   }
 
-  protected async recordUsage(route: ResolvedRoute, callUsage: Usage, task: 'main'): Promise<void> {
+  /**
+   * Notes a model call's usage for the turn and the session, and stages it for the turn's next commit. Returns the
+   * emission of its `usage` event, which follows the call's `message.end`.
+   */
+  protected recordUsage(route: ResolvedRoute, callUsage: Usage, task: 'main'): () => void {
     const agent = this.agent;
     const { costUsd, status } = agent.host.cost(route, callUsage);
     this.turnUsage = addUsage(this.turnUsage, callUsage);
     this.turnCost += costUsd;
     agent.noteUsage(route, callUsage, costUsd, status, task);
-    if (agent.persisted) {
-      await agent.host.store
-        .recordUsage(
-          agent.sessionId,
-          { provider: route.provider, model: route.model, task, usage: callUsage, costUsd, costStatus: status },
-          agent.writeOptions(),
-        )
-        .catch((error: unknown) => {
-          agent.noteRefusedWrite(error);
-          throw error;
-        });
-    }
-    const snapshot = agent.usage();
-    this.emit('usage', {
-      call: callUsage,
-      turn: this.turnUsage,
-      session: snapshot.session,
-      costUsd: { call: status === 'unknown' ? null : costUsd, turn: this.turnCost, session: snapshot.costUsd },
+    agent.stageUsage({
+      provider: route.provider,
+      model: route.model,
+      task,
+      usage: callUsage,
+      costUsd,
       costStatus: status,
-      contextTokens: snapshot.context.estimatedTokens,
-      contextWindow: snapshot.context.contextWindow,
     });
+    const snapshot = agent.usage();
+    const turnUsage = this.turnUsage;
+    const turnCost = this.turnCost;
+    return () =>
+      this.emit('usage', {
+        call: callUsage,
+        turn: turnUsage,
+        session: snapshot.session,
+        costUsd: { call: status === 'unknown' ? null : costUsd, turn: turnCost, session: snapshot.costUsd },
+        costStatus: status,
+        contextTokens: snapshot.context.estimatedTokens,
+        contextWindow: snapshot.context.contextWindow,
+      });
   }
 }
 

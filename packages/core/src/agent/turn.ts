@@ -116,7 +116,7 @@ export class TurnRunner extends TurnModel {
       if (agent.persisted) {
         await this.acquireLease();
         if (this.finished) return;
-        await agent.reloadIfChanged();
+        await agent.reloadIfChanged(this.lease?.generation ?? null);
       }
       await agent.ensureSystemPrompt(this.route);
       if (!agent.persisted) {
@@ -144,7 +144,7 @@ export class TurnRunner extends TurnModel {
         displayKind: persistAs?.displayKind ?? null,
         displayMetadata: (persistAs?.displayMetadata as Record<string, JsonValue> | undefined) ?? null,
       });
-    }
+    } else await this.commitStaged();
     this.startRunBudget();
 
     await this.loop();
@@ -179,7 +179,8 @@ export class TurnRunner extends TurnModel {
       };
     });
     if (rows.length === 0) return;
-    await this.appendRows(rows);
+    // Stored with the prompt row that follows, or on their own before the model call when there is none (ADR 0056).
+    this.stageRows(rows);
     this.storedAnything = true;
   }
 
@@ -357,10 +358,10 @@ export class TurnRunner extends TurnModel {
     await this.agent.compressNow(trigger, this, false);
   }
 
-  /** Stores text streamed by an interrupted or redirected step, if any. */
+  /** Stores text streamed by an interrupted or redirected step, if any, with the turn's next commit. */
   private async storeInterruptedText(text: string, finishReason: 'interrupted' | 'redirected'): Promise<void> {
     if (text === '') return;
-    await this.appendRows([{ turnId: this.turnId, role: 'assistant', content: text, finishReason }]);
+    this.stageRows([{ turnId: this.turnId, role: 'assistant', content: text, finishReason }]);
     this.storedAnything = true;
   }
 
@@ -377,9 +378,7 @@ export class TurnRunner extends TurnModel {
       this.lastFinish = outcome.finishReason;
     } else {
       this.finalText = `Stopped after reaching the limit of ${this.maxIterations} steps.`;
-      await this.appendRows([
-        { turnId: this.turnId, role: 'assistant', content: this.finalText, finishReason: 'length' },
-      ]);
+      this.stageRows([{ turnId: this.turnId, role: 'assistant', content: this.finalText, finishReason: 'length' }]);
     }
     this.storedAnything = true;
     return this.finish(
@@ -411,29 +410,18 @@ export class TurnRunner extends TurnModel {
     if (this.finished) return;
     this.finished = true;
     const agent = this.agent;
-    this.setPhase('finishing', 'Finishing…');
+    const ending = { outcome, exitReason, error };
     try {
-      await this.closeTranscriptTail();
+      this.closeTranscriptTail();
     } catch (closeError) {
       agent.host.logger.error('could not close the transcript tail', { error: String(closeError) });
     }
-    if (outcome === 'failed' && !this.storedAnything) await this.markPromptFailed();
+    if (outcome === 'failed' && !this.storedAnything) this.markPromptFailed();
     this.stopLeaseRefresh?.();
     for (const stop of this.stopBudgetTimers) stop();
-    if (this.lease) {
-      try {
-        await this.lease.release();
-      } catch (releaseError) {
-        agent.host.logger.warn('could not release the turn lease', { error: String(releaseError) });
-      }
-    }
-    if (agent.persisted) {
-      try {
-        await agent.host.store.touchSession(agent.sessionId, agent.writeOptions());
-      } catch {
-        // counters are refreshed by the next write
-      }
-    }
+    await this.commitLast(ending);
+    this.setPhase('finishing', 'Finishing…');
+    ({ outcome, exitReason, error } = ending);
     const interrupt = outcome === 'cancelled' ? this.interruptReason : null;
     const snapshot = agent.usage();
     const route = this.route;
@@ -470,26 +458,72 @@ export class TurnRunner extends TurnModel {
     this.resolveResult(result);
   }
 
-  /** Gives every call of this turn's stored assistant rows a result (spec/core.md §7.10). */
+  /**
+   * The turn's last write (ADR 0056): what waits (a final answer, its usage, a closed tail, a failed prompt's mark),
+   * the session's activity time and the lease's release in one transaction. A store that refuses it fails a turn
+   * that had not failed yet, as the refused write of its answer did; the lease is then released on its own.
+   */
+  private async commitLast(ending: {
+    outcome: TurnResult['outcome'];
+    exitReason: string;
+    error: TurnResult['error'] | undefined;
+  }): Promise<void> {
+    const agent = this.agent;
+    const lease = this.lease;
+    let released = false;
+    if (agent.storesWrites) {
+      try {
+        await this.commitStaged(lease ? { holder: agent.host.holderId, turnId: this.turnId, release: true } : 'touch');
+        released = true;
+      } catch (commitError) {
+        const code = HermesError.isInstance(commitError) ? commitError.code : 'unknown';
+        const message = commitError instanceof Error ? commitError.message : String(commitError);
+        if (isLeaseLost(commitError)) {
+          // The fence refused it: another process took the session over, and the turn ends as interrupted (ADR 0049).
+          agent.host.logger.warn('turn stopped: another process took its session over', { turnId: this.turnId });
+          const reason = leaseLostInterrupt();
+          if (!this.controller.signal.aborted) this.controller.abort(reason);
+          ending.outcome = 'cancelled';
+          ending.exitReason = cancelledExitReason(this.interruptReason ?? reason);
+          ending.error = undefined;
+        } else {
+          agent.host.logger.error('could not store the end of the turn', { turnId: this.turnId, code, message });
+        }
+        if (!isLeaseLost(commitError) && ending.outcome !== 'failed') {
+          ending.outcome = 'failed';
+          ending.exitReason = code === 'store_locked' ? 'session_persistence_failed' : `local_error(${code})`;
+          ending.error = { code, message, retryable: code === 'store_unavailable' };
+        }
+      }
+    } else this.settleStaged();
+    if (!lease) return;
+    if (released) {
+      lease.markReleased();
+      return;
+    }
+    try {
+      await lease.release();
+    } catch (releaseError) {
+      agent.host.logger.warn('could not release the turn lease', { error: String(releaseError) });
+    }
+  }
+
   /**
    * A turn that failed before it stored any answer leaves its prompt in the transcript (the user row is stored before
    * the first model call, spec/core.md §7.2) with nothing after it. Marked `turn_failed` in its display metadata, it
    * stays visible but is left out of later requests: otherwise the next turn's prompt would be merged with it (§7.4)
    * and the model would answer both, the failed one usually being the same text sent again.
    */
-  private async markPromptFailed(): Promise<void> {
+  private markPromptFailed(): void {
     const row = this.turnRows().find((candidate) => candidate.turnId === this.turnId && startsTurn(candidate));
     if (!row) return;
     row.displayMetadata = { ...(row.displayMetadata ?? {}), [FAILED_PROMPT_KEY]: true };
-    if (row.rowId === null) return;
-    try {
-      await this.agent.host.store.updateMessageDisplay(row.rowId, row.displayMetadata, this.agent.writeOptions());
-    } catch (error) {
-      this.agent.host.logger.warn('could not mark the failed prompt', { error: String(error) });
-    }
+    // Stored with the turn's last commit.
+    this.agent.stageDisplay(row);
   }
 
-  private async closeTranscriptTail(): Promise<void> {
+  /** Gives every call of this turn's stored assistant rows a result (spec/core.md §7.10), stored with the last commit. */
+  private closeTranscriptTail(): void {
     const rows = this.agent.transcript.slice(this.turnRowsStart);
     const answered = new Set(rows.filter((row) => row.role === 'tool').map((row) => row.toolCallId));
     const missing: NewMessage[] = [];
@@ -510,7 +544,7 @@ export class TurnRunner extends TurnModel {
         });
       }
     }
-    if (missing.length > 0) await this.appendRows(missing);
+    if (missing.length > 0) this.stageRows(missing);
   }
 }
 

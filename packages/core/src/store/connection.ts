@@ -46,6 +46,8 @@ export type StoreDatabase = BetterSQLite3Database<typeof schema>;
  */
 export class StoreConnection {
   private closed = false;
+  /** Write transactions committed since the store opened: how tests and benchmarks count the writes of a turn. */
+  committedWrites = 0;
   /**
    * One transaction function for every body: `sqlite.transaction(body)` per call built a new wrapper
    * each time, a visible share of a short turn's CPU (issue 18).
@@ -85,7 +87,11 @@ export class StoreConnection {
    * one consistent snapshot and nothing else in this process interleaves with it.
    */
   write<T>(kind: WriteKind, body: () => T): Promise<T> {
-    return this.withRetry(kind, () => this.inTransaction.immediate(body) as T);
+    return this.withRetry(kind, () => {
+      const result = this.inTransaction.immediate(body) as T;
+      this.committedWrites += 1;
+      return result;
+    });
   }
 
   /** Runs a read in a deferred transaction, so multi-query reads see one snapshot; retried like writes. */

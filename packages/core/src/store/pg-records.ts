@@ -1,7 +1,8 @@
-import { and, asc, count, desc, eq, inArray, lt, lte, or, type SQL, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, inArray, lt, type SQL, sql } from 'drizzle-orm';
 import type { Clock, JsonValue } from '../types.js';
 import { checkFencePg } from './fence.js';
 import type { PgConnection, PgTransaction } from './pg-connection.js';
+import { type TakeLeaseRow, takeLeaseAttempt, takeLeaseQuery } from './pg-lease-take.js';
 import { responses, runs, sessions, turnLeases } from './pg-schema.js';
 import {
   IDEMPOTENCY_WINDOW_MS,
@@ -233,36 +234,16 @@ export class PgLeaseStatements implements LeaseStatements {
     return this.connection.isClosed;
   }
 
-  tryAcquire(owner: LeaseOwner, ttlMs: number): Promise<LeaseAttempt> {
-    return this.connection.write('other', async (tx): Promise<LeaseAttempt> => {
-      const now = this.connection.clock.now();
-      const { sessionId } = owner;
-      await requireSessionExists(tx, sessionId);
-      const lease = { holder: owner.holder, turnId: owner.turnId, acquiredAt: now, expiresAt: now + ttlMs };
-      const taken = await tx
-        .insert(turnLeases)
-        .values({ sessionId, ...lease })
-        .onConflictDoUpdate({
-          target: turnLeases.sessionId,
-          set: lease,
-          setWhere: or(lte(turnLeases.expiresAt, now), eq(turnLeases.holder, owner.holder)),
-        })
-        .returning({ holder: turnLeases.holder });
-      if (taken.length > 0) {
-        // A takeover is what fences the previous holder: every acquire moves the session's epoch on (ADR 0049).
-        const [bumped] = await tx
-          .update(sessions)
-          .set({ turnEpoch: sql`${sessions.turnEpoch} + 1` })
-          .where(eq(sessions.id, sessionId))
-          .returning({ epoch: sessions.turnEpoch });
-        return { acquired: true, epoch: bumped?.epoch ?? 0 };
-      }
-      const [current] = await tx
-        .select({ holder: turnLeases.holder, expiresAt: turnLeases.expiresAt })
-        .from(turnLeases)
-        .where(eq(turnLeases.sessionId, sessionId));
-      return { acquired: false, holder: current?.holder ?? '', expiresAt: current?.expiresAt ?? now };
+  /** One statement: the take, the epoch bump and the session's generation (ADR 0056). */
+  async tryAcquire(owner: LeaseOwner, ttlMs: number): Promise<LeaseAttempt> {
+    const now = this.connection.clock.now();
+    const result = await this.connection.withRetry('other', async () => {
+      this.connection.assertOpen();
+      return this.connection.pool.query<TakeLeaseRow>(takeLeaseQuery(owner, now, ttlMs));
     });
+    const attempt = takeLeaseAttempt(result.rows[0], now);
+    if (attempt === null) throw sessionNotFound(owner.sessionId);
+    return attempt;
   }
 
   refresh(owner: LeaseOwner, ttlMs: number): Promise<string | null> {

@@ -18,6 +18,7 @@ import {
 } from './pg-connection.js';
 import { PgLeaseStatements, PgResponseStore, PgRunStore } from './pg-records.js';
 import { messages, sessions, usageByModel } from './pg-schema.js';
+import { commitTurnQuery, commitTurnResult, messageColumnArrays } from './pg-turn-commit.js';
 import {
   COPY_BATCH_SIZE,
   copyValues,
@@ -26,13 +27,7 @@ import {
   newMessageValues,
   toStoredMessage,
 } from './rows.js';
-import {
-  searchDocumentText,
-  searchSnippet,
-  searchTerms,
-  toTsqueryLiteral,
-  toTsvectorLiteral,
-} from './search-document.js';
+import { searchDocumentText, searchSnippet, searchTerms, toTsqueryLiteral } from './search-document.js';
 import {
   assertSeedRoles,
   branchSessionValues,
@@ -42,6 +37,7 @@ import {
   compactionSummary,
   listConditions,
   listLimit,
+  mergeUsageEntries,
   messageRowNotFound,
   neighbourCondition,
   neighbourText,
@@ -85,6 +81,7 @@ import type {
   SessionStore,
   SessionSummary,
   StoredMessage,
+  TurnCommit,
   TurnLease,
   UsageByModelRow,
   UsageEntry,
@@ -262,6 +259,15 @@ export class PostgresSessionStore implements SessionStore {
     });
   }
 
+  /** One statement, so one round trip and one implicit transaction (ADR 0056). */
+  async commitTurn(sessionId: string, commit: TurnCommit, options: WriteOptions = {}): Promise<number[]> {
+    const result = await this.connection.withRetry('transcript', async () => {
+      this.connection.assertOpen();
+      return this.connection.pool.query(commitTurnQuery(sessionId, commit, this.now, options));
+    });
+    return commitTurnResult(sessionId, result.rows[0], options);
+  }
+
   async getSession(id: string): Promise<SessionRow | null> {
     const row = await this.connection.query((db) => this.findSession(db, id));
     return row ? toSessionRow(row) : null;
@@ -422,17 +428,19 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   async generation(sessionId: string): Promise<{ lastRowId: number; rewindCount: number } | null> {
-    return this.connection.read(async (tx) => {
-      const session = await this.findSession(tx, sessionId);
-      if (!session) return null;
-      const [last] = await tx
-        .select({ id: messages.id })
-        .from(messages)
-        .where(and(eq(messages.sessionId, sessionId), eq(messages.active, true)))
-        .orderBy(desc(messages.id))
-        .limit(1);
-      return { lastRowId: last?.id ?? 0, rewindCount: session.rewindCount };
+    // One statement (one round trip, one snapshot): every turn of a stored session asks before it starts.
+    const result = await this.connection.withRetry('other', async () => {
+      this.connection.assertOpen();
+      return this.connection.pool.query<{ rewind_count: number; last_row_id: string | number | null }>({
+        name: 'hermes_generation_v1',
+        text: `SELECT s.rewind_count, (SELECT m.id FROM messages m WHERE m.session_id = s.id AND m.active
+          ORDER BY m.id DESC LIMIT 1) AS last_row_id FROM sessions s WHERE s.id = $1`,
+        values: [sessionId],
+      });
     });
+    const row = result.rows[0];
+    if (!row) return null;
+    return { lastRowId: Number(row.last_row_id ?? 0), rewindCount: row.rewind_count };
   }
 
   async rewind(sessionId: string, options: { beforeRowId: number }): Promise<RewindResult> {
@@ -532,10 +540,16 @@ export class PostgresSessionStore implements SessionStore {
 
   // ------------------------------------------------------------------ titles
 
-  async setTitle(id: string, title: string | null, source: TitleSource): Promise<string | null> {
+  async setTitle(
+    id: string,
+    title: string | null,
+    source: TitleSource,
+    options: { usage?: UsageEntry[] } = {},
+  ): Promise<string | null> {
     return this.connection.write('other', async (tx) => {
       const session = await this.requireSession(tx, id, true);
       const stored = await this.applyTitle(tx, session, title, source);
+      for (const entry of mergeUsageEntries(options.usage ?? [])) await this.addUsage(tx, id, entry, this.now, true);
       await tx.update(sessions).set({ lastActivityAt: this.now }).where(eq(sessions.id, id));
       return stored;
     });
@@ -701,8 +715,9 @@ export class PostgresSessionStore implements SessionStore {
     if (values.length === 0) return [];
     // One statement over column arrays: its cost does not grow with the row count the way a
     // many-row VALUES list built by drizzle does (1,200 rows took seconds that way).
-    const column = <T>(pick: (value: MessageInsert) => T) => sql.param(values.map(pick));
-    const json = (value: unknown) => (value === null || value === undefined ? null : JSON.stringify(value));
+    const columns = messageColumnArrays(values).map((column) => sql.param(column));
+    const [turnId, role, content, contentParts, toolCalls, toolCallId, toolName, reasoning, providerMetadata] = columns;
+    const [timestamp, tokenCount, finishReason, displayKind, displayMetadata, searchVector] = columns.slice(9);
     const result = await tx.execute<{ id: string | number }>(sql`
       INSERT INTO messages (session_id, turn_id, role, content, content_parts, tool_calls, tool_call_id, tool_name,
         reasoning, provider_metadata, timestamp, token_count, finish_reason, display_kind, display_metadata, search_vector)
@@ -710,24 +725,11 @@ export class PostgresSessionStore implements SessionStore {
         reasoning, provider_metadata::jsonb, timestamp, token_count, finish_reason, display_kind, display_metadata::jsonb,
         search_vector::tsvector
       FROM unnest(
-        ${column((value) => value.sessionId)}::text[], ${column((value) => value.turnId ?? null)}::text[],
-        ${column((value) => value.role)}::text[], ${column((value) => value.content ?? '')}::text[],
-        ${column((value) => json(value.contentParts))}::text[], ${column((value) => json(value.toolCalls))}::text[],
-        ${column((value) => value.toolCallId ?? null)}::text[], ${column((value) => value.toolName ?? null)}::text[],
-        ${column((value) => value.reasoning ?? null)}::text[], ${column((value) => json(value.providerMetadata))}::text[],
-        ${column((value) => value.timestamp)}::bigint[], ${column((value) => value.tokenCount ?? null)}::integer[],
-        ${column((value) => value.finishReason ?? null)}::text[], ${column((value) => value.displayKind ?? null)}::text[],
-        ${column((value) => json(value.displayMetadata))}::text[],
-        ${column((value) =>
-          toTsvectorLiteral(
-            searchDocumentText({
-              role: value.role,
-              content: value.content ?? '',
-              toolCalls: value.toolCalls,
-              toolName: value.toolName,
-            }),
-          ),
-        )}::text[]
+        ${sql.param(values.map((value) => value.sessionId))}::text[], ${turnId}::text[],
+        ${role}::text[], ${content}::text[], ${contentParts}::text[], ${toolCalls}::text[],
+        ${toolCallId}::text[], ${toolName}::text[], ${reasoning}::text[], ${providerMetadata}::text[],
+        ${timestamp}::bigint[], ${tokenCount}::integer[], ${finishReason}::text[], ${displayKind}::text[],
+        ${displayMetadata}::text[], ${searchVector}::text[]
       ) WITH ORDINALITY AS input(session_id, turn_id, role, content, content_parts, tool_calls, tool_call_id, tool_name,
         reasoning, provider_metadata, timestamp, token_count, finish_reason, display_kind, display_metadata,
         search_vector, position)

@@ -43,6 +43,7 @@ import {
   compactionSummary,
   listConditions,
   listLimit,
+  mergeUsageEntries,
   messageRowNotFound,
   neighbourCondition,
   neighbourText,
@@ -61,6 +62,7 @@ import {
   titleCandidates,
   titleToApply,
   toUsageByModelRow,
+  turnSessionFields,
   turnStartCondition,
   usageAmounts,
   usageInsertValues,
@@ -84,6 +86,7 @@ import type {
   SessionStore,
   SessionSummary,
   StoredMessage,
+  TurnCommit,
   TurnLease,
   UsageByModelRow,
   UsageEntry,
@@ -202,6 +205,11 @@ export class SqliteSessionStore implements SessionStore {
     return this.connection.path;
   }
 
+  /** Write transactions committed through this store since it opened (ADR 0056: how a turn's writes are counted). */
+  get committedWrites(): number {
+    return this.connection.committedWrites;
+  }
+
   private get db(): StoreDatabase {
     return this.connection.db;
   }
@@ -221,6 +229,7 @@ export class SqliteSessionStore implements SessionStore {
   private countAppend: { run(values: Record<string, unknown>): { changes: number } } | undefined;
   private loadAll: Statement | undefined;
   private loadActive: Statement | undefined;
+  private turnPrepared: { markDisplay: Statement; releaseLease: Statement } | undefined;
   private sessionById: { get(values: { id: string }): SessionRecord | undefined } | undefined;
 
   /** Inserts rows in order and returns their ids in that order; the caller holds the write transaction. */
@@ -261,6 +270,37 @@ export class SqliteSessionStore implements SessionStore {
       if (turn.usage) this.addUsage(sessionId, turn.usage, now, true);
       return ids;
     });
+  }
+
+  async commitTurn(sessionId: string, commit: TurnCommit, options: WriteOptions = {}): Promise<number[]> {
+    const rows = commit.rows ?? [];
+    const usage = mergeUsageEntries(commit.usage ?? []);
+    return this.connection.write('transcript', () => {
+      checkFenceSqlite(this.db, options.fence);
+      const now = this.now;
+      // The append's UPDATE finds the session and touches it, with rows or without: no lookup of its own.
+      const ids = this.appendRows(sessionId, rows, now);
+      for (const entry of usage) this.addUsage(sessionId, entry, now, true);
+      const fields = turnSessionFields(commit.session);
+      if (fields !== null) this.db.update(sessions).set(fields).where(eq(sessions.id, sessionId)).run();
+      const turnStatements = this.turnStatements;
+      for (const mark of commit.display ?? []) {
+        const json = mark.displayMetadata === null ? null : JSON.stringify(mark.displayMetadata);
+        turnStatements.markDisplay.run(json, mark.rowId, sessionId);
+      }
+      if (commit.lease?.release) turnStatements.releaseLease.run(sessionId, commit.lease.holder, commit.lease.turnId);
+      return ids;
+    });
+  }
+
+  /** The raw statements of `commitTurn`, prepared on first use. */
+  private get turnStatements(): { markDisplay: Statement; releaseLease: Statement } {
+    const sqlite = this.connection.sqlite;
+    this.turnPrepared ??= {
+      markDisplay: sqlite.prepare('UPDATE messages SET display_metadata = ? WHERE id = ? AND session_id = ?'),
+      releaseLease: sqlite.prepare('DELETE FROM turn_leases WHERE session_id = ? AND holder = ? AND turn_id = ?'),
+    };
+    return this.turnPrepared;
   }
 
   async getSession(id: string): Promise<SessionRow | null> {
@@ -543,10 +583,16 @@ export class SqliteSessionStore implements SessionStore {
 
   // ------------------------------------------------------------------ titles
 
-  async setTitle(id: string, title: string | null, source: TitleSource): Promise<string | null> {
+  async setTitle(
+    id: string,
+    title: string | null,
+    source: TitleSource,
+    options: { usage?: UsageEntry[] } = {},
+  ): Promise<string | null> {
     return this.connection.write('other', () => {
       const session = this.requireSession(id);
       const stored = this.applyTitle(session, title, source);
+      for (const entry of mergeUsageEntries(options.usage ?? [])) this.addUsage(id, entry, this.now, true);
       this.statements.touchSession.run({ sessionId: id, now: this.now });
       return stored;
     });

@@ -35,6 +35,7 @@ import type {
   SessionRow,
   SessionSummary,
   StoredMessage,
+  TurnCommit,
   UsageByModelRow,
   UsageEntry,
 } from './types.js';
@@ -605,4 +606,75 @@ export function toUsageByModelRow(row: {
     costStatus: row.costStatus,
     updatedAt: row.updatedAt,
   };
+}
+
+// ------------------------------------------------------------- turn commits
+
+/**
+ * The usage entries of one commit merged per (provider, model, task): what one `recordUsage` per entry would add, as
+ * one row change per key. Amounts add up; a cost status is the weakest of its calls (the merge is order-free).
+ */
+export function mergeUsageEntries(entries: readonly UsageEntry[]): UsageEntry[] {
+  const merged = new Map<string, UsageEntry>();
+  for (const entry of entries) {
+    const key = `${entry.provider}\u0000${entry.model}\u0000${entry.task}`;
+    const previous = merged.get(key);
+    if (!previous) {
+      merged.set(key, { ...entry, usage: { ...entry.usage } });
+      continue;
+    }
+    const usage = previous.usage;
+    usage.apiCalls += entry.usage.apiCalls;
+    usage.inputTokens += entry.usage.inputTokens;
+    usage.outputTokens += entry.usage.outputTokens;
+    usage.cacheReadTokens += entry.usage.cacheReadTokens;
+    usage.cacheWriteTokens += entry.usage.cacheWriteTokens;
+    usage.reasoningTokens += entry.usage.reasoningTokens;
+    usage.totalTokens += entry.usage.totalTokens;
+    previous.costUsd += entry.costUsd;
+    previous.costStatus = weakestCostStatus(previous.costStatus, entry.costStatus);
+  }
+  return [...merged.values()];
+}
+
+/**
+ * What a commit's usage adds to the session's own counters: every task but `subagent` (counted on the child
+ * sessions). `costStatus` is the weakest of those calls, `null` when there are none (the session's stays).
+ */
+export function sessionUsageOf(entries: readonly UsageEntry[]): UsageAmounts & { costStatus: CostStatus | null } {
+  const totals = {
+    apiCalls: 0,
+    inputTokens: 0,
+    outputTokens: 0,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    reasoningTokens: 0,
+    costUsd: 0,
+    costStatus: null as CostStatus | null,
+  };
+  for (const entry of entries) {
+    if (entry.task === 'subagent') continue;
+    totals.apiCalls += entry.usage.apiCalls;
+    totals.inputTokens += entry.usage.inputTokens;
+    totals.outputTokens += entry.usage.outputTokens;
+    totals.cacheReadTokens += entry.usage.cacheReadTokens;
+    totals.cacheWriteTokens += entry.usage.cacheWriteTokens;
+    totals.reasoningTokens += entry.usage.reasoningTokens;
+    totals.costUsd += entry.costUsd;
+    totals.costStatus =
+      totals.costStatus === null ? entry.costStatus : weakestCostStatus(totals.costStatus, entry.costStatus);
+  }
+  return totals;
+}
+
+/** The plain session fields a turn commit sets, `null` when it sets none. */
+export function turnSessionFields(
+  patch: TurnCommit['session'],
+): Partial<Pick<SessionRow, 'model' | 'modelConfig' | 'systemPrompt'>> | null {
+  if (!patch) return null;
+  const fields: Partial<Pick<SessionRow, 'model' | 'modelConfig' | 'systemPrompt'>> = {};
+  if (patch.model !== undefined) fields.model = patch.model;
+  if (patch.modelConfig !== undefined) fields.modelConfig = patch.modelConfig;
+  if (patch.systemPrompt !== undefined) fields.systemPrompt = patch.systemPrompt;
+  return Object.keys(fields).length > 0 ? fields : null;
 }

@@ -13,7 +13,15 @@ function pollDelay(): number {
 }
 
 /** What one attempt to take the lease found. */
-export type LeaseAttempt = { acquired: true; epoch: number } | { acquired: false; holder: string; expiresAt: number };
+export type LeaseAttempt =
+  | { acquired: true; epoch: number; generation?: SessionGeneration | null }
+  | { acquired: false; holder: string; expiresAt: number };
+
+/** A session's highest active row id and rewind count (`SessionStore.generation`). */
+export interface SessionGeneration {
+  lastRowId: number;
+  rewindCount: number;
+}
 
 /** A lease row's owner: the (holder, turn) pair, so a stale handle can never refresh a newer turn's lease. */
 export interface LeaseOwner {
@@ -57,7 +65,8 @@ export async function acquireTurnLease(
   for (;;) {
     options.signal?.throwIfAborted();
     const outcome = await statements.tryAcquire(owner, options.ttlMs);
-    if (outcome.acquired) return new StoreTurnLease(statements, owner, options.ttlMs, outcome.epoch);
+    if (outcome.acquired)
+      return new StoreTurnLease(statements, owner, options.ttlMs, outcome.epoch, outcome.generation ?? null);
     const waitedMs = clock.now() - started;
     if (waitedMs >= options.waitMs) {
       throw new HermesError(
@@ -84,6 +93,8 @@ class StoreTurnLease implements TurnLease {
     private readonly owner: LeaseOwner,
     private readonly ttlMs: number,
     epoch: number,
+    /** The session's generation read with the take, `null` when unknown. */
+    readonly generation: SessionGeneration | null,
   ) {
     this.fence = { sessionId: owner.sessionId, epoch };
   }
@@ -104,6 +115,10 @@ class StoreTurnLease implements TurnLease {
       }),
     );
     return false;
+  }
+
+  markReleased(): void {
+    this.released = true;
   }
 
   async release(): Promise<void> {
@@ -138,6 +153,11 @@ function prepareLeaseStatements(connection: StoreConnection) {
       .where(eq(sessions.id, sessionId))
       .returning({ epoch: sessions.turnEpoch })
       .prepare(),
+    // The generation, read in the take's transaction so a turn needs no read of its own (ADR 0056).
+    generation: connection.sqlite.prepare<[string, string], { rewindCount: number; lastRowId: number | null }>(
+      `SELECT rewind_count AS rewindCount, (SELECT id FROM messages WHERE session_id = ? AND active = 1
+        ORDER BY id DESC LIMIT 1) AS lastRowId FROM sessions WHERE id = ?`,
+    ),
     take: db
       .insert(turnLeases)
       .values({ sessionId, ...lease })
@@ -194,7 +214,12 @@ export class SqliteLeaseStatements implements LeaseStatements {
       }
       statements.take.run({ ...owner, now, expiresAt: now + ttlMs });
       const bumped = statements.bump.get({ sessionId });
-      return { acquired: true, epoch: bumped?.epoch ?? 0 };
+      const generation = statements.generation.get(sessionId, sessionId);
+      return {
+        acquired: true,
+        epoch: bumped?.epoch ?? 0,
+        generation: generation ? { lastRowId: generation.lastRowId ?? 0, rewindCount: generation.rewindCount } : null,
+      };
     });
   }
 

@@ -57,6 +57,26 @@ export interface RecordedTurn {
   usage?: UsageEntry;
 }
 
+/**
+ * Input of `commitTurn`: what a turn writes at one of its durability points, in one transaction
+ * (ADR 0056). Every part is optional; an empty commit only touches `last_activity_at`.
+ */
+export interface TurnCommit {
+  /** Rows appended in this order, exactly as `appendMessages` appends them. */
+  rows?: NewMessage[];
+  /** Usage of model calls, added exactly as one `recordUsage` per entry would add it. */
+  usage?: UsageEntry[];
+  /** Plain session fields the turn changed (the stored system prompt, the model config); never the title. */
+  session?: Pick<SessionPatch, 'model' | 'modelConfig' | 'systemPrompt'>;
+  /** New display metadata of rows of this session (a failed prompt's mark). */
+  display?: { rowId: number; displayMetadata: JsonObject | null }[];
+  /**
+   * The turn lease this commit is written under. With `release`, the lease is deleted in the same transaction when
+   * this owner still holds it: the turn's last write needs no transaction of its own to free the session.
+   */
+  lease?: { holder: string; turnId: string; release?: boolean };
+}
+
 /** Input of `createSession`. */
 export interface NewSession {
   id: string;
@@ -162,6 +182,13 @@ export interface TurnLease {
   readonly fence: TurnFence;
   refresh(): Promise<boolean>;
   release(): Promise<void>;
+  /** The lease was deleted by a `commitTurn` with `lease.release`: stops using it without a write of its own. */
+  markReleased(): void;
+  /**
+   * The session's generation (`generation()`) read with the take, so the turn needs no read of its own to learn
+   * whether another process changed the session; `null` or absent when it is not known.
+   */
+  readonly generation?: { lastRowId: number; rewindCount: number } | null;
 }
 
 /** Options of `acquireTurnLease`. */
@@ -396,7 +423,16 @@ export interface SessionStore {
   ): Promise<SessionRow>;
   compactInPlace(sessionId: string, plan: CompactionPlan, options?: WriteOptions): Promise<CompactionCommit>;
 
-  setTitle(id: string, title: string | null, source: TitleSource): Promise<string | null>;
+  /**
+   * Sets the title by the rules of §9.4.6 and returns the stored one. `usage` (the call that wrote a generated title)
+   * is added in the same transaction, as `recordUsage` would add it (ADR 0056).
+   */
+  setTitle(
+    id: string,
+    title: string | null,
+    source: TitleSource,
+    options?: { usage?: UsageEntry[] },
+  ): Promise<string | null>;
   nextAvailableTitle(base: string): Promise<string>;
   /** True when a non-null title is used by another session (case-insensitive). */
   isTitleTaken(title: string, exceptSessionId?: string): Promise<boolean>;
@@ -408,6 +444,14 @@ export interface SessionStore {
    * exist. Returns the row ids. One commit instead of up to four per turn (ADR 0021).
    */
   recordTurn(sessionId: string, turn: RecordedTurn, options?: WriteOptions): Promise<number[]>;
+  /**
+   * A turn's writes at one durability point in one transaction (ADR 0056): its rows, the usage of its model calls,
+   * the session fields it changed, display marks and, for the last one, the release of its lease. Counters and
+   * `last_activity_at` move as the single-purpose calls would move them. Returns the new rows' ids in order.
+   * With a fence, the commit is applied only while the turn still holds that epoch of the session's lease.
+   * @throws HermesError `session_not_found` or `lease_lost` (nothing is written).
+   */
+  commitTurn(sessionId: string, commit: TurnCommit, options?: WriteOptions): Promise<number[]>;
   usageByModel(sessionId: string): Promise<UsageByModelRow[]>;
   /** Adds to message/tool-call counters and touches `last_activity_at` (epilogue, §7.12). */
   touchSession(id: string, options?: WriteOptions): Promise<void>;
