@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { openPostgresStore } from '@hermes/core';
 import { step, text, toolCall } from '@hermes/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 // The global setup's `ProvidedContext` declaration types `inject('hermesTestDatabaseUrl')`.
@@ -17,6 +18,9 @@ afterEach(runCleanups);
 
 /** A raw WebSocket client of the gateway, keeping every frame it receives. */
 const client = (server: StartedServer) => connectGateway(server, KEY);
+
+/** What the relay logs when a resume's owner wait runs out: an instance listening on the bus did not answer `who`. */
+const OWNER_WAIT_RAN_OUT = 'did not say whether the session is live there';
 
 const events = (frames: Frame[], sessionId: string) =>
   frames.filter((frame) => frame.method === 'event' && frame.params?.session_id === sessionId);
@@ -132,5 +136,46 @@ describe('gateway clients across apps/server instances on one PostgreSQL databas
     expect(resumed.error?.code).toBe(5000);
     expect(resumed.error?.message).toMatch(/^resume failed: the session is live on instance .+, which did not answer/);
     expect((resumed.error as { data?: unknown }).data).toMatchObject({ reason: 'session_owner_unreachable' });
+    // B waited for the frozen A until its owner wait ran out, and said so.
+    expect(b.stdout()).toContain(OWNER_WAIT_RAN_OUT);
+  }, 120_000);
+
+  it('a resume on B of an open session live nowhere answers once A says it is not there, without waiting out the owner wait; one live on A still goes through A', async () => {
+    const workspace = temp('hermes-workspace-');
+    const { a, b, databaseUrl } = await startInstancePair([step(text('unused'))], {
+      key: KEY,
+      configYaml: 'session:\n  auto_title: false\n',
+    });
+    // A stored session left open, as a crash leaves it: live on no instance.
+    const store = await openPostgresStore({ url: databaseUrl, poolSize: 1 });
+    const nowhere = '20261204_120000_a0b1c2';
+    try {
+      await store.createSession({ id: nowhere, source: 'tui', title: 'left open' });
+      await store.appendMessages(nowhere, [
+        { role: 'user', content: 'before the crash', turnId: 'turn_0' },
+        { role: 'assistant', content: 'answered before the crash', turnId: 'turn_0' },
+      ]);
+    } finally {
+      await store.close();
+    }
+    // One live on A (created by A's client, no turn running).
+    const x = await client(a);
+    const created = await x.call('session.create', { cwd: workspace });
+    const onA = created.result?.session_id as string;
+    const liveOnA = created.result?.stored_session_id as string;
+
+    const y = await client(b);
+    const fromRows = await y.call('session.resume', { session_id: nowhere });
+    expect(fromRows.error).toBeUndefined();
+    expect(fromRows.result).toMatchObject({ resumed: nowhere, running: false });
+    expect(JSON.stringify(fromRows.result?.messages)).toContain('answered before the crash');
+    // A answered `not-here`, so B resumed without its owner wait running out (the frozen-owner test shows the line).
+    expect(b.stdout()).not.toContain(OWNER_WAIT_RAN_OUT);
+
+    // The session live on A is not resumed a second time on B: B's client is attached to A's runtime.
+    const throughA = await y.call('session.resume', { session_id: liveOnA });
+    expect(throughA.error).toBeUndefined();
+    expect(throughA.result).toMatchObject({ session_id: onA, resumed: liveOnA });
+    expect(b.stdout()).not.toContain(OWNER_WAIT_RAN_OUT);
   }, 120_000);
 });

@@ -135,6 +135,7 @@ export {
   DEFAULT_RUN_EVENT_OUTBOX,
   isLeaseLost,
   isPostgresUrl,
+  type ListeningInstances,
   LocalRunBus,
   MAX_CONTROL_PAYLOAD_BYTES,
   type OpenSessionStoreOptions,

@@ -1,4 +1,4 @@
-import type { JsonObject, Logger, RunBus } from '@hermes/core';
+import type { JsonObject, ListeningInstances, Logger, RunBus } from '@hermes/core';
 import type { GatewayConnection } from './connection.js';
 import {
   createWebSocketTransport,
@@ -21,7 +21,7 @@ import {
  */
 
 /** What the relay needs of the run bus (core's `RunBus`). */
-export type RelayBus = Pick<RunBus, 'holder' | 'shared' | 'relay' | 'onRelay' | 'leaseHolder'>;
+export type RelayBus = Pick<RunBus, 'holder' | 'shared' | 'relay' | 'onRelay' | 'leaseHolder' | 'listening'>;
 
 /** What the relay needs of its gateway. */
 export interface RelayGateway {
@@ -35,13 +35,22 @@ export interface RelayGateway {
 export interface InstanceRelayOptions {
   /** A tunnel whose other end sends nothing for this long is closed (default 30 s); each end says it is alive at a third of it. */
   silenceMs?: number;
-  /** How long a resume waits for an instance to say the session is live there (default 300 ms). */
+  /**
+   * How long a resume waits for the listening instances to say whether the session is live there (default 300 ms);
+   * it stops as soon as one says it is, or every one says it is not.
+   */
   ownerWaitMs?: number;
   /** How long a resume sent up a tunnel waits for its answer (default 10 s). */
   answerWaitMs?: number;
 }
 
 type Frame = Record<string, unknown>;
+
+/** A resume's question `who` in flight: the answers `here` and `not-here` it has had. */
+interface OwnerAsk {
+  here(holder: string): void;
+  notHere(holder: string): void;
+}
 
 /** B's end: one client connection's tunnel to the instance running some of its sessions. */
 interface Tunnel {
@@ -108,7 +117,7 @@ class TunnelSocket implements WebSocketLike {
 export class InstanceRelay {
   private readonly tunnels = new Map<GatewayConnection, Map<string, Tunnel>>();
   private readonly served = new Map<string, TunnelSocket>();
-  private readonly asks = new Map<string, (holder: string | null) => void>();
+  private readonly asks = new Map<string, OwnerAsk>();
   private readonly unsubscribe: () => void;
   private readonly timer: ReturnType<typeof setInterval>;
   private readonly silenceMs: number;
@@ -157,11 +166,47 @@ export class InstanceRelay {
     return null;
   }
 
+  /**
+   * Broadcasts `who` and resolves with the instance that answers `here`, or with null once every instance listening on
+   * the bus (listed by PostgreSQL) has answered `not-here`, or after `ownerWaitMs` when one of them has not (it may be
+   * slow, or not run a relay). An instance not listening cannot hear the question, nor hold the session's frames.
+   */
   private askOwner(storedId: string): Promise<string | null> {
     const ask = `${this.bus.holder}#${++this.serial}`;
-    return answerOf(this.asks, ask, this.ownerWaitMs, (settle) =>
-      this.send('*', { t: 'who', ask, stored: storedId }, () => settle(null)),
-    );
+    const notHere = new Set<string>();
+    let listed: ListeningInstances | null = null;
+    return new Promise<string | null>((resolve) => {
+      const settle = (owner: string | null) => {
+        if (!this.asks.delete(ask)) return;
+        clearTimeout(timer);
+        resolve(owner);
+      };
+      const timer = setTimeout(() => {
+        if (!this.asks.has(ask)) return;
+        this.logger.warn('resume: instances did not say whether the session is live there', {
+          stored: storedId,
+          answered: notHere.size,
+          listening: listed?.size ?? null,
+        });
+        settle(null);
+      }, this.ownerWaitMs);
+      const answeredByAll = () => {
+        if (listed?.covers(notHere)) settle(null);
+      };
+      this.asks.set(ask, {
+        here: (holder) => settle(holder),
+        notHere: (holder) => {
+          notHere.add(holder);
+          answeredByAll();
+        },
+      });
+      // Listed while the question travels; an instance that starts listening after the list was read answers too.
+      void this.bus.listening().then((instances) => {
+        listed = instances;
+        answeredByAll();
+      });
+      this.send('*', { t: 'who', ask, stored: storedId }, () => settle(null));
+    });
   }
 
   /**
@@ -398,12 +443,16 @@ export class InstanceRelay {
   private received(from: string, message: JsonObject): void {
     const kind = message.t;
     if (kind === 'who') {
-      if (typeof message.stored === 'string' && this.gateway.isLive(message.stored))
-        this.send(from, { t: 'here', ask: message.ask ?? null });
+      if (typeof message.stored !== 'string') return;
+      // Both answers are sent: a `not-here` lets the asker stop waiting once every listening instance has said so.
+      const live = this.gateway.isLive(message.stored);
+      this.send(from, { t: live ? 'here' : 'not-here', ask: message.ask ?? null });
       return;
     }
-    if (kind === 'here') {
-      if (typeof message.ask === 'string') this.asks.get(message.ask)?.(from);
+    if (kind === 'here' || kind === 'not-here') {
+      const ask = typeof message.ask === 'string' ? this.asks.get(message.ask) : undefined;
+      if (kind === 'here') ask?.here(from);
+      else ask?.notHere(from);
       return;
     }
     const tunnelId = typeof message.tunnel === 'string' ? message.tunnel : null;

@@ -71,7 +71,7 @@ export async function startServer(env: Record<string, string>): Promise<StartedS
 export async function startInstancePair(
   script: ModelScript,
   options: { key: string; configYaml: string; env?: Record<string, string> },
-): Promise<{ a: StartedServer; b: StartedServer; model: ScriptedServer }> {
+): Promise<{ a: StartedServer; b: StartedServer; model: ScriptedServer; databaseUrl: string }> {
   const database = await createTestDatabase();
   cleanups.push(database.drop);
   const model = await startScriptedOpenAIServer({ script });
@@ -90,5 +90,5 @@ export async function startInstancePair(
   };
   const a = await startServer(env());
   const b = await startServer(env());
-  return { a, b, model };
+  return { a, b, model, databaseUrl: database.url };
 }

@@ -17,6 +17,7 @@ export type { PostgresSessionStore, PostgresStoreOptions } from './pg-store.js';
 export { SqliteResponseStore } from './response-store.js';
 export {
   createRunBus,
+  type ListeningInstances,
   LocalRunBus,
   type RunBus,
   type RunBusOptions,

@@ -1,9 +1,10 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type pg from 'pg';
 import type { JsonObject, JsonValue } from '../types.js';
 import { retry } from '../util/retry.js';
 import type {
+  ListeningInstances,
   RunBus,
   RunBusOptions,
   RunControlReply,
@@ -32,6 +33,20 @@ const RELAY_PART_UNITS = 2_500;
 export const MAX_CONTROL_PAYLOAD_BYTES = 7_900;
 
 const RECONNECT_DELAYS_MS = [100, 250, 500, 1_000, 2_000];
+
+/**
+ * The `application_name` of the bus's listening connection starts with this; the rest is {@link instanceTag} of the
+ * holder, so any instance can list the others that listen right now (`pg_stat_activity`).
+ */
+const LISTENER_NAME_PREFIX = 'hermes-bus ';
+
+/**
+ * A holder id as the listening connection names it: a hash, because an `application_name` is cut at 63 bytes and
+ * keeps ASCII only, and a holder id (host name, pid, random part) may be longer or not ASCII.
+ */
+function instanceTag(holder: string): string {
+  return createHash('sha256').update(holder).digest('hex').slice(0, 24);
+}
 
 /** A failed connect or `LISTEN` of the listening connection, already logged: the one failure retried. */
 class ListenFailed extends Error {}
@@ -144,8 +159,9 @@ export class PgRunBus implements RunBus {
         client.on('notification', (message) => this.notified(message.channel, message.payload ?? ''));
         try {
           await client.connect();
+          // Set after connecting, so a connection string's own `application_name` cannot override it.
           await client.query(
-            `LISTEN ${EVENTS_CHANNEL}; LISTEN ${CONTROL_CHANNEL}; LISTEN ${REPLY_CHANNEL}; LISTEN ${RELAY_CHANNEL}`,
+            `SET application_name = '${LISTENER_NAME_PREFIX}${instanceTag(this.holder)}'; LISTEN ${EVENTS_CHANNEL}; LISTEN ${CONTROL_CHANNEL}; LISTEN ${REPLY_CHANNEL}; LISTEN ${RELAY_CHANNEL}`,
           );
         } catch (error) {
           client.removeAllListeners('end');
@@ -398,6 +414,34 @@ export class PgRunBus implements RunBus {
 
   async leaseHeld(sessionId: string, holder: string): Promise<boolean> {
     return (await this.leaseHolder(sessionId)) === holder;
+  }
+
+  async listening(): Promise<ListeningInstances | null> {
+    const own = instanceTag(this.holder);
+    let result: { rows: { name: string }[] };
+    try {
+      result = await this.pool.query<{ name: string }>(
+        `SELECT DISTINCT application_name AS name FROM pg_stat_activity
+         WHERE datname = current_database() AND starts_with(application_name, $1)`,
+        [LISTENER_NAME_PREFIX],
+      );
+    } catch (error) {
+      this.warn('listening instances not listed', { reason: String(error) });
+      return null;
+    }
+    const tags = new Set(result.rows.map((row) => row.name.slice(LISTENER_NAME_PREFIX.length)));
+    tags.delete(own);
+    return {
+      size: tags.size,
+      covers: (holders) => {
+        const answered = new Set<string>();
+        for (const holder of holders) {
+          const tag = instanceTag(holder);
+          if (tags.has(tag)) answered.add(tag);
+        }
+        return answered.size === tags.size;
+      },
+    };
   }
 
   async settleIfUnfinished(runId: string, settlement: RunSettlement): Promise<boolean> {

@@ -64,6 +64,12 @@ export interface RunBus {
   /** Whether `holder` holds an unexpired turn lease on the session. */
   leaseHeld(sessionId: string, holder: string): Promise<boolean>;
   /**
+   * The other instances whose bus listens right now (on PostgreSQL, the listening connections of this database in
+   * `pg_stat_activity`), or null when they could not be listed. An instance whose connection is down is not among
+   * them, and cannot hear a relay message either. The in-process bus has no other instance.
+   */
+  listening(): Promise<ListeningInstances | null>;
+  /**
    * Deletes the stored events of runs that turned terminal before `endedBefore` (epoch ms); returns how many
    * events went. A stream of such a run then gets its terminal event rebuilt from the row (spec §19.3).
    */
@@ -80,6 +86,14 @@ export interface RunBus {
   onRelay(listener: (from: string, message: JsonObject) => void): () => void;
   /** Stops listening; the store stays open. */
   close(): Promise<void>;
+}
+
+/** The other instances listening on the bus at one moment ({@link RunBus.listening}). */
+export interface ListeningInstances {
+  /** How many there are. */
+  readonly size: number;
+  /** Whether every one of them is among `holders` (holder ids); true when there are none. */
+  covers(holders: Iterable<string>): boolean;
 }
 
 /** Options of `createRunBus` (run-bus.ts). */

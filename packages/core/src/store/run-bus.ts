@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { HermesError } from '../errors.js';
 import { type PgPool, PgRunBus } from './pg-bus.js';
 import type {
+  ListeningInstances,
   RunBus,
   RunBusOptions,
   RunControlReply,
@@ -12,6 +13,7 @@ import type {
 import type { SessionStore } from './types.js';
 
 export type {
+  ListeningInstances,
   RunBus,
   RunBusOptions,
   RunControlReply,
@@ -80,6 +82,10 @@ export class LocalRunBus implements RunBus {
 
   async leaseHolder(): Promise<string | null> {
     return null;
+  }
+
+  async listening(): Promise<ListeningInstances | null> {
+    return { size: 0, covers: () => true };
   }
 
   async leaseHeld(_sessionId: string, holder: string): Promise<boolean> {
