@@ -159,9 +159,11 @@ export class PgRunBus implements RunBus {
         client.on('notification', (message) => this.notified(message.channel, message.payload ?? ''));
         try {
           await client.connect();
-          // Set after connecting, so a connection string's own `application_name` cannot override it.
+          // Set after connecting, so a connection string's own `application_name` cannot override it; a statement of
+          // its own, so the connection's last statement stays its LISTEN (what operators and tests look for).
+          await client.query(`SET application_name = '${LISTENER_NAME_PREFIX}${instanceTag(this.holder)}'`);
           await client.query(
-            `SET application_name = '${LISTENER_NAME_PREFIX}${instanceTag(this.holder)}'; LISTEN ${EVENTS_CHANNEL}; LISTEN ${CONTROL_CHANNEL}; LISTEN ${REPLY_CHANNEL}; LISTEN ${RELAY_CHANNEL}`,
+            `LISTEN ${EVENTS_CHANNEL}; LISTEN ${CONTROL_CHANNEL}; LISTEN ${REPLY_CHANNEL}; LISTEN ${RELAY_CHANNEL}`,
           );
         } catch (error) {
           client.removeAllListeners('end');

@@ -149,6 +149,34 @@ describe('the PostgreSQL run bus wake-ups (ADR 0018)', () => {
     stop();
   });
 
+  it('lists the other instances listening right now, by their listening connection, whatever the holder id', async () => {
+    const { owner, reader, url } = await twoBuses();
+    const listedByOwner = await owner.listening();
+    expect(listedByOwner?.size).toBe(1);
+    expect(listedByOwner?.covers([])).toBe(false);
+    expect(listedByOwner?.covers(['someone-else', 'instance-0'])).toBe(false);
+    expect(listedByOwner?.covers(['instance-1'])).toBe(true);
+    expect((await reader.listening())?.covers(['instance-0'])).toBe(true);
+
+    // A holder id longer than an application_name, and not ASCII, is listed too.
+    const store = await openPostgresStore({ url, poolSize: 1 });
+    const holder = `höst-${'x'.repeat(80)}:4242:abcdefgh`;
+    const third = createRunBus(store, holder) as PgRunBus;
+    onCleanup(async () => {
+      await third.close();
+      await store.close();
+    });
+    await third.ready();
+    const listed = await owner.listening();
+    expect(listed?.size).toBe(2);
+    expect(listed?.covers(['instance-1'])).toBe(false);
+    expect(listed?.covers(['instance-1', holder])).toBe(true);
+
+    // A bus that stopped listening is no longer listed once its connection is gone.
+    await third.close();
+    await expect.poll(async () => (await owner.listening())?.size, { timeout: 30_000 }).toBe(1);
+  });
+
   it('drops a relay message whose parts stopped arriving, with a warning, instead of holding it', async () => {
     const database = await createTestDatabase();
     onCleanup(database.drop);
