@@ -201,10 +201,13 @@ export class InstanceRelay {
         },
       });
       // Listed while the question travels; an instance that starts listening after the list was read answers too.
-      void this.bus.listening().then((instances) => {
-        listed = instances;
-        answeredByAll();
-      });
+      void this.bus
+        .listening()
+        .catch(() => null)
+        .then((instances) => {
+          listed = instances;
+          answeredByAll();
+        });
       this.send('*', { t: 'who', ask, stored: storedId }, () => settle(null));
     });
   }
