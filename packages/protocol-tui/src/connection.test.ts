@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { DEFAULT_BACK_PRESSURE, GatewayConnection } from './connection.js';
+import { DEFAULT_BACK_PRESSURE, type DeltaParts, GatewayConnection } from './connection.js';
 import type { Transport } from './wire/index.js';
 
 /** A transport that records each batch written and when (fake time), and is never congested. */
@@ -112,5 +112,73 @@ describe('GatewayConnection delta batches (spec tui-gateway §1.4)', () => {
     expect(writes).toHaveLength(1);
     vi.advanceTimersByTime(DEFAULT_BACK_PRESSURE.coalesceMs);
     expect(writes[1]?.frames).toEqual(['after']);
+  });
+
+  /** A delta frame of one stream as the gateway state hands it over: a frame and the parts to join it by. */
+  function deltaOf(key: string, text: string, seq: number): [unknown, DeltaParts] {
+    const rebuild = (joined: string) => ({ key, text: joined, seq });
+    return [rebuild(text), { key, text, rebuild }];
+  }
+
+  it('joins the deltas held while the peer is congested into one frame with all their text and the newest seq', () => {
+    let buffered = DEFAULT_BACK_PRESSURE.congestionBytes + 1;
+    const { transport, writes } = recordingTransport(() => buffered);
+    const connection = new GatewayConnection(transport, DEFAULT_BACK_PRESSURE, () => {});
+    let expected = '';
+    for (let index = 0; index < 5_000; index += 1) {
+      const character = String.fromCharCode(97 + (index % 26));
+      expected += character;
+      connection.send(...deltaOf('message.delta s1', character, index + 1));
+      vi.advanceTimersByTime(index % 10 === 0 ? 1 : 0);
+    }
+    expect(writes).toHaveLength(0);
+    buffered = 0;
+    vi.advanceTimersByTime(10);
+    expect(writes.flatMap((write) => write.frames)).toEqual([{ key: 'message.delta s1', text: expected, seq: 5_000 }]);
+  });
+
+  it('never joins across streams or across a control frame, and keeps their order', () => {
+    let buffered = DEFAULT_BACK_PRESSURE.congestionBytes + 1;
+    const { transport, writes } = recordingTransport(() => buffered);
+    const connection = new GatewayConnection(transport, DEFAULT_BACK_PRESSURE, () => {});
+    connection.send(...deltaOf('reasoning.delta s1', 'th', 1));
+    connection.send(...deltaOf('reasoning.delta s1', 'ink', 2));
+    connection.send(...deltaOf('message.delta s1', 'he', 3));
+    connection.send(...deltaOf('message.delta s2', 'other', 1));
+    connection.send(...deltaOf('message.delta s1', 'llo', 4));
+    connection.send('control');
+    connection.send(...deltaOf('message.delta s1', '!', 5));
+    connection.send(...deltaOf('message.delta s1', '!', 6));
+    buffered = 0;
+    vi.advanceTimersByTime(10);
+    expect(writes.flatMap((write) => write.frames)).toEqual([
+      { key: 'reasoning.delta s1', text: 'think', seq: 2 },
+      { key: 'message.delta s1', text: 'he', seq: 3 },
+      { key: 'message.delta s2', text: 'other', seq: 1 },
+      { key: 'message.delta s1', text: 'llo', seq: 4 },
+      'control',
+      { key: 'message.delta s1', text: '!!', seq: 6 },
+    ]);
+  });
+
+  it('holds at most the congestion bound of joined text for a peer that stopped reading, the newest text kept', () => {
+    const options = { ...DEFAULT_BACK_PRESSURE, congestionBytes: 10_000 };
+    let buffered = options.congestionBytes + 1;
+    const { transport, writes } = recordingTransport(() => buffered);
+    const connection = new GatewayConnection(transport, options, () => {});
+    let sent = '';
+    for (let index = 0; index < 2_000; index += 1) {
+      const chunk = `${index}`.padStart(50, '.');
+      sent += chunk;
+      connection.send(...deltaOf('message.delta s1', chunk, index + 1));
+    }
+    buffered = 0;
+    vi.advanceTimersByTime(10);
+    const frames = writes.flatMap((write) => write.frames) as { text: string; seq: number }[];
+    expect(frames).toHaveLength(1);
+    expect(frames[0]?.seq).toBe(2_000);
+    expect(frames[0]?.text.length).toBeLessThanOrEqual(options.congestionBytes);
+    expect(frames[0]?.text.length).toBeGreaterThan(options.congestionBytes - 50);
+    expect(sent.endsWith(frames[0]?.text ?? 'missing')).toBe(true);
   });
 });

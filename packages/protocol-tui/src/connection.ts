@@ -19,6 +19,28 @@ export const DEFAULT_BACK_PRESSURE: BackPressureOptions = {
 let nextConnectionNumber = 1;
 
 /**
+ * What a delta frame is made of, so that held deltas of one stream can join one frame (ADR 0059): frames that
+ * share `key` (one session's `message.delta` or `reasoning.delta`) concatenate their `text`, and `rebuild` makes
+ * the joined frame, carrying the newest `seq`.
+ */
+export interface DeltaParts {
+  key: string;
+  text: string;
+  rebuild: (text: string) => unknown;
+}
+
+/** One queued frame; a delta held while the peer is congested may gather the text of the deltas after it. */
+interface PendingFrame {
+  frame: unknown;
+  delta: boolean;
+  parts: DeltaParts | null;
+  /** The texts joined into this frame when more than its own; the frame is rebuilt from them when written. */
+  joined: string[] | null;
+  /** Characters in `joined`. */
+  joinedLength: number;
+}
+
+/**
  * One client connection: its transport, its capability flag, and an outbound writer that batches
  * delta frames, holds them while the peer is congested, and never reorders or drops control frames.
  */
@@ -29,7 +51,9 @@ export class GatewayConnection {
   serverRequests: boolean;
   open = true;
   private readonly writer: WritableStreamDefaultWriter<unknown>;
-  private readonly pending: { frame: unknown; delta: boolean }[] = [];
+  private readonly pending: PendingFrame[] = [];
+  /** Characters of delta text held in joined frames, bounded by the congestion bound. */
+  private heldJoinedText = 0;
   private flushTimer: ReturnType<typeof setTimeout> | null = null;
   /** When the pending delta batch is due: one interval after the last batch with a delta in it. */
   private batchDueAt = 0;
@@ -54,11 +78,17 @@ export class GatewayConnection {
     return this.transport.kind === 'websocket';
   }
 
-  /** Queues a frame. Deltas are batched; a control frame flushes everything before it. */
-  send(frame: unknown, delta = false): void {
+  /**
+   * Queues a frame. Deltas are batched; a control frame flushes everything before it. A delta given with its
+   * {@link DeltaParts} joins the held delta before it while the peer is congested, instead of counting against
+   * the held-frame bound: a reader that is behind for a moment still gets every character (ADR 0059).
+   */
+  send(frame: unknown, delta: boolean | DeltaParts = false): void {
     if (!this.open) return;
-    this.pending.push({ frame, delta });
-    if (delta) {
+    const parts = typeof delta === 'object' ? delta : null;
+    if (parts && (this.congestionTimer || this.isCongested()) && this.join(parts)) return;
+    this.pending.push({ frame, delta: delta !== false, parts, joined: null, joinedLength: 0 });
+    if (delta !== false) {
       if (this.isCongested()) this.dropExcessDeltas();
       // While the peer is congested, the drain retry writes what is held.
       if (this.congestionTimer) return;
@@ -84,6 +114,7 @@ export class GatewayConnection {
   detach(): void {
     this.open = false;
     this.pending.length = 0;
+    this.heldJoinedText = 0;
     if (this.flushTimer) clearTimeout(this.flushTimer);
     if (this.congestionTimer) clearTimeout(this.congestionTimer);
     this.flushTimer = null;
@@ -94,15 +125,60 @@ export class GatewayConnection {
     return this.transport.bufferedAmount() > this.options.congestionBytes;
   }
 
+  /** Adds a held delta's text to the last queued frame when it is a delta of the same stream. */
+  private join(parts: DeltaParts): boolean {
+    const last = this.pending[this.pending.length - 1];
+    if (!last?.parts || last.parts.key !== parts.key) return false;
+    if (!last.joined) {
+      last.joined = [last.parts.text];
+      last.joinedLength = last.parts.text.length;
+      this.heldJoinedText += last.joinedLength;
+    }
+    last.joined.push(parts.text);
+    last.joinedLength += parts.text.length;
+    this.heldJoinedText += parts.text.length;
+    // The newest delta's rebuild carries the newest seq: a resume from it replays nothing already shown.
+    last.parts = parts;
+    // A reader that stopped reading costs at most the congestion bound in joined text: past it the oldest held
+    // text goes, as the 512-frame bound drops whole frames (message.complete stays authoritative, §1.4).
+    while (this.heldJoinedText > this.options.congestionBytes) {
+      const oldest = this.pending.find((entry) => entry.delta);
+      if (oldest !== last) {
+        this.dropOldestDelta();
+        continue;
+      }
+      const dropped = last.joined.length > 1 ? (last.joined.shift() ?? '') : '';
+      if (dropped === '') break;
+      last.joinedLength -= dropped.length;
+      this.heldJoinedText -= dropped.length;
+    }
+    return true;
+  }
+
+  /** Drops the oldest held delta frame. */
+  private dropOldestDelta(): void {
+    const index = this.pending.findIndex((entry) => entry.delta);
+    if (index < 0) return;
+    const [entry] = this.pending.splice(index, 1);
+    if (entry) this.release(entry);
+  }
+
+  /** Takes a frame that leaves the queue out of the joined-text count. */
+  private release(entry: PendingFrame): void {
+    if (entry.joined) this.heldJoinedText -= entry.joinedLength;
+  }
+
+  /** The frame to write: a frame that gathered held deltas is rebuilt with all their text. */
+  private frameOf(entry: PendingFrame): unknown {
+    if (!(entry.joined && entry.parts)) return entry.frame;
+    this.release(entry);
+    return entry.parts.rebuild(entry.joined.join(''));
+  }
+
   private dropExcessDeltas(): void {
     let held = 0;
     for (const entry of this.pending) if (entry.delta) held += 1;
-    while (held > this.options.maxHeldDeltas) {
-      const index = this.pending.findIndex((entry) => entry.delta);
-      if (index < 0) break;
-      this.pending.splice(index, 1);
-      held -= 1;
-    }
+    for (; held > this.options.maxHeldDeltas; held -= 1) this.dropOldestDelta();
   }
 
   private flush(): void {
@@ -126,13 +202,13 @@ export class GatewayConnection {
         // Everything pending goes out in one call.
         writeMany.call(
           this.transport,
-          this.pending.splice(0).map((entry) => entry.frame),
+          this.pending.splice(0).map((entry) => this.frameOf(entry)),
         );
         break;
       }
       const entry = this.pending.shift();
       if (!entry) break;
-      this.writer.write(entry.frame).catch(() => {});
+      this.writer.write(this.frameOf(entry)).catch(() => {});
     }
     this.congestedSince = null;
   }

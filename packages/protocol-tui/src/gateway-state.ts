@@ -1,5 +1,5 @@
 import { type AgentHost, HermesError, type Logger, redactSecrets, updateConfigFile } from '@hermes/core';
-import type { GatewayConnection } from './connection.js';
+import type { DeltaParts, GatewayConnection } from './connection.js';
 import { gitBranch } from './git-branch.js';
 import { newRuntimeId, randomHex } from './ids.js';
 import type { InstanceRelay, RelayBus } from './instance-relay.js';
@@ -318,7 +318,17 @@ export class GatewayState implements SessionGateway {
     const text = encodeFrame(eventFrame(params));
     this.rings.record(params, Buffer.byteLength(text) - EVENT_ENVELOPE_BYTES);
     const frame = new EncodedFrame(text);
-    for (const connection of session.attached) connection.send(frame, delta);
+    // A delta's parts let a congested connection join it to the held delta before it (ADR 0059).
+    const parts: DeltaParts | boolean =
+      delta && typeof payload.text === 'string'
+        ? {
+            key: `${type}\n${session.runtimeId}`,
+            text: payload.text,
+            rebuild: (joined) =>
+              new EncodedFrame(encodeFrame(eventFrame({ ...params, payload: { ...payload, text: joined } }))),
+          }
+        : delta;
+    for (const connection of session.attached) connection.send(frame, parts);
   }
 
   /** Emits a broadcast event (`session_id: ""`, no seq) to every open connection. */

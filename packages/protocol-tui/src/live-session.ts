@@ -13,6 +13,7 @@ import { contentWithImages } from './image-parts.js';
 import type { OpenServerRequest, RequestSession, ServerRequestRegistry } from './server-requests.js';
 import { approvalFields, pickApprovalChoice, sessionCallbacks, settleAllApprovals } from './session-callbacks.js';
 import { expandSkillText } from './skills.js';
+import { TextChunks } from './text-chunks.js';
 import { emptyUsage, usageOf } from './usage.js';
 import type { SessionLiveInfo } from './wire/index.js';
 
@@ -86,7 +87,20 @@ export class LiveSession implements RequestSession {
   running = false;
   compressing = false;
   turnStartedAt: number | null = null;
-  inflight: Inflight | null = null;
+  private inflightState: Inflight | null = null;
+  /** Deltas of the turn in flight not yet added to its `assistant` text: joined a few hundred at a time (ADR 0059). */
+  private readonly assistantChunks: string[] = [];
+
+  /** The turn in flight (§9.2), its `assistant` text holding every delta so far. */
+  get inflight(): Inflight | null {
+    if (this.assistantChunks.length > 0) this.foldAssistant();
+    return this.inflightState;
+  }
+
+  set inflight(value: Inflight | null) {
+    this.assistantChunks.length = 0;
+    this.inflightState = value;
+  }
   queue: PendingEnvelope[] = [];
   heldSteers: string[] = [];
   images: string[] = [];
@@ -103,7 +117,7 @@ export class LiveSession implements RequestSession {
   private turnClaim: TurnClaim | null = null;
   private turnAbort: AbortController | null = null;
   private turnDone: Promise<void> = Promise.resolve();
-  private segmentText = '';
+  private segmentText = new TextChunks();
   private lastToolName: string | null = null;
   private readonly shownCalls = new Set<string>();
   private lastUsageJson = '';
@@ -191,7 +205,7 @@ export class LiveSession implements RequestSession {
       corrections: [],
       correction_offsets: [],
     };
-    this.segmentText = '';
+    this.segmentText = new TextChunks();
     this.lastToolName = null;
     this.emit('message.start', { input: text === null ? null : { role: 'user', text } });
   }
@@ -339,7 +353,7 @@ export class LiveSession implements RequestSession {
       corrections: [],
       correction_offsets: [],
     };
-    this.segmentText = '';
+    this.segmentText = new TextChunks();
     this.lastToolName = null;
     this.lastUsageJson = '';
     this.lastUsageAt = 0;
@@ -514,17 +528,25 @@ export class LiveSession implements RequestSession {
     this.gateway.afterTurn(this);
   }
 
+  private foldAssistant(): void {
+    if (this.inflightState) this.inflightState.assistant += this.assistantChunks.join('');
+    this.assistantChunks.length = 0;
+  }
+
   /** Translates one core event to wire events (§5). */
   private translate(event: AgentEvent): void {
     this.noteActivity();
     const mode = this.gateway.toolProgressMode();
     switch (event.type) {
       case 'message.start':
-        this.segmentText = '';
+        this.segmentText = new TextChunks();
         break;
       case 'message.delta':
-        if (this.inflight) this.inflight.assistant += event.text;
-        this.segmentText += event.text;
+        if (this.inflightState) {
+          this.assistantChunks.push(event.text);
+          if (this.assistantChunks.length >= 512) this.foldAssistant();
+        }
+        this.segmentText.push(event.text);
         this.emit('message.delta', { text: event.text }, true);
         break;
       case 'reasoning.delta':
@@ -533,9 +555,11 @@ export class LiveSession implements RequestSession {
       case 'message.end':
         if (event.hasToolCalls && event.text.length > 0)
           this.emit('message.interim', { text: event.text, already_streamed: true });
-        else if (event.interrupted && event.discarded && this.segmentText.length > 0)
-          this.emit('message.interim', { text: this.segmentText, already_streamed: true });
-        this.segmentText = '';
+        else if (event.interrupted && event.discarded) {
+          const segment = this.segmentText.toString();
+          if (segment.length > 0) this.emit('message.interim', { text: segment, already_streamed: true });
+        }
+        this.segmentText = new TextChunks();
         break;
       case 'tool.generating':
         if (mode === 'all' || mode === 'verbose' || event.name === 'clarify')

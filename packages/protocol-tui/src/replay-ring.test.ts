@@ -69,4 +69,25 @@ describe('replay rings', () => {
     expect(b.at(-1)).toBe(10);
     expect(Math.abs(a.length - b.length)).toBeLessThanOrEqual(1);
   });
+
+  it('replays runs of deltas exactly as recorded, across the wrap of the ring, runs of two types and other events', () => {
+    const rings = new ReplayRings({ perSessionEvents: 300 });
+    const recorded: unknown[] = [];
+    const emit = (session: string, type: string, payload: Record<string, unknown>) => {
+      const params = { type, session_id: session, payload, seq: rings.nextSeq(session) };
+      rings.record(params);
+      if (session === 's') recorded.push(params);
+    };
+    for (let index = 0; index < 1_000; index += 1) {
+      if (index % 97 === 0) emit('s', 'tool.start', { tool_id: `t${index}`, name: 'x' });
+      if (index % 13 === 0) emit('other', 'message.delta', { text: 'o' });
+      emit('s', index % 50 < 10 ? 'reasoning.delta' : 'message.delta', {
+        text: String.fromCharCode(97 + (index % 26)),
+      });
+      if (index % 211 === 0) emit('s', 'message.delta', { text: 'x', rendered: 'y' });
+    }
+    expect(rings.since('s', 0).events).toEqual(recorded.slice(-300));
+    const middle = recorded.at(-120) as { seq: number };
+    expect(rings.since('s', middle.seq).events).toEqual(recorded.slice(-119));
+  });
 });

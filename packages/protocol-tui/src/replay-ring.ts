@@ -8,6 +8,13 @@ import type { EventEnvelope } from './wire/index.js';
  */
 class EventQueue {
   private params: (EventEnvelope | undefined)[] = new Array(16);
+  /**
+   * For a delta that follows a delta of the same type: its text, its seq in `seqs`, and in `params` the first delta
+   * of the run, from which the envelope is made again when read. A 512-event ring of envelope objects promoted two
+   * objects per delta of a long answer into the old generation; a string per delta is what is left (ADR 0059).
+   */
+  private texts: (string | null | undefined)[] = new Array(16);
+  private seqs = new Float64Array(16);
   private bytes = new Float64Array(16);
   private order = new Float64Array(16);
   private head = 0;
@@ -16,10 +23,32 @@ class EventQueue {
   push(params: EventEnvelope, bytes: number, order: number): void {
     if (this.length === this.params.length) this.grow();
     const slot = (this.head + this.length) % this.params.length;
-    this.params[slot] = params;
+    const run = this.length > 0 ? this.params[(slot + this.params.length - 1) % this.params.length] : undefined;
+    if (
+      run !== undefined &&
+      isDelta(params) &&
+      isDelta(run) &&
+      run.type === params.type &&
+      run.session_id === params.session_id
+    ) {
+      this.params[slot] = run;
+      this.texts[slot] = params.payload.text as string;
+      this.seqs[slot] = params.seq ?? 0;
+    } else {
+      this.params[slot] = params;
+      this.texts[slot] = null;
+    }
     this.bytes[slot] = bytes;
     this.order[slot] = order;
     this.length += 1;
+  }
+
+  /** The envelope in a slot, made again for a delta kept as its text. */
+  private at(slot: number): EventEnvelope {
+    const params = this.params[slot] as EventEnvelope;
+    const text = this.texts[slot];
+    if (text === null || text === undefined) return params;
+    return { ...params, payload: { ...params.payload, text }, seq: this.seqs[slot] as number };
   }
 
   /** Size of the oldest event (0 when empty). */
@@ -31,8 +60,9 @@ class EventQueue {
   dropFirst(): EventEnvelope | undefined {
     if (this.length === 0) return undefined;
     const slot = this.head;
-    const params = this.params[slot];
+    const params = this.at(slot);
     this.params[slot] = undefined;
+    this.texts[slot] = null;
     this.head = (slot + 1) % this.params.length;
     this.length -= 1;
     return params;
@@ -47,33 +77,47 @@ class EventQueue {
   last(): { params: EventEnvelope; order: number } | null {
     if (this.length === 0) return null;
     const slot = (this.head + this.length - 1) % this.params.length;
-    return { params: this.params[slot] as EventEnvelope, order: this.order[slot] as number };
+    return { params: this.at(slot), order: this.order[slot] as number };
   }
 
   /** The events, oldest first. */
   toArray(): EventEnvelope[] {
     const events: EventEnvelope[] = [];
-    for (let index = 0; index < this.length; index += 1)
-      events.push(this.params[(this.head + index) % this.params.length] as EventEnvelope);
+    for (let index = 0; index < this.length; index += 1) events.push(this.at((this.head + index) % this.params.length));
     return events;
   }
 
   private grow(): void {
     const capacity = this.params.length * 2;
     const params: (EventEnvelope | undefined)[] = new Array(capacity);
+    const texts: (string | null | undefined)[] = new Array(capacity);
+    const seqs = new Float64Array(capacity);
     const bytes = new Float64Array(capacity);
     const order = new Float64Array(capacity);
     for (let index = 0; index < this.length; index += 1) {
       const slot = (this.head + index) % this.params.length;
       params[index] = this.params[slot];
+      texts[index] = this.texts[slot];
+      seqs[index] = this.seqs[slot] as number;
       bytes[index] = this.bytes[slot] as number;
       order[index] = this.order[slot] as number;
     }
     this.params = params;
+    this.texts = texts;
+    this.seqs = seqs;
     this.bytes = bytes;
     this.order = order;
     this.head = 0;
   }
+}
+
+/** A delta event whose payload is its text alone: kept as the text when it follows one of its kind. */
+function isDelta(params: EventEnvelope): boolean {
+  if (params.type !== 'message.delta' && params.type !== 'reasoning.delta') return false;
+  const payload = params.payload;
+  if (typeof payload.text !== 'string') return false;
+  for (const key in payload) if (key !== 'text') return false;
+  return true;
 }
 
 interface Ring {

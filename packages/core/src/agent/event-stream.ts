@@ -16,6 +16,15 @@ export class AgentEventLog {
    * event). Dropping the oldest from the front of an array moved the other 1,999 on every event of a long answer.
    */
   private readonly ring: AgentEvent[] = [];
+  /**
+   * For a slot holding a delta: its text, its time and its seq, the slot itself pointing at the first delta of its
+   * run (same type, session, turn and message). A long answer then keeps a string per delta in the ring rather than
+   * an event object: objects that live 2,000 events get promoted out of the young generation, and a 50,000-delta
+   * answer filled the old generation with dead ones (ADR 0059). `null` marks a slot holding its event itself.
+   */
+  private readonly deltaTexts: (string | null)[] = [];
+  private readonly deltaTimes = new Float64Array(EVENT_BUFFER_SIZE);
+  private lastDelta: AgentEvent | null = null;
   private readonly listeners = new Set<(event: AgentEvent) => void>();
 
   constructor(
@@ -41,7 +50,7 @@ export class AgentEventLog {
       ts: this.clock.now(),
       ...payload,
     } as AgentEvent;
-    this.ring[(this.seq - 1) % EVENT_BUFFER_SIZE] = event;
+    this.keep(event);
     for (const listener of this.listeners) {
       try {
         listener(event);
@@ -66,9 +75,38 @@ export class AgentEventLog {
   /** Buffered events with a larger `seq`. */
   since(seq: number): AgentEvent[] {
     const events: AgentEvent[] = [];
-    for (let next = Math.max(seq + 1, this.seq - EVENT_BUFFER_SIZE + 1, 1); next <= this.seq; next += 1)
-      events.push(this.ring[(next - 1) % EVENT_BUFFER_SIZE] as AgentEvent);
+    for (let next = Math.max(seq + 1, this.seq - EVENT_BUFFER_SIZE + 1, 1); next <= this.seq; next += 1) {
+      const slot = (next - 1) % EVENT_BUFFER_SIZE;
+      const kept = this.ring[slot] as AgentEvent;
+      const text = this.deltaTexts[slot];
+      events.push(
+        text === null || text === undefined
+          ? kept
+          : ({ ...kept, seq: next, ts: this.deltaTimes[slot] as number, text } as AgentEvent),
+      );
+    }
     return events;
+  }
+
+  private keep(event: AgentEvent): void {
+    const slot = (event.seq - 1) % EVENT_BUFFER_SIZE;
+    const last = this.lastDelta;
+    if (
+      (event.type === 'message.delta' || event.type === 'reasoning.delta') &&
+      last !== null &&
+      last.type === event.type &&
+      last.sessionId === event.sessionId &&
+      last.turnId === event.turnId &&
+      (last as { messageId: string }).messageId === event.messageId
+    ) {
+      this.ring[slot] = last;
+      this.deltaTexts[slot] = event.text;
+      this.deltaTimes[slot] = event.ts;
+      return;
+    }
+    this.ring[slot] = event;
+    this.deltaTexts[slot] = null;
+    this.lastDelta = event.type === 'message.delta' || event.type === 'reasoning.delta' ? event : null;
   }
 }
 

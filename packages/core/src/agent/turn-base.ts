@@ -7,6 +7,7 @@ import type { FinishReason, StoredToolCall, Usage } from '../types.js';
 import { zeroUsage } from '../usage.js';
 import type { ActiveTurn, SessionInternals } from './internals.js';
 import { type InterruptReason, interruptFromSignal, isInterruptReason } from './interrupt.js';
+import type { TextChunks } from './text-chunks.js';
 import type { TranscriptRow } from './transcript.js';
 
 /** A tool call as the model asked for it. */
@@ -27,7 +28,13 @@ export abstract class TurnBase implements ActiveTurn {
   readonly controller = new AbortController();
   phase: AgentPhase = 'preparing';
   iteration = 0;
-  streamingText = '';
+  /** The text of the model call in progress (ADR 0059: kept as chunks, joined when read). */
+  streamingChunks: TextChunks | null = null;
+
+  /** The text streamed so far by the model call in progress. */
+  get streamingText(): string {
+    return this.streamingChunks?.toString() ?? '';
+  }
   steerBuffer: string[] = [];
   /** Set while a model request runs, so redirect can abort only that request. */
   modelCallController: AbortController | null = null;

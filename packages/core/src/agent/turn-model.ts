@@ -19,6 +19,7 @@ import {
 } from './classify.js';
 import { isRedirectReason } from './interrupt.js';
 import { buildPrompt } from './request.js';
+import { TextChunks } from './text-chunks.js';
 import { publicRoute, type ToolCallRequest } from './turn-base.js';
 import { isZodSchema, TurnTools } from './turn-tools.js';
 
@@ -191,6 +192,8 @@ export abstract class TurnModel extends TurnTools {
     let started = false;
     let text = '';
     let reasoning = '';
+    const textChunks = new TextChunks();
+    const reasoningChunks = new TextChunks();
     let providerMetadata: JsonObject | null = null;
     const toolCalls: ToolCallRequest[] = [];
     let finish: { unified: string; raw: string | undefined } | null = null;
@@ -218,7 +221,7 @@ export abstract class TurnModel extends TurnTools {
     const start = () => {
       if (started) return;
       started = true;
-      this.streamingText = '';
+      this.streamingChunks = textChunks;
       this.emit('message.start', { messageId, iteration: this.iteration });
     };
     const transcriptRows = agent.transcript;
@@ -289,14 +292,13 @@ export abstract class TurnModel extends TurnTools {
               case 'text-delta':
                 if (part.delta === '') break;
                 start();
-                text += part.delta;
-                this.streamingText = text;
+                textChunks.push(part.delta);
                 this.emit('message.delta', { messageId, text: part.delta });
                 break;
               case 'reasoning-delta':
                 if (part.delta === '') break;
                 start();
-                reasoning += part.delta;
+                reasoningChunks.push(part.delta);
                 this.emit('reasoning.delta', { messageId, text: part.delta });
                 break;
               case 'reasoning-end':
@@ -323,6 +325,8 @@ export abstract class TurnModel extends TurnTools {
           }
         }
       } finally {
+        text = textChunks.toString();
+        reasoning = reasoningChunks.toString();
         callSignal.removeEventListener('abort', onAbort);
         // Cancelling (rather than releasing) also stops a provider stream that is still producing.
         (batches ?? (reader as ReadableStreamDefaultReader)).cancel().catch(() => {});

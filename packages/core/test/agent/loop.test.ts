@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { EVENT_BUFFER_SIZE } from '../../src/agent/event-stream.js';
 import type { AgentEvent } from '../../src/events.js';
 import {
   collectTurn,
@@ -9,6 +10,7 @@ import {
   delay,
   fail,
   hang,
+  reasoning,
   step,
   type TestHost,
   text,
@@ -457,6 +459,25 @@ describe('the turn loop', () => {
     expect(agent.eventsSince(cut).map((event) => event.seq)).toEqual(
       events.filter((event) => event.seq > cut).map((event) => event.seq),
     );
+  });
+
+  it('eventsSince after a 3,000-delta answer returns each buffered delta as emitted, text and reasoning alike', async () => {
+    const answer = Array.from({ length: 3_000 }, (_, index) => String.fromCharCode(97 + (index % 26))).join('');
+    host = await createTestHost({ script: [step(reasoning('why', 1), text(answer, 1))] });
+    const agent = await host.newSession();
+    const observed: AgentEvent[] = [];
+    agent.subscribe((event) => observed.push(event));
+    const { result } = await collectTurn(agent.runTurn({ text: 'x' }));
+    expect(result.outcome).toBe('completed');
+    const streamed = observed.filter((event) => event.type === 'message.delta');
+    expect(streamed.map((event) => (event as { text: string }).text).join('')).toBe(answer);
+    expect((await host.store.loadConversation(agent.sessionId)).at(-1)?.content).toBe(answer);
+    // The ring holds the newest EVENT_BUFFER_SIZE events: equal, field for field and in order, to those delivered.
+    const buffered = agent.eventsSince(0);
+    expect(buffered).toHaveLength(EVENT_BUFFER_SIZE);
+    expect(buffered).toEqual(observed.slice(-EVENT_BUFFER_SIZE));
+    const middle = observed[observed.length - 500]!.seq;
+    expect(agent.eventsSince(middle)).toEqual(observed.slice(-499));
   });
 
   it('a disabled tool the model names anyway does not run: the call answers that the tool is unknown', async () => {
