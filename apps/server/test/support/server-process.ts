@@ -34,9 +34,10 @@ export interface StartedServer {
 /**
  * Starts `apps/server` on 127.0.0.1 port 0 with only `env` (plus PATH and HOME) and resolves with the
  * URL its "listening" log line names; rejects with its stderr when it exits first. Killed after the test.
+ * `nodeArguments` go to node before the script (V8 flags that `NODE_OPTIONS` does not accept).
  */
-export async function startServer(env: Record<string, string>): Promise<StartedServer> {
-  const child = spawn(process.execPath, [main], {
+export async function startServer(env: Record<string, string>, nodeArguments: string[] = []): Promise<StartedServer> {
+  const child = spawn(process.execPath, [...nodeArguments, main], {
     env: { PATH: process.env.PATH ?? '', HOME: env.HERMES_HOME ?? tmpdir(), API_SERVER_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
