@@ -1,5 +1,7 @@
+import { createServer } from 'node:http';
+import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_HTTP_TIMEOUTS, httpServerOptions, resolveHttpTimeouts } from './http-hardening.js';
+import { DEFAULT_HTTP_TIMEOUTS, hardenHttpServer, httpServerOptions, resolveHttpTimeouts } from './http-hardening.js';
 
 function hostWith(section: Record<string, unknown>) {
   return { configSection: () => section };
@@ -38,4 +40,25 @@ describe('HTTP timeouts', () => {
     });
     expect(httpServerOptions(DEFAULT_HTTP_TIMEOUTS).connectionsCheckingInterval).toBe(5000);
   });
+});
+
+describe('a connection that never sends a byte', () => {
+  it('is closed without an answer when the header timeout meets it before the idle timeout', async () => {
+    const timeouts = { ...DEFAULT_HTTP_TIMEOUTS, headersTimeoutMs: 300, requestTimeoutMs: 300, idleTimeoutMs: 60_000 };
+    const server = createServer(httpServerOptions(timeouts), (_request, response) => response.end('ok'));
+    hardenHttpServer(server, timeouts);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as { port: number };
+      const socket = connect(port, '127.0.0.1');
+      let received = '';
+      socket.on('data', (chunk) => {
+        received += chunk.toString();
+      });
+      await new Promise((resolve) => socket.on('close', resolve));
+      expect(received).toBe('');
+    } finally {
+      server.close();
+    }
+  }, 30_000);
 });

@@ -85,7 +85,8 @@ export function httpServerOptions(timeouts: HttpTimeouts): ServerOptions {
 /**
  * Hardens a Node HTTP server that serves the app: the JSON error envelope for every request Node's parser rejects
  * ({@link handleClientError}), and the idle timeout: a connection that has no request in flight and sends nothing for
- * `idleTimeoutMs` is destroyed (Node's own header and request timeouts start only with a request's first byte). A
+ * `idleTimeoutMs` is destroyed, and one that never sent a byte is destroyed without an answer whichever timeout
+ * meets it first. A
  * response in flight is never cut, however long it takes. Pass the header, request and keep-alive timeouts to
  * `createServer` with {@link httpServerOptions}; they are applied here too, for a server created without them.
  */
@@ -161,6 +162,12 @@ export function handleClientError(error: Error & { code?: string }, socket: Dupl
   // socket's current response).
   const current = (socket as { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
   if (!socket.writable || error.code === 'ECONNRESET' || current?.headersSent === true) {
+    socket.destroy();
+    return;
+  }
+  // Node's header timer also runs on a connection that never sent a byte (it starts when the connection opens), so a
+  // silent connection can meet it before the idle timeout: it sent no request, so it gets no answer either way.
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT' && (socket as { bytesRead?: number }).bytesRead === 0) {
     socket.destroy();
     return;
   }
