@@ -1,3 +1,4 @@
+import type Database from 'better-sqlite3';
 import { and, eq, type Placeholder, sql } from 'drizzle-orm';
 import type { StoreDatabase } from './connection.js';
 import { messages, sessions, usageByModel } from './schema.js';
@@ -113,3 +114,45 @@ export function prepareStoreStatements(db: StoreDatabase) {
 
 /** The statements of {@link prepareStoreStatements}. */
 export type StoreStatements = ReturnType<typeof prepareStoreStatements>;
+
+/**
+ * Rows queued for the full-text index before an append indexes them (ADR 0060). FTS5 writes a
+ * segment at each commit that touched it; one per 4-row turn cost about three times the rest of the
+ * append. A batch of 256 rows is a few milliseconds of tokenizing in the append that fills it.
+ */
+export const FTS_INDEX_BATCH_ROWS = 256;
+
+/** The statements that index the rows queued in `messages_fts_pending` (migration 0003). */
+export interface FtsIndexStatements {
+  /** Indexes every queued row from its current columns, in id order. */
+  indexQueued: Database.Statement;
+  clearQueue: Database.Statement;
+  /** A row when anything is queued. */
+  anyQueued: Database.Statement;
+}
+
+/**
+ * Prepares the statements of {@link FtsIndexStatements}. The indexed text is what spec/core.md
+ * §9.2.3 names (and what the insert trigger computed before migration 0003): the content, tool
+ * output cut to 8,000 characters, tool call names and arguments, and the tool name.
+ */
+export function prepareFtsIndexStatements(sqlite: Database.Database): FtsIndexStatements {
+  return {
+    indexQueued: sqlite.prepare(`
+      INSERT INTO messages_fts (rowid, text, tool_name)
+      SELECT m.id,
+        CASE WHEN m.role = 'tool' THEN substr(m.content, 1, 8000) ELSE m.content END
+          || CASE WHEN json_valid(m.tool_calls) THEN coalesce((
+            SELECT ' ' || group_concat(coalesce(json_extract(value, '$.name'), '') || ' ' || coalesce(json_extract(value, '$.arguments'), ''), ' ')
+            FROM json_each(m.tool_calls)
+          ), '') ELSE '' END,
+        coalesce(m.tool_name, CASE WHEN json_valid(m.tool_calls) THEN (
+          SELECT group_concat(json_extract(value, '$.name'), ' ') FROM json_each(m.tool_calls)
+        ) END)
+      FROM messages_fts_pending AS queued
+      JOIN messages AS m ON m.id = queued.id
+      ORDER BY m.id`),
+    clearQueue: sqlite.prepare('DELETE FROM messages_fts_pending'),
+    anyQueued: sqlite.prepare('SELECT 1 FROM messages_fts_pending LIMIT 1'),
+  };
+}

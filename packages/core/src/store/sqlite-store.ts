@@ -33,7 +33,13 @@ import { SqliteRunStore } from './run-store.js';
 import * as schema from './schema.js';
 import { messages, sessions, usageByModel } from './schema.js';
 import { sanitizeFtsQuery } from './search-query.js';
-import { prepareStoreStatements, type StoreStatements } from './sqlite-statements.js';
+import {
+  FTS_INDEX_BATCH_ROWS,
+  type FtsIndexStatements,
+  prepareFtsIndexStatements,
+  prepareStoreStatements,
+  type StoreStatements,
+} from './sqlite-statements.js';
 import {
   assertSeedRoles,
   branchSessionValues,
@@ -232,11 +238,33 @@ export class SqliteSessionStore implements SessionStore {
   private turnPrepared: { markDisplay: Statement; releaseLease: Statement } | undefined;
   private sessionById: { get(values: { id: string }): SessionRecord | undefined } | undefined;
 
+  /** Rows this connection queued for the full-text index since it last indexed the queue (ADR 0060). */
+  private unindexedRows = 0;
+  private indexStatements: FtsIndexStatements | undefined;
+
   /** Inserts rows in order and returns their ids in that order; the caller holds the write transaction. */
   private insertMessages(values: MessageInsert[]): number[] {
     if (values.length === 0) return [];
     this.inserter ??= prepareMessageInserter(this.db);
-    return values.map(this.inserter);
+    const ids = values.map(this.inserter);
+    // The insert trigger queued the rows; a full batch is indexed in this transaction, one FTS5
+    // segment for many turns instead of one per commit.
+    this.unindexedRows += values.length;
+    if (this.unindexedRows >= FTS_INDEX_BATCH_ROWS) this.indexQueuedRows();
+    return ids;
+  }
+
+  private get ftsIndex(): FtsIndexStatements {
+    this.indexStatements ??= prepareFtsIndexStatements(this.connection.sqlite);
+    return this.indexStatements;
+  }
+
+  /** Indexes every queued row, whichever process queued it; the caller holds the write transaction. */
+  private indexQueuedRows(): void {
+    const statements = this.ftsIndex;
+    statements.indexQueued.run();
+    statements.clearQueue.run();
+    this.unindexedRows = 0;
   }
 
   // ---------------------------------------------------------------- sessions
@@ -624,7 +652,7 @@ export class SqliteSessionStore implements SessionStore {
     });
     if (conditions === null) return [];
     conditions.unshift(sql`messages_fts MATCH ${match}`);
-    return this.connection.read(() => {
+    const find = (): SearchHit[] => {
       const hits = this.db.all<{
         rowId: number;
         sessionId: string;
@@ -667,6 +695,14 @@ export class SqliteSessionStore implements SessionStore {
           context,
         };
       });
+    };
+    // Rows still queued for the index (ADR 0060) are indexed first, so a search finds every row
+    // committed before it. The read sees one snapshot: an empty queue there means nothing is missing.
+    const found = await this.connection.read(() => (this.ftsIndex.anyQueued.get() === undefined ? find() : null));
+    if (found !== null) return found;
+    return this.connection.write('other', () => {
+      this.indexQueuedRows();
+      return find();
     });
   }
 

@@ -31,12 +31,13 @@ describe('opening the store', () => {
     const raw = new Database(path, { readonly: true });
     expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
     const applied = raw.prepare('SELECT hash FROM __drizzle_migrations').all();
-    expect(applied.length).toBe(3);
+    expect(applied.length).toBe(4);
     const tables = raw.prepare("SELECT name FROM sqlite_master WHERE type IN ('table') ORDER BY name").all();
     expect(tables.map((row) => (row as { name: string }).name)).toEqual(
       expect.arrayContaining([
         'messages',
         'messages_fts',
+        'messages_fts_pending',
         'responses',
         'runs',
         'sessions',
