@@ -238,7 +238,7 @@ export class SqliteSessionStore implements SessionStore {
   private turnPrepared: { markDisplay: Statement; releaseLease: Statement } | undefined;
   private sessionById: { get(values: { id: string }): SessionRecord | undefined } | undefined;
 
-  /** Rows this connection queued for the full-text index since it last indexed the queue (ADR 0060). */
+  /** Rows this connection appended since it last indexed for full-text search (ADR 0060). */
   private unindexedRows = 0;
   private indexStatements: FtsIndexStatements | undefined;
 
@@ -247,10 +247,10 @@ export class SqliteSessionStore implements SessionStore {
     if (values.length === 0) return [];
     this.inserter ??= prepareMessageInserter(this.db);
     const ids = values.map(this.inserter);
-    // The insert trigger queued the rows; a full batch is indexed in this transaction, one FTS5
+    // The rows wait above the index's mark; a full batch is indexed in this transaction, one FTS5
     // segment for many turns instead of one per commit.
     this.unindexedRows += values.length;
-    if (this.unindexedRows >= FTS_INDEX_BATCH_ROWS) this.indexQueuedRows();
+    if (this.unindexedRows >= FTS_INDEX_BATCH_ROWS) this.indexNewRows();
     return ids;
   }
 
@@ -259,11 +259,11 @@ export class SqliteSessionStore implements SessionStore {
     return this.indexStatements;
   }
 
-  /** Indexes every queued row, whichever process queued it; the caller holds the write transaction. */
-  private indexQueuedRows(): void {
+  /** Indexes every row above the mark, whichever process appended it; the caller holds the write transaction. */
+  private indexNewRows(): void {
     const statements = this.ftsIndex;
-    statements.indexQueued.run();
-    statements.clearQueue.run();
+    statements.indexRows.run();
+    statements.markIndexed.run();
     this.unindexedRows = 0;
   }
 
@@ -696,12 +696,12 @@ export class SqliteSessionStore implements SessionStore {
         };
       });
     };
-    // Rows still queued for the index (ADR 0060) are indexed first, so a search finds every row
-    // committed before it. The read sees one snapshot: an empty queue there means nothing is missing.
-    const found = await this.connection.read(() => (this.ftsIndex.anyQueued.get() === undefined ? find() : null));
+    // Rows not indexed yet (ADR 0060) are indexed first, so a search finds every row committed
+    // before it. The read sees one snapshot: no row above the mark there means nothing is missing.
+    const found = await this.connection.read(() => (this.ftsIndex.anyUnindexed.get() === undefined ? find() : null));
     if (found !== null) return found;
     return this.connection.write('other', () => {
-      this.indexQueuedRows();
+      this.indexNewRows();
       return find();
     });
   }

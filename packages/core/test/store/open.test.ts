@@ -37,7 +37,7 @@ describe('opening the store', () => {
       expect.arrayContaining([
         'messages',
         'messages_fts',
-        'messages_fts_pending',
+        'messages_fts_indexed',
         'responses',
         'runs',
         'sessions',
