@@ -9,6 +9,7 @@ import { newSessionId } from '../ids.js';
 import { silentLogger } from '../logger.js';
 import { weakestCostStatus as weakerCostStatus } from '../providers/pricing.js';
 import type { Clock, CostStatus, JsonObject, Logger, TitleSource } from '../types.js';
+import { WalCheckpointer } from './checkpointer.js';
 import { DEFAULT_RETRY_BUDGETS, type RetryBudgets, StoreConnection, type StoreDatabase } from './connection.js';
 import { checkFenceSqlite } from './fence.js';
 import { applyMigrations, hasFts5, resolveMigrationsFolder } from './migrations.js';
@@ -116,6 +117,9 @@ export interface SqliteStoreOptions {
   migrationsFolder?: string;
 }
 
+/** SQLite's default automatic checkpoint, restored when the checkpointer thread fails. */
+const SQLITE_AUTOCHECKPOINT_PAGES = 1_000;
+
 /** Words around a match in a search snippet (FTS5 `snippet`). */
 const SNIPPET_TOKENS = 24;
 
@@ -178,6 +182,13 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
     });
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('foreign_keys = ON');
+    if (!inMemory && options.journalMode !== 'delete') {
+      // The WAL is checkpointed on a thread of its own, not inside the commit that fills it (ADR 0060).
+      sqlite.pragma('wal_autocheckpoint = 0');
+      connection.checkpointer = new WalCheckpointer(path, busyTimeoutMs, logger, () => {
+        if (!connection.isClosed) sqlite.pragma(`wal_autocheckpoint = ${SQLITE_AUTOCHECKPOINT_PAGES}`);
+      });
+    }
     await connection.withRetry('other', () => applyMigrations(sqlite, db, { migrationsFolder, path }));
     if (!inMemory) restrictSidecarModes(path);
     return new SqliteSessionStore(connection);

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { HermesError } from '../../src/errors.js';
+import { CHECKPOINT_EVERY_WRITES } from '../../src/store/checkpointer.js';
 import { openSqliteStore, resolveMigrationsFolder } from '../../src/store/index.js';
 import { openTestStore, sessionId, temporaryDirectory, user } from './helpers.js';
 
@@ -20,6 +21,27 @@ describe('opening the store', () => {
       expect(statSync(sidecar).mode & 0o777).toBe(0o600);
     }
   });
+
+  it('checkpoints the WAL on a thread of its own, not in the commits (ADR 0060)', async () => {
+    const path = join(temporaryDirectory(), 'state.db');
+    const store = await openTestStore(path);
+    const id = sessionId();
+    await store.createSession({ id });
+    const sizeBefore = statSync(path).size;
+    for (let write = 0; write < CHECKPOINT_EVERY_WRITES; write += 1)
+      await store.appendMessages(id, [user(`row ${write}`)]);
+    // The commits wrote only to the WAL; the thread copies the pages into the database file.
+    const raw = new Database(path, { readonly: true });
+    const fullSize =
+      (raw.pragma('page_count', { simple: true }) as number) * (raw.pragma('page_size', { simple: true }) as number);
+    raw.close();
+    expect(fullSize).toBeGreaterThan(sizeBefore);
+    const deadline = Date.now() + 60_000;
+    while (statSync(path).size < fullSize && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(statSync(path).size).toBe(fullSize);
+    expect(await store.loadConversation(id)).toHaveLength(CHECKPOINT_EVERY_WRITES);
+  }, 90_000);
 
   it('sets the pragmas of §9.1 and records the applied migrations once', async () => {
     const path = join(temporaryDirectory(), 'state.db');
