@@ -3,6 +3,7 @@ import type { BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { HermesError } from '../errors.js';
 import type { Clock, Logger } from '../types.js';
 import { retryWithinBudget } from './budget-retry.js';
+import type { WalCheckpointer } from './checkpointer.js';
 import type * as schema from './schema.js';
 
 /** Which retry budget a write uses (spec/core.md §9.5). */
@@ -48,6 +49,8 @@ export class StoreConnection {
   private closed = false;
   /** Write transactions committed since the store opened: how tests and benchmarks count the writes of a turn. */
   committedWrites = 0;
+  /** Checkpoints the WAL off this thread when set (a file in WAL mode; ADR 0060). */
+  checkpointer: WalCheckpointer | undefined;
   /**
    * One transaction function for every body: `sqlite.transaction(body)` per call built a new wrapper
    * each time, a visible share of a short turn's CPU (issue 18).
@@ -78,6 +81,7 @@ export class StoreConnection {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.checkpointer?.close();
     this.sqlite.close();
   }
 
@@ -90,6 +94,7 @@ export class StoreConnection {
     return this.withRetry(kind, () => {
       const result = this.inTransaction.immediate(body) as T;
       this.committedWrites += 1;
+      this.checkpointer?.committed();
       return result;
     });
   }

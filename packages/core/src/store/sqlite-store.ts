@@ -9,6 +9,7 @@ import { newSessionId } from '../ids.js';
 import { silentLogger } from '../logger.js';
 import { weakestCostStatus as weakerCostStatus } from '../providers/pricing.js';
 import type { Clock, CostStatus, JsonObject, Logger, TitleSource } from '../types.js';
+import { WalCheckpointer } from './checkpointer.js';
 import { DEFAULT_RETRY_BUDGETS, type RetryBudgets, StoreConnection, type StoreDatabase } from './connection.js';
 import { checkFenceSqlite } from './fence.js';
 import { applyMigrations, hasFts5, resolveMigrationsFolder } from './migrations.js';
@@ -33,7 +34,13 @@ import { SqliteRunStore } from './run-store.js';
 import * as schema from './schema.js';
 import { messages, sessions, usageByModel } from './schema.js';
 import { sanitizeFtsQuery } from './search-query.js';
-import { prepareStoreStatements, type StoreStatements } from './sqlite-statements.js';
+import {
+  FTS_INDEX_BATCH_ROWS,
+  type FtsIndexStatements,
+  prepareFtsIndexStatements,
+  prepareStoreStatements,
+  type StoreStatements,
+} from './sqlite-statements.js';
 import {
   assertSeedRoles,
   branchSessionValues,
@@ -110,6 +117,9 @@ export interface SqliteStoreOptions {
   migrationsFolder?: string;
 }
 
+/** SQLite's default automatic checkpoint, restored when the checkpointer thread fails. */
+const SQLITE_AUTOCHECKPOINT_PAGES = 1_000;
+
 /** Words around a match in a search snippet (FTS5 `snippet`). */
 const SNIPPET_TOKENS = 24;
 
@@ -172,6 +182,13 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
     });
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('foreign_keys = ON');
+    if (!inMemory && options.journalMode !== 'delete') {
+      // The WAL is checkpointed on a thread of its own, not inside the commit that fills it (ADR 0060).
+      sqlite.pragma('wal_autocheckpoint = 0');
+      connection.checkpointer = new WalCheckpointer(path, busyTimeoutMs, logger, () => {
+        if (!connection.isClosed) sqlite.pragma(`wal_autocheckpoint = ${SQLITE_AUTOCHECKPOINT_PAGES}`);
+      });
+    }
     await connection.withRetry('other', () => applyMigrations(sqlite, db, { migrationsFolder, path }));
     if (!inMemory) restrictSidecarModes(path);
     return new SqliteSessionStore(connection);
@@ -232,11 +249,33 @@ export class SqliteSessionStore implements SessionStore {
   private turnPrepared: { markDisplay: Statement; releaseLease: Statement } | undefined;
   private sessionById: { get(values: { id: string }): SessionRecord | undefined } | undefined;
 
+  /** Rows this connection appended since it last indexed for full-text search (ADR 0060). */
+  private unindexedRows = 0;
+  private indexStatements: FtsIndexStatements | undefined;
+
   /** Inserts rows in order and returns their ids in that order; the caller holds the write transaction. */
   private insertMessages(values: MessageInsert[]): number[] {
     if (values.length === 0) return [];
     this.inserter ??= prepareMessageInserter(this.db);
-    return values.map(this.inserter);
+    const ids = values.map(this.inserter);
+    // The rows wait above the index's mark; a full batch is indexed in this transaction, one FTS5
+    // segment for many turns instead of one per commit.
+    this.unindexedRows += values.length;
+    if (this.unindexedRows >= FTS_INDEX_BATCH_ROWS) this.indexNewRows();
+    return ids;
+  }
+
+  private get ftsIndex(): FtsIndexStatements {
+    this.indexStatements ??= prepareFtsIndexStatements(this.connection.sqlite);
+    return this.indexStatements;
+  }
+
+  /** Indexes every row above the mark, whichever process appended it; the caller holds the write transaction. */
+  private indexNewRows(): void {
+    const statements = this.ftsIndex;
+    statements.indexRows.run();
+    statements.markIndexed.run();
+    this.unindexedRows = 0;
   }
 
   // ---------------------------------------------------------------- sessions
@@ -624,7 +663,7 @@ export class SqliteSessionStore implements SessionStore {
     });
     if (conditions === null) return [];
     conditions.unshift(sql`messages_fts MATCH ${match}`);
-    return this.connection.read(() => {
+    const find = (): SearchHit[] => {
       const hits = this.db.all<{
         rowId: number;
         sessionId: string;
@@ -667,6 +706,14 @@ export class SqliteSessionStore implements SessionStore {
           context,
         };
       });
+    };
+    // Rows not indexed yet (ADR 0060) are indexed first, so a search finds every row committed
+    // before it. The read sees one snapshot: no row above the mark there means nothing is missing.
+    const found = await this.connection.read(() => (this.ftsIndex.anyUnindexed.get() === undefined ? find() : null));
+    if (found !== null) return found;
+    return this.connection.write('other', () => {
+      this.indexNewRows();
+      return find();
     });
   }
 

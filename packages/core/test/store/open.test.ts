@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { HermesError } from '../../src/errors.js';
+import { CHECKPOINT_EVERY_WRITES } from '../../src/store/checkpointer.js';
 import { openSqliteStore, resolveMigrationsFolder } from '../../src/store/index.js';
 import { openTestStore, sessionId, temporaryDirectory, user } from './helpers.js';
 
@@ -21,6 +22,27 @@ describe('opening the store', () => {
     }
   });
 
+  it('checkpoints the WAL on a thread of its own, not in the commits (ADR 0060)', async () => {
+    const path = join(temporaryDirectory(), 'state.db');
+    const warnings: string[] = [];
+    const logger = { debug() {}, info() {}, warn: (message: string) => warnings.push(message), error() {} };
+    const store = await openTestStore(path, { logger });
+    const id = sessionId();
+    await store.createSession({ id });
+    const sizeBefore = statSync(path).size;
+    for (let write = 0; write < CHECKPOINT_EVERY_WRITES; write += 1) {
+      await store.appendMessages(id, [user(`row ${write}`)]);
+    }
+    // Fewer pages than SQLite's own automatic checkpoint would wait for: only the thread copies them into the file.
+    const deadline = Date.now() + 60_000;
+    while (statSync(path).size === sizeBefore && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(warnings).toEqual([]);
+    expect(statSync(path).size).toBeGreaterThan(sizeBefore);
+    expect(await store.loadConversation(id)).toHaveLength(CHECKPOINT_EVERY_WRITES);
+  }, 90_000);
+
   it('sets the pragmas of §9.1 and records the applied migrations once', async () => {
     const path = join(temporaryDirectory(), 'state.db');
     const store = await openTestStore(path);
@@ -31,12 +53,13 @@ describe('opening the store', () => {
     const raw = new Database(path, { readonly: true });
     expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
     const applied = raw.prepare('SELECT hash FROM __drizzle_migrations').all();
-    expect(applied.length).toBe(3);
+    expect(applied.length).toBe(4);
     const tables = raw.prepare("SELECT name FROM sqlite_master WHERE type IN ('table') ORDER BY name").all();
     expect(tables.map((row) => (row as { name: string }).name)).toEqual(
       expect.arrayContaining([
         'messages',
         'messages_fts',
+        'messages_fts_indexed',
         'responses',
         'runs',
         'sessions',

@@ -1,6 +1,32 @@
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { assistant, openTestStore, STORE_LOCATIONS, type StoreLocation, sessionId, tool, user } from './helpers.js';
+import { resolveMigrationsFolder } from '../../src/store/migrations.js';
+import { FTS_INDEX_BATCH_ROWS } from '../../src/store/sqlite-statements.js';
+import {
+  assistant,
+  openTestStore,
+  STORE_LOCATIONS,
+  type StoreLocation,
+  sessionId,
+  temporaryDirectory,
+  tool,
+  user,
+} from './helpers.js';
+
+function count(raw: Database.Database, table: string): number {
+  return (raw.prepare(`SELECT count(*) AS count FROM ${table}`).get() as { count: number }).count;
+}
+
+/** Rows above the full-text index's mark: appended, not indexed yet. */
+function unindexed(raw: Database.Database): number {
+  return (
+    raw
+      .prepare('SELECT count(*) AS count FROM messages WHERE id > (SELECT last_row_id FROM messages_fts_indexed)')
+      .get() as { count: number }
+  ).count;
+}
 
 describe.each<StoreLocation>(STORE_LOCATIONS)('search (%s)', (location) => {
   it('38. finds a word from an assistant row with >>>/<<< markers, with its session and neighbours', async () => {
@@ -193,5 +219,69 @@ describe('search index maintenance', () => {
     await store.deleteSession(id);
     expect(raw.prepare('SELECT count(*) AS count FROM messages_fts').get()).toEqual({ count: 0 });
     raw.close();
+  });
+
+  it('indexes appended rows in batches, or before a search so that it finds every row (ADR 0060)', async () => {
+    const store = await openTestStore('file');
+    const id = sessionId();
+    await store.createSession({ id });
+    const [first] = await store.appendMessages(id, [user('a lonely wombat'), assistant('noted')]);
+    const raw = new Database(store.path);
+    expect(count(raw, 'messages_fts')).toBe(0);
+    expect(unindexed(raw)).toBe(2);
+    // A row edited before its batch is indexed is indexed as it is then.
+    raw.prepare('UPDATE messages SET content = ? WHERE id = ?').run('a lonely wombat, edited', first);
+
+    expect((await store.search('wombat')).map((hit) => hit.rowId)).toEqual([first]);
+    expect((await store.search('edited')).map((hit) => hit.rowId)).toEqual([first]);
+    expect(count(raw, 'messages_fts')).toBe(2);
+    expect(unindexed(raw)).toBe(0);
+
+    // The append that completes a batch indexes it, with no search in between.
+    const turns = Math.ceil(FTS_INDEX_BATCH_ROWS / 4);
+    for (let turn = 0; turn < turns; turn += 1) {
+      await store.appendMessages(id, [
+        user(`question ${turn}`),
+        assistant('', {
+          toolCalls: [{ id: `call_${turn}`, name: 'read_file', arguments: '{"path":"/src/quokka.ts"}' }],
+        }),
+        tool(`call_${turn}`, 'read_file', `output ${turn}`),
+        assistant(`answer ${turn}`),
+      ]);
+    }
+    expect(count(raw, 'messages_fts')).toBe(2 + turns * 4);
+    expect(unindexed(raw)).toBe(0);
+    // The batch indexes what the trigger indexed: tool call names and arguments, tool names.
+    expect(await store.search('quokka', { limit: 500 })).toHaveLength(turns);
+    raw.close();
+  });
+
+  it('finds rows that another store on the same file appended', async () => {
+    const writer = await openTestStore('file');
+    const reader = await openTestStore(writer.path);
+    const id = sessionId();
+    await writer.createSession({ id });
+    const [rowId] = await writer.appendMessages(id, [user('the platypus from the other process')]);
+    expect((await reader.search('platypus')).map((hit) => hit.rowId)).toEqual([rowId]);
+  });
+
+  it('keeps the rows a database indexed before migration 0003 and indexes the rows appended after it', async () => {
+    // The shipped migrations up to 0002, as the previous release applied them.
+    const folder = join(temporaryDirectory(), 'drizzle');
+    cpSync(resolveMigrationsFolder(), folder, { recursive: true });
+    const journalPath = join(folder, 'meta', '_journal.json');
+    const journal = JSON.parse(readFileSync(journalPath, 'utf8')) as { entries: { tag: string }[] };
+    journal.entries = journal.entries.filter((entry) => entry.tag < '0003');
+    writeFileSync(journalPath, JSON.stringify(journal));
+    const path = join(temporaryDirectory(), 'state.db');
+    const before = await openTestStore(path, { migrationsFolder: folder });
+    const id = sessionId();
+    await before.createSession({ id });
+    const [oldRow] = await before.appendMessages(id, [user('an armadillo before the upgrade')]);
+    await before.close();
+
+    const after = await openTestStore(path);
+    const [newRow] = await after.appendMessages(id, [user('an armadillo after the upgrade')]);
+    expect((await after.search('armadillo')).map((hit) => hit.rowId).sort()).toEqual([oldRow, newRow].sort());
   });
 });
