@@ -67,7 +67,7 @@ import {
   usageAmounts,
   usageInsertValues,
 } from './store-common.js';
-import { normalizeTitle } from './titles.js';
+import { asciiFolded, normalizeTitle, numberedTitleHead } from './titles.js';
 import { acquireTurnLease, SqliteLeaseStatements } from './turn-lease.js';
 import type {
   CompactionCommit,
@@ -231,6 +231,8 @@ export class SqliteSessionStore implements SessionStore {
   private loadActive: Statement | undefined;
   private turnPrepared: { markDisplay: Statement; releaseLease: Statement } | undefined;
   private sessionById: { get(values: { id: string }): SessionRecord | undefined } | undefined;
+  private titleRange: Statement | undefined;
+  private usageOfSession: { all(values: { sessionId: string }): (typeof usageByModel.$inferSelect)[] } | undefined;
 
   /** Inserts rows in order and returns their ids in that order; the caller holds the write transaction. */
   private insertMessages(values: MessageInsert[]): number[] {
@@ -705,15 +707,16 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   async usageByModel(sessionId: string): Promise<UsageByModelRow[]> {
-    return this.connection.read(() =>
-      this.db
-        .select()
-        .from(usageByModel)
-        .where(eq(usageByModel.sessionId, sessionId))
-        .orderBy(asc(usageByModel.task), asc(usageByModel.provider), asc(usageByModel.model))
-        .all()
-        .map(toUsageByModelRow),
-    );
+    // Prepared once: every resume reads it (a header-named chat turn resumes its session), and building the drizzle
+    // query cost more than running it (issue 34.3).
+    this.usageOfSession ??= this.db
+      .select()
+      .from(usageByModel)
+      .where(eq(usageByModel.sessionId, sql.placeholder('sessionId')))
+      .orderBy(asc(usageByModel.task), asc(usageByModel.provider), asc(usageByModel.model))
+      .prepare();
+    const statement = this.usageOfSession;
+    return this.connection.read(() => statement.all({ sessionId }).map(toUsageByModelRow));
   }
 
   // ------------------------------------------------------------------- lease
@@ -834,10 +837,31 @@ export class SqliteSessionStore implements SessionStore {
 
   /** `base` when free, else the first free "`<base> #n`" from 2 on (an existing "#n" suffix is replaced). */
   private nextTitle(base: string, exceptSessionId?: string): string {
-    for (const candidate of titleCandidates(base)) {
+    const candidates = titleCandidates(base);
+    const first = candidates.next().value;
+    if (this.titleTakenBy(first, exceptSessionId) === null) return first;
+    // The numbered candidates share a head (the stem, cut shorter as the number grows), so the titles that may take
+    // them come from one range read of the case-insensitive title index instead of one lookup per number: with many
+    // sessions titled alike (an auto-title model that answers the same), the lookups grew with every new session
+    // (issue 34.3). Each answer from the set is still checked with the lookup, which has the last word.
+    const taken = this.titlesStartingWith(numberedTitleHead(first), exceptSessionId);
+    for (const candidate of candidates) {
+      if (taken.has(asciiFolded(candidate))) continue;
       if (this.titleTakenBy(candidate, exceptSessionId) === null) return candidate;
     }
     throw new Error('unreachable: the title candidates never end');
+  }
+
+  /** The titles (ASCII-folded, as `COLLATE NOCASE` compares them) that start with `head`, another session's. */
+  private titlesStartingWith(head: string, exceptSessionId?: string): Set<string> {
+    this.titleRange ??= this.connection.sqlite
+      .prepare(
+        'SELECT title FROM sessions WHERE title COLLATE NOCASE >= ? AND title COLLATE NOCASE < ? AND id IS NOT ?',
+      )
+      .pluck();
+    // The highest code point after the head bounds every longer title that starts with it.
+    const rows = this.titleRange.all(head, `${head}\u{10FFFF}`, exceptSessionId ?? null) as string[];
+    return new Set(rows.map(asciiFolded));
   }
 
   /** The title rules of §9.4.6 on one session; returns the stored title. */
