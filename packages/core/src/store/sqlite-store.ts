@@ -232,6 +232,7 @@ export class SqliteSessionStore implements SessionStore {
   private turnPrepared: { markDisplay: Statement; releaseLease: Statement } | undefined;
   private sessionById: { get(values: { id: string }): SessionRecord | undefined } | undefined;
   private titleRange: Statement | undefined;
+  private titleUpdate: Statement | undefined;
   private usageOfSession: { all(values: { sessionId: string }): (typeof usageByModel.$inferSelect)[] } | undefined;
 
   /** Inserts rows in order and returns their ids in that order; the caller holds the write transaction. */
@@ -874,11 +875,10 @@ export class SqliteSessionStore implements SessionStore {
     if (normalized !== null && this.titleTakenBy(normalized, session.id) !== null) {
       stored = resolveTakenTitle(normalized, source, session.id, () => this.nextTitle(normalized, session.id));
     }
-    this.db
-      .update(sessions)
-      .set({ title: stored, titleSource: stored === null ? null : source })
-      .where(eq(sessions.id, session.id))
-      .run();
+    // Prepared once: an auto-titled session runs it after its first turn, and building the query cost more than
+    // running it (issue 34.3).
+    this.titleUpdate ??= this.connection.sqlite.prepare('UPDATE sessions SET title = ?, title_source = ? WHERE id = ?');
+    this.titleUpdate.run(stored, stored === null ? null : source, session.id);
     return stored;
   }
 
