@@ -29,6 +29,7 @@ export type {
   AgentStatus,
   CompressionResult,
   ModelSwitchResult,
+  OpenSessionOptions,
   ResumeOptions,
   SessionOptions,
   SubagentInfo,

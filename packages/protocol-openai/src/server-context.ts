@@ -1,5 +1,4 @@
 import type { Agent, AgentHost, ApprovalRequest, LiveSessionHub, RunBus, StoredMessage } from '@hermes/core';
-import { HermesError } from '@hermes/core';
 import type { Context } from 'hono';
 import { ApiError } from './http-error.js';
 import { isValidSessionKey } from './normalize-input.js';
@@ -134,20 +133,12 @@ export function sessionKeyHeader(context: Context): string | undefined {
 
 /** The live agent of a stored session, creating the session row (source `api_server`) when it is missing. */
 export async function agentForSession(host: AgentHost, sessionId: string, create = true): Promise<Agent> {
-  const live = host.getAgent(sessionId);
-  if (live) return live;
-  const row = await host.store.getSession(sessionId);
-  if (!row) {
-    if (!create) throw new ApiError(404, 'session_not_found', `Session not found: ${sessionId}`);
-    try {
-      await host.store.createSession({ id: sessionId, source: 'api_server' });
-    } catch (error) {
-      // Another request (here or on another instance) created the same new session a moment ago: this one uses it,
-      // and its turn waits on that turn's lease (spec §13.3) instead of failing with a 500.
-      if (!(HermesError.isInstance(error) && error.code === 'session_exists')) throw error;
-    }
-  }
-  return host.resumeSession(sessionId);
+  // By id only, and a session created here is not read back (issue 34.3); another request (here or on another
+  // instance) creating the same new session a moment ago is no error: this one uses it, and its turn waits on that
+  // turn's lease (spec §13.3) instead of failing with a 500.
+  const agent = await host.openSession(sessionId, create ? { create: { source: 'api_server' } } : {});
+  if (!agent) throw new ApiError(404, 'session_not_found', `Session not found: ${sessionId}`);
+  return agent;
 }
 
 /** A stored row as it is re-appended to another session. */

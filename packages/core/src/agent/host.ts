@@ -1,7 +1,15 @@
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { SharedV3ProviderOptions } from '@ai-sdk/provider';
-import type { Agent, AgentHost, CommandRegistry, HostEvent, ResumeOptions, SessionOptions } from '../api/types.js';
+import type {
+  Agent,
+  AgentHost,
+  CommandRegistry,
+  HostEvent,
+  OpenSessionOptions,
+  ResumeOptions,
+  SessionOptions,
+} from '../api/types.js';
 import {
   alwaysScopeOf,
   type CommandAllowlistEntry,
@@ -39,7 +47,7 @@ import { createSkillRegistry } from '../skills/registry.js';
 import { createSkillTools } from '../skills/skill-tools.js';
 import type { SkillRegistry } from '../skills/types.js';
 import { openSessionStore, resolveStoreLocation } from '../store/index.js';
-import type { SessionStore } from '../store/types.js';
+import type { SessionRow, SessionStore, StoredMessage, UsageByModelRow } from '../store/types.js';
 import { clientTools } from '../tools/client-tools.js';
 import {
   builtinTools,
@@ -419,10 +427,38 @@ class HostImpl implements HostContext {
     this.assertOpen();
     const row = await this.store.resolveSession(idOrTitle);
     if (!row) throw new HermesError('session_not_found', `No session with id or title "${idOrTitle}".`);
+    return this.resumeRow(row, options);
+  }
+
+  async openSession(sessionId: string, options: OpenSessionOptions = {}): Promise<Agent | null> {
+    this.assertOpen();
+    const live = this.agents.get(sessionId);
+    if (live && !live.isClosed) return live;
+    let row = await this.store.getSession(sessionId);
+    if (!row && options.create) {
+      try {
+        const created = await this.store.createSession({ id: sessionId, source: options.create.source });
+        // Just created: no rows and no usage to read back (issue 34.3, a chat turn naming a new session).
+        return await this.resumeRow(created, options, { rows: [], usage: [] });
+      } catch (error) {
+        // Another request (here or on another instance) created it a moment ago: this one resumes it.
+        if (!(HermesError.isInstance(error) && error.code === 'session_exists')) throw error;
+        row = await this.store.getSession(sessionId);
+      }
+    }
+    return row ? this.resumeRow(row, options) : null;
+  }
+
+  /** The live agent of a stored row, or a new one from the row, its transcript and its usage (read unless known). */
+  private async resumeRow(
+    row: SessionRow,
+    options: ResumeOptions,
+    known?: { rows: StoredMessage[]; usage: UsageByModelRow[] },
+  ): Promise<Agent> {
     const live = this.agents.get(row.id);
     if (live && !live.isClosed) return live;
     if (row.endedAt !== null) await this.store.reopenSession(row.id);
-    const rows = await this.store.loadConversation(row.id);
+    const rows = known ? known.rows : await this.store.loadConversation(row.id);
     const sessionOptions: SessionOptions = {};
     if (options.callbacks) sessionOptions.callbacks = options.callbacks;
     if (options.cwd !== undefined) sessionOptions.cwd = options.cwd;
@@ -439,7 +475,7 @@ class HostImpl implements HostContext {
       await this.store.updateSession(row.id, { cwd: options.cwd });
     this.agents.set(row.id, agent);
     this.warmSoon(agent);
-    const usage = await this.store.usageByModel(row.id);
+    const usage = known ? known.usage : await this.store.usageByModel(row.id);
     agent.restoreUsageByModel(usage);
     return agent;
   }

@@ -4,6 +4,7 @@ export type {
   AgentStatus,
   CompressionResult,
   ModelSwitchResult,
+  OpenSessionOptions,
   ResumeOptions,
   SessionOptions,
   SubagentInfo,

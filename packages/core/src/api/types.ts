@@ -63,6 +63,12 @@ export interface ResumeOptions {
   commandRunner?: CommandRunner;
 }
 
+/** Options of {@link AgentHost.openSession}: those of a resume, and whether a missing session is created. */
+export interface OpenSessionOptions extends ResumeOptions {
+  /** Creates the session with this source when it is missing (another caller creating it meanwhile is no error). */
+  create?: { source: string };
+}
+
 /** A running turn: its events and its result. */
 export interface TurnRun extends AsyncIterable<AgentEvent> {
   readonly turnId: string;
@@ -230,6 +236,13 @@ export interface AgentHost {
   readonly live: LiveSessionHub;
   newSession(options?: SessionOptions): Promise<Agent>;
   resumeSession(idOrTitle: string, options?: ResumeOptions): Promise<Agent>;
+  /**
+   * The agent of the stored session with this id (never a title): the live one, else resumed, else (with `create`)
+   * a new stored session's. `null` when it is missing and not created. What a caller that names sessions by id on
+   * every request needs without the reads `resumeSession` makes to resolve a title, and, for a session it has just
+   * created, without reading back the rows and usage it cannot have yet.
+   */
+  openSession(sessionId: string, options?: OpenSessionOptions): Promise<Agent | null>;
   getAgent(sessionId: string): Agent | undefined;
   liveAgents(): Agent[];
   /**

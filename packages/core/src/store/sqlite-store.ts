@@ -74,7 +74,7 @@ import {
   usageAmounts,
   usageInsertValues,
 } from './store-common.js';
-import { normalizeTitle } from './titles.js';
+import { asciiFolded, normalizeTitle, numberedTitleHead } from './titles.js';
 import { acquireTurnLease, SqliteLeaseStatements } from './turn-lease.js';
 import type {
   CompactionCommit,
@@ -248,6 +248,9 @@ export class SqliteSessionStore implements SessionStore {
   private loadActive: Statement | undefined;
   private turnPrepared: { markDisplay: Statement; releaseLease: Statement } | undefined;
   private sessionById: { get(values: { id: string }): SessionRecord | undefined } | undefined;
+  private titleRange: Statement | undefined;
+  private titleUpdate: Statement | undefined;
+  private usageOfSession: { all(values: { sessionId: string }): (typeof usageByModel.$inferSelect)[] } | undefined;
 
   /** Rows this connection appended since it last indexed for full-text search (ADR 0060). */
   private unindexedRows = 0;
@@ -752,15 +755,16 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   async usageByModel(sessionId: string): Promise<UsageByModelRow[]> {
-    return this.connection.read(() =>
-      this.db
-        .select()
-        .from(usageByModel)
-        .where(eq(usageByModel.sessionId, sessionId))
-        .orderBy(asc(usageByModel.task), asc(usageByModel.provider), asc(usageByModel.model))
-        .all()
-        .map(toUsageByModelRow),
-    );
+    // Prepared once: every resume reads it (a header-named chat turn resumes its session), and building the drizzle
+    // query cost more than running it (issue 34.3).
+    this.usageOfSession ??= this.db
+      .select()
+      .from(usageByModel)
+      .where(eq(usageByModel.sessionId, sql.placeholder('sessionId')))
+      .orderBy(asc(usageByModel.task), asc(usageByModel.provider), asc(usageByModel.model))
+      .prepare();
+    const statement = this.usageOfSession;
+    return this.connection.read(() => statement.all({ sessionId }).map(toUsageByModelRow));
   }
 
   // ------------------------------------------------------------------- lease
@@ -881,10 +885,31 @@ export class SqliteSessionStore implements SessionStore {
 
   /** `base` when free, else the first free "`<base> #n`" from 2 on (an existing "#n" suffix is replaced). */
   private nextTitle(base: string, exceptSessionId?: string): string {
-    for (const candidate of titleCandidates(base)) {
+    const candidates = titleCandidates(base);
+    const first = candidates.next().value;
+    if (this.titleTakenBy(first, exceptSessionId) === null) return first;
+    // The numbered candidates share a head (the stem, cut shorter as the number grows), so the titles that may take
+    // them come from one range read of the case-insensitive title index instead of one lookup per number: with many
+    // sessions titled alike (an auto-title model that answers the same), the lookups grew with every new session
+    // (issue 34.3). Each answer from the set is still checked with the lookup, which has the last word.
+    const taken = this.titlesStartingWith(numberedTitleHead(first), exceptSessionId);
+    for (const candidate of candidates) {
+      if (taken.has(asciiFolded(candidate))) continue;
       if (this.titleTakenBy(candidate, exceptSessionId) === null) return candidate;
     }
     throw new Error('unreachable: the title candidates never end');
+  }
+
+  /** The titles (ASCII-folded, as `COLLATE NOCASE` compares them) that start with `head`, another session's. */
+  private titlesStartingWith(head: string, exceptSessionId?: string): Set<string> {
+    this.titleRange ??= this.connection.sqlite
+      .prepare(
+        'SELECT title FROM sessions WHERE title COLLATE NOCASE >= ? AND title COLLATE NOCASE < ? AND id IS NOT ?',
+      )
+      .pluck();
+    // The highest code point after the head bounds every longer title that starts with it.
+    const rows = this.titleRange.all(head, `${head}\u{10FFFF}`, exceptSessionId ?? null) as string[];
+    return new Set(rows.map(asciiFolded));
   }
 
   /** The title rules of §9.4.6 on one session; returns the stored title. */
@@ -897,11 +922,10 @@ export class SqliteSessionStore implements SessionStore {
     if (normalized !== null && this.titleTakenBy(normalized, session.id) !== null) {
       stored = resolveTakenTitle(normalized, source, session.id, () => this.nextTitle(normalized, session.id));
     }
-    this.db
-      .update(sessions)
-      .set({ title: stored, titleSource: stored === null ? null : source })
-      .where(eq(sessions.id, session.id))
-      .run();
+    // Prepared once: an auto-titled session runs it after its first turn, and building the query cost more than
+    // running it (issue 34.3).
+    this.titleUpdate ??= this.connection.sqlite.prepare('UPDATE sessions SET title = ?, title_source = ? WHERE id = ?');
+    this.titleUpdate.run(stored, stored === null ? null : source, session.id);
     return stored;
   }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { normalizeTitle, numberedTitle, titleBase } from './titles.js';
+import { asciiFolded, normalizeTitle, numberedTitle, numberedTitleHead, titleBase } from './titles.js';
 
 describe('titles', () => {
   it('normalizeTitle trims, cuts to 100 characters without splitting a code point, and maps empty to null', () => {
@@ -25,5 +25,17 @@ describe('titles', () => {
     const long = numberedTitle('b'.repeat(100), 12);
     expect(long).toHaveLength(100);
     expect(long.endsWith(' #12')).toBe(true);
+  });
+
+  it('numberedTitleHead is the start every numbered title of the base shares', () => {
+    expect(numberedTitleHead('Plan #3')).toBe('Plan');
+    const base = `${'c'.repeat(95)}   dd`;
+    const head = numberedTitleHead(base);
+    for (const number of [2, 10, 12_345, 999_999_999]) expect(numberedTitle(base, number).startsWith(head)).toBe(true);
+  });
+
+  it('asciiFolded lowers ASCII letters only, as SQLite NOCASE compares', () => {
+    expect(asciiFolded('Trip PLANNING #2')).toBe('trip planning #2');
+    expect(asciiFolded('ÉTÉ Été')).toBe('ÉtÉ Été');
   });
 });

@@ -31,3 +31,21 @@ export function numberedTitle(base: string, number: number): string {
   const head = codePoints.length > room ? codePoints.slice(0, room).join('').trimEnd() : base;
   return `${head}${suffix}`;
 }
+
+/** The largest number whose numbered titles {@link numberedTitleHead} covers. */
+const LARGEST_COVERED_NUMBER = 999_999_999;
+
+/**
+ * The start every numbered title "`<base> #n`" of `title`'s base shares up to n = 999,999,999: the base as
+ * {@link numberedTitle} cuts it for the longest of those numbers (a longer number leaves less room, and each cut is
+ * a prefix of the cut for a shorter number).
+ */
+export function numberedTitleHead(title: string): string {
+  const numbered = numberedTitle(titleBase(title), LARGEST_COVERED_NUMBER);
+  return numbered.slice(0, numbered.length - ` #${LARGEST_COVERED_NUMBER}`.length);
+}
+
+/** `text` with ASCII letters lowered: how SQLite's `NOCASE` collation compares titles (other letters as they are). */
+export function asciiFolded(text: string): string {
+  return text.replace(/[A-Z]+/g, (letters) => letters.toLowerCase());
+}

@@ -46,11 +46,23 @@ class FailedAttempt extends Error {
  * policy's wait ends, with no timer in between. The first attempt starts synchronously, within this call.
  */
 export async function retry<T>(attempt: (attemptNumber: number) => T | Promise<T>, policy: RetryPolicy): Promise<T> {
+  // The first attempt runs outside p-retry: nearly every call succeeds at once, and p-retry's set-up for each call
+  // (its options, its abort plumbing, its promise chain) was a visible share of a short turn's CPU, paid on every
+  // store read and write (issue 34.3). A failure goes through the same policy step p-retry's `shouldRetry` takes.
+  try {
+    return await attempt(1);
+  } catch (error) {
+    const step = policy.next(error, 1);
+    if ('fail' in step) throw step.fail;
+    policy.onRetry?.(error, 1, step.retryInMs);
+    if (policy.sleep) await policy.sleep(step.retryInMs, policy.signal);
+  }
   try {
     return await pRetry(
       async (attemptNumber) => {
         try {
-          return await attempt(attemptNumber);
+          // p-retry counts from 1 again: its first attempt is this loop's second.
+          return await attempt(attemptNumber + 1);
         } catch (error) {
           throw new FailedAttempt(error);
         }
@@ -64,9 +76,9 @@ export async function retry<T>(attempt: (attemptNumber: number) => T | Promise<T
         // Whatever this throws (the policy's error, the wait's rejection) p-retry throws as is.
         shouldRetry: async ({ error, attemptNumber }) => {
           const failure = (error as FailedAttempt).failure;
-          const step = policy.next(failure, attemptNumber);
+          const step = policy.next(failure, attemptNumber + 1);
           if ('fail' in step) throw step.fail;
-          policy.onRetry?.(failure, attemptNumber, step.retryInMs);
+          policy.onRetry?.(failure, attemptNumber + 1, step.retryInMs);
           if (policy.sleep) await policy.sleep(step.retryInMs, policy.signal);
           return true;
         },

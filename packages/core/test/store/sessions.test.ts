@@ -224,6 +224,37 @@ describe.each<StoreLocation>(STORE_LOCATIONS)('sessions (%s)', (location) => {
     expect(await store.setTitle(other, 'Chosen', 'user')).toBe('Chosen');
   });
 
+  it('the suffix rule takes the first free number among many alike titles, case-insensitively, gaps first', async () => {
+    const store = await openTestStore(location);
+    const ids: string[] = [];
+    for (let index = 0; index < 8; index += 1) {
+      const id = sessionId();
+      ids.push(id);
+      await store.createSession({ id });
+      expect(await store.setTitle(id, 'Same Answer', 'llm')).toBe(
+        index === 0 ? 'Same Answer' : `Same Answer #${index + 1}`,
+      );
+    }
+    // A gap (#4 freed) is filled before the next number; another case and an unrelated longer title do not count.
+    await store.setTitle(ids[2] as string, 'Elsewhere', 'user');
+    await store.setTitle(ids[3] as string, 'same answer #4 extra', 'user');
+    expect(await store.nextAvailableTitle('SAME ANSWER')).toBe('SAME ANSWER #3');
+    const next = sessionId();
+    await store.createSession({ id: next });
+    expect(await store.setTitle(next, 'same answer', 'llm')).toBe('same answer #3');
+    expect(await store.nextAvailableTitle('Same Answer #7')).toBe('Same Answer #4');
+    // A session keeps a numbered title of its own when it asks for it again.
+    expect(await store.setTitle(ids[7] as string, 'Same Answer', 'llm')).toBe('Same Answer #4');
+    expect(await store.setTitle(ids[7] as string, 'Same Answer', 'derived')).toBe('Same Answer #4');
+    // A base at the length limit is cut to make room for the number.
+    const long = 'L'.repeat(100);
+    for (const expected of [long, `${'L'.repeat(97)} #2`, `${'L'.repeat(97)} #3`]) {
+      const id = sessionId();
+      await store.createSession({ id });
+      expect(await store.setTitle(id, long, 'llm')).toBe(expected);
+    }
+  });
+
   it('a pending title taken in the meantime gets the suffix rule at creation', async () => {
     const store = await openTestStore(location);
     await store.createSession({ id: sessionId(), title: 'Report' });

@@ -1,0 +1,68 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { collectTurn, createTestHost, step, type TestHost, text } from '../../src/testing/index.js';
+
+let host: TestHost | null = null;
+afterEach(async () => {
+  await host?.dispose();
+  host = null;
+});
+
+/** AgentHost.openSession: a session named by id on every request (the HTTP API's X-Hermes-Session-Id, issue 34.3). */
+describe('AgentHost.openSession', () => {
+  it('creates a missing session with its source, and a later open resumes its rows and usage', async () => {
+    host = await createTestHost({
+      script: [step(text('first answer')), step(text('second answer'))],
+      config: { session: { auto_title: false } },
+    });
+    expect(await host.openSession('named-session')).toBeNull();
+    expect(await host.store.getSession('named-session')).toBeNull();
+
+    const created = await host.openSession('named-session', { create: { source: 'api_server' } });
+    if (!created) throw new Error('expected an agent');
+    expect(created.sessionId).toBe('named-session');
+    expect((await host.store.getSession('named-session'))?.source).toBe('api_server');
+    expect(await created.history()).toEqual([]);
+    const first = await collectTurn(created.runTurn({ text: 'one' }));
+    expect(first.result.finalText).toBe('first answer');
+    // The live agent is the one an open finds.
+    expect(await host.openSession('named-session', { create: { source: 'api_server' } })).toBe(created);
+
+    const before = created.usage();
+    expect(before.byModel.length).toBeGreaterThan(0);
+    expect(host.releaseAgent('named-session')).toBe(true);
+    const resumed = await host.openSession('named-session', { create: { source: 'api_server' } });
+    if (!resumed) throw new Error('expected an agent');
+    expect(resumed).not.toBe(created);
+    expect((await resumed.history()).map((row) => row.content)).toEqual(['one', 'first answer']);
+    expect(resumed.usage().byModel).toEqual(before.byModel);
+    const second = await collectTurn(resumed.runTurn({ text: 'two' }));
+    expect(second.result.finalText).toBe('second answer');
+    expect((await resumed.history()).map((row) => row.content)).toEqual([
+      'one',
+      'first answer',
+      'two',
+      'second answer',
+    ]);
+  });
+
+  it('opens by id only, and reopens an ended session as resumeSession does', async () => {
+    host = await createTestHost({ script: [step(text('answer'))], config: { session: { auto_title: false } } });
+    await host.store.createSession({ id: 'titled-session', source: 'cli', title: 'A Title' });
+    expect(await host.openSession('A Title')).toBeNull();
+    await host.store.endSession('titled-session', 'user_exit');
+    const opened = await host.openSession('titled-session');
+    expect(opened?.sessionId).toBe('titled-session');
+    expect((await host.store.getSession('titled-session'))?.endedAt).toBeNull();
+  });
+
+  it('two opens that both create the same new session end on one session, without an error', async () => {
+    host = await createTestHost({ script: [step(text('answer'))], config: { session: { auto_title: false } } });
+    const [one, two] = await Promise.all([
+      host.openSession('raced-session', { create: { source: 'api_server' } }),
+      host.openSession('raced-session', { create: { source: 'api_server' } }),
+    ]);
+    expect(one?.sessionId).toBe('raced-session');
+    expect(two?.sessionId).toBe('raced-session');
+    expect((await host.store.listSessions({})).items.filter((item) => item.id === 'raced-session')).toHaveLength(1);
+  });
+});
