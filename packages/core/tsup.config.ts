@@ -14,5 +14,5 @@ export default defineConfig({
   // drizzle-orm is bundled into the core's chunks, tree-shaken: a cold start resolves, reads and compiles a
   // few chunks instead of ~110 of drizzle's modules (ADR 0057). Only the core imports drizzle-orm; `pg` and
   // `better-sqlite3`, which drizzle's drivers import, stay external.
-  noExternal: ['drizzle-orm'],
+  noExternal: ['drizzle-orm', 'zod'],
 });
