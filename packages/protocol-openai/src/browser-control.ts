@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import { type AgentHost, pingSockets, type ToolContext, type ToolDefinition, type ToolResult } from '@hermes/core';
 import type { Hono } from 'hono';
 import { type WebSocket, WebSocketServer } from 'ws';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ApiError } from './http-error.js';
 import { refuseUpgrade, resolveHttpTimeouts } from './http-hardening.js';
 

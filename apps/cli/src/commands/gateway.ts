@@ -2,7 +2,6 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type AgentHost, createRunBus, type RunBus } from '@hermes/core';
-import { ApiError, DEFAULT_HTTP_TIMEOUTS, hardenHttpServer, refuseUpgrade } from '@hermes/protocol-openai';
 import {
   attachGatewayWebSocket,
   createGateway,
@@ -85,6 +84,9 @@ async function serveWebSocket(options: GatewayCommandOptions): Promise<void> {
     throw new Error(`refusing to bind ${bindHost}: not a loopback address (pass --insecure to allow it)`);
   }
   const port = Number.parseInt(options.port ?? '9119', 10);
+  // The HTTP hardening helpers only: imported here so that the stdio gateway never loads the HTTP API
+  // (hono and its routes) at start (ADR 0057).
+  const { ApiError, DEFAULT_HTTP_TIMEOUTS, hardenHttpServer, refuseUpgrade } = await import('@hermes/protocol-openai');
   const host = await createCliHost();
   const configured = host.configSection('tui_gateway');
   const configToken =

@@ -673,12 +673,16 @@ export function isDeadHolder(holder: string, instanceId: string | null = null): 
   }
 }
 
+/**
+ * How long after a host is created the bash grammar starts loading in the background: past a cold
+ * process's first answers (`gateway.ready`, ACP `session/new`, the first short turn), well before a
+ * model usually asks for its first command.
+ */
+const SHELL_PARSER_LOAD_DELAY_MS = 500;
+
 /** Creates a host (spec/core.md §5.1). */
 export async function createAgentHost(options: AgentHostOptions = {}): Promise<AgentHost> {
   const env = options.env ?? process.env;
-  // The bash grammar for approval detection compiles in the background; a command that arrives
-  // first is judged after it (judgeCommand waits), so start-up does not.
-  loadShellParser().catch(() => {});
   const homeDir = resolveHomeDir({ homeDir: options.homeDir, env });
   await ensureHomeDir(homeDir);
   const bootstrapLogger = options.logger ?? createStderrLogger();
@@ -727,6 +731,11 @@ export async function createAgentHost(options: AgentHostOptions = {}): Promise<A
   });
   await host.start();
   await host.mcpManager.start();
+  // The bash grammar for approval detection (about 40 ms of CPU: web-tree-sitter and two WebAssembly
+  // modules) compiles in the background once the host's start-up and the caller's first answer are done,
+  // so it does not compete with them on a cold start (ADR 0057). A command that arrives first is judged
+  // after it: judgeCommand starts the load itself and waits.
+  setTimeout(() => loadShellParser().catch(() => {}), SHELL_PARSER_LOAD_DELAY_MS).unref();
   return host;
 }
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /*
  * The typed form of config.yaml (spec/core.md §4.3). Every leaf carries its own error text so that

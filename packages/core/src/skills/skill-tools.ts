@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ToolDefinition, ToolResult } from '../tools/types.js';
 import type { Skill, SkillRegistry } from './types.js';
 

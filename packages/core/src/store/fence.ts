@@ -1,8 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
 import { HermesError } from '../errors.js';
 import type { StoreDatabase } from './connection.js';
-import type { PgTransaction } from './pg-connection.js';
-import { sessions as pgSessions } from './pg-schema.js';
 import { sessions as sqliteSessions } from './schema.js';
 import type { TurnFence } from './types.js';
 
@@ -41,23 +39,5 @@ export function checkFenceSqlite(db: StoreDatabase, fence: TurnFence | undefined
     sqliteChecks.set(db, statement);
   }
   const current = statement.get({ sessionId: fence.sessionId })?.epoch ?? null;
-  if (current !== fence.epoch) throw leaseLost(fence, current);
-}
-
-/**
- * The fence check of a PostgreSQL write transaction: call it first inside the transaction. It locks the session's
- * row (`FOR NO KEY UPDATE`, the lock an UPDATE of the row takes, so a later UPDATE in the same transaction needs no
- * upgrade), and an acquire, which updates `turn_epoch`, waits for this transaction to end: the check holds until the
- * commit. A no-op without a fence.
- * @throws HermesError `lease_lost` when the session's epoch is no longer `fence.epoch`.
- */
-export async function checkFencePg(tx: PgTransaction, fence: TurnFence | undefined): Promise<void> {
-  if (fence === undefined) return;
-  const [row] = await tx
-    .select({ epoch: pgSessions.turnEpoch })
-    .from(pgSessions)
-    .where(eq(pgSessions.id, fence.sessionId))
-    .for('no key update');
-  const current = row?.epoch ?? null;
   if (current !== fence.epoch) throw leaseLost(fence, current);
 }

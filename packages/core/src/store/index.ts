@@ -3,7 +3,7 @@
  * implementation.
  */
 export { DEFAULT_RETRY_BUDGETS, isLockError, type RetryBudgets } from './connection.js';
-export { checkFencePg, checkFenceSqlite, isLeaseLost, leaseLost } from './fence.js';
+export { checkFenceSqlite, isLeaseLost, leaseLost } from './fence.js';
 export { resolveMigrationsFolder } from './migrations.js';
 export {
   isPostgresUrl,

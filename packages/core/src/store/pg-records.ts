@@ -1,7 +1,7 @@
 import { and, asc, count, desc, eq, inArray, lt, type SQL, sql } from 'drizzle-orm';
 import type { Clock, JsonValue } from '../types.js';
-import { checkFencePg } from './fence.js';
 import type { PgConnection, PgTransaction } from './pg-connection.js';
+import { checkFencePg } from './pg-fence.js';
 import { type TakeLeaseRow, takeLeaseAttempt, takeLeaseQuery } from './pg-lease-take.js';
 import { responses, runs, sessions, turnLeases } from './pg-schema.js';
 import {

@@ -6,7 +6,6 @@ import { silentLogger } from '../logger.js';
 import { weakestCostStatus as weakerCostStatus } from '../providers/pricing.js';
 import type { Clock, CostStatus, JsonObject, Logger, StoredToolCall, TitleSource } from '../types.js';
 import { DEFAULT_RETRY_BUDGETS, type RetryBudgets } from './connection.js';
-import { checkFencePg } from './fence.js';
 import {
   applyPgMigrations,
   connectWithRetry,
@@ -16,6 +15,7 @@ import {
   redactDatabaseUrl,
   resolvePgMigrationsFolder,
 } from './pg-connection.js';
+import { checkFencePg } from './pg-fence.js';
 import { PgLeaseStatements, PgResponseStore, PgRunStore } from './pg-records.js';
 import { messages, sessions, usageByModel } from './pg-schema.js';
 import { commitTurnQuery, commitTurnResult, messageColumnArrays } from './pg-turn-commit.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ClarifyAnswer, ClarifyQuestion, JsonValue } from '../types.js';
 import type { ToolDefinition, ToolResult } from './types.js';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ClientRequestMethod, JsonValue } from '../types.js';
 import type { ToolContext, ToolDefinition, ToolResult } from './types.js';
 

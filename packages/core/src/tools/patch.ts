@@ -1,5 +1,5 @@
 import { homedir } from 'node:os';
-import { z } from 'zod';
+import * as z from 'zod';
 import { errorMessage, isNotFoundError } from './file-access.js';
 import { buildFileDiff, MAX_DIFF_RESULT_CHARS } from './file-diff.js';
 import { describeMissingFile, statOrNull } from './file-lookup.js';

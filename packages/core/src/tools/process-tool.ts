@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { JsonValue, ToolKind } from '../types.js';
 import type { ProcessInfo, ToolDefinition, ToolResult } from './types.js';
 

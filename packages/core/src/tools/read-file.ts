@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { z } from 'zod';
+import * as z from 'zod';
 import { errorMessage, isNotFoundError } from './file-access.js';
 import { describeMissingFile, looksBinary, statOrNull } from './file-lookup.js';
 import { displayPath, resolveToolPath } from './paths.js';

@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { relative, sep } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { errorMessage } from './file-access.js';
 import { statOrNull } from './file-lookup.js';
 import { loadPicomatch } from './glob-match.js';

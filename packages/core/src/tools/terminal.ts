@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { judgeCommand } from '../approvals/detect.js';
 import { HermesError } from '../errors.js';
 import { errorMessage } from './file-access.js';

@@ -1,5 +1,5 @@
 import type TurndownService from 'turndown';
-import { z } from 'zod';
+import * as z from 'zod';
 import { untilAborted } from '../util/abort.js';
 import { importOnFirstUse } from '../util/import-on-first-use.js';
 import { VERSION } from '../version.js';

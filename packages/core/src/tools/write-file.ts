@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { errorMessage, isNotFoundError } from './file-access.js';
 import { buildFileDiff, MAX_DIFF_RESULT_CHARS } from './file-diff.js';
 import { statOrNull } from './file-lookup.js';

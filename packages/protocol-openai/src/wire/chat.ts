@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Token usage in the chat-completions shape (spec §13.4). */
 export const ChatUsageSchema = z.object({

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** The OpenAI error envelope every non-2xx answer carries (spec §5.1). */
 export const ErrorEnvelopeSchema = z.object({

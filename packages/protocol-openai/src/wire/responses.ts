@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Responses usage (spec §14.4). */
 export const ResponseUsageSchema = z.object({

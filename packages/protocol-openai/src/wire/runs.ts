@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Run statuses on the wire (spec §19.5). */
 export const RunWireStatusSchema = z.enum([

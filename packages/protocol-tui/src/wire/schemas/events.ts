@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { SessionLiveInfoSchema, SubagentPayloadSchema, UsageSchema } from './shared.js';
 
 /** `gateway.ready` payload (§1.5). */

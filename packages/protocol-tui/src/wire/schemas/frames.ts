@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** A JSON-RPC id as the gateway accepts it. */
 export const RequestIdSchema = z.union([z.string(), z.number()]);

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { OpenRequestSchema, SessionLiveInfoSchema, TranscriptMessageSchema, UsageSchema } from './shared.js';
 import { TUI_CLIENT_SLOW_METHODS, TuiClientMethodParamsSchemas } from './tui-client-methods.js';
 

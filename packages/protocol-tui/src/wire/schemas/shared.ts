@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** `TranscriptMessage`: one row of the display projection (§2.7). */
 export const TranscriptMessageSchema = z.object({

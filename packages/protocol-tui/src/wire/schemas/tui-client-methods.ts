@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 const any = z.unknown();
 const optionalSession = z.string().optional();
