@@ -190,4 +190,5 @@ export type {
 export { type TurnClaim, type TurnHolder, type TurnReleased, TurnsInFlight } from './turns-in-flight.js';
 export type * from './types.js';
 export { type PingableSocket, pingSockets } from './util/socket-liveness.js';
+export { TextChunks } from './util/text-chunks.js';
 export { VERSION } from './version.js';

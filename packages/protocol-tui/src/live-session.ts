@@ -8,12 +8,12 @@ import type {
   TurnClaim,
   TurnResult,
 } from '@hermes/core';
+import { TextChunks } from '@hermes/core';
 import type { GatewayConnection } from './connection.js';
 import { contentWithImages } from './image-parts.js';
 import type { OpenServerRequest, RequestSession, ServerRequestRegistry } from './server-requests.js';
 import { approvalFields, pickApprovalChoice, sessionCallbacks, settleAllApprovals } from './session-callbacks.js';
 import { expandSkillText } from './skills.js';
-import { TextChunks } from './text-chunks.js';
 import { emptyUsage, usageOf } from './usage.js';
 import type { SessionLiveInfo } from './wire/index.js';
 

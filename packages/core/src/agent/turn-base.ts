@@ -5,9 +5,9 @@ import type { NewMessage, TurnFence, TurnLease } from '../store/types.js';
 import type { RunTurnOptions, TurnInput, TurnResult } from '../turn-types.js';
 import type { FinishReason, StoredToolCall, Usage } from '../types.js';
 import { zeroUsage } from '../usage.js';
+import type { TextChunks } from '../util/text-chunks.js';
 import type { ActiveTurn, SessionInternals } from './internals.js';
 import { type InterruptReason, interruptFromSignal, isInterruptReason } from './interrupt.js';
-import type { TextChunks } from './text-chunks.js';
 import type { TranscriptRow } from './transcript.js';
 
 /** A tool call as the model asked for it. */

@@ -10,6 +10,7 @@ import type { ToolDefinition } from '../tools/types.js';
 import type { FinishReason, JsonObject, StoredToolCall, Usage } from '../types.js';
 import { addUsage, normalizeUsage } from '../usage.js';
 import { retry } from '../util/retry.js';
+import { TextChunks } from '../util/text-chunks.js';
 import {
   type ClassifiedError,
   classifyProviderError,
@@ -19,7 +20,6 @@ import {
 } from './classify.js';
 import { isRedirectReason } from './interrupt.js';
 import { buildPrompt } from './request.js';
-import { TextChunks } from './text-chunks.js';
 import { publicRoute, type ToolCallRequest } from './turn-base.js';
 import { isZodSchema, TurnTools } from './turn-tools.js';
 
