@@ -1,9 +1,15 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { fail, hang, type ScriptedServer, startScriptedOpenAIServer, step, text } from '@hermes/core/testing';
+import { fail, hang, step, text } from '@hermes/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { connectGateway } from './support/gateway-client.js';
-import { cleanups, runCleanups, type StartedServer, startServer, temp } from './support/server-process.js';
+import {
+  runCleanups,
+  type StartedServer,
+  scriptedModel,
+  scriptedServerEnv,
+  sleep,
+  startServer,
+  until,
+} from './support/server-process.js';
 
 /**
  * Issue 37.1 and 32.7 against apps/server as a real child process: every turn-starting route gives its concurrency
@@ -17,31 +23,6 @@ afterEach(runCleanups);
 
 /** A raw WebSocket client of the gateway, keeping every frame it receives. */
 const gatewayClient = (server: StartedServer) => connectGateway(server, KEY);
-
-async function scriptedModel(): Promise<ScriptedServer> {
-  const model = await startScriptedOpenAIServer({ script: [] });
-  cleanups.push(() => model.close());
-  return model;
-}
-
-function serverEnv(model: ScriptedServer, configYaml = ''): Record<string, string> {
-  const home = temp('hermes-home-');
-  writeFileSync(join(home, 'config.yaml'), `session:\n  auto_title: false\n${configYaml}`);
-  return { HERMES_HOME: home, HERMES_MODEL: 'custom:scripted', HERMES_BASE_URL: model.baseURL, API_SERVER_KEY: KEY };
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until<T>(probe: () => Promise<T> | T, accept: (value: T) => boolean, what: string, timeoutMs = 60_000) {
-  const started = Date.now();
-  let last: T = await probe();
-  while (!accept(last)) {
-    if (Date.now() - started > timeoutMs) throw new Error(`${what}: last ${JSON.stringify(last)}`);
-    await sleep(25);
-    last = await probe();
-  }
-  return last;
-}
 
 /** Runs `count` tasks, `width` at a time. */
 async function pool(count: number, width: number, task: (index: number) => Promise<void>): Promise<void> {
@@ -60,7 +41,7 @@ async function pool(count: number, width: number, task: (index: number) => Promi
 describe('admission on every turn-starting route (37.1, 32.7)', () => {
   it('50 failed, 50 refused and 50 aborted requests per route leave no slot taken; SIGTERM then drains and exits 0', async () => {
     const model = await scriptedModel();
-    const server = await startServer(serverEnv(model));
+    const server = await startServer(scriptedServerEnv(KEY, model));
     const post = async (
       path: string,
       body: unknown,
@@ -298,7 +279,7 @@ describe('admission on every turn-starting route (37.1, 32.7)', () => {
 
   it('the gateway queues input behind a turn the HTTP API runs on its session, and runs it when that turn ends', async () => {
     const model = await scriptedModel();
-    const server = await startServer(serverEnv(model, 'display:\n  busy_input_mode: queue\n'));
+    const server = await startServer(scriptedServerEnv(KEY, model, 'display:\n  busy_input_mode: queue\n'));
     model.push(step(text('first')));
     const gateway = await gatewayClient(server);
     const created = await gateway.call('session.create', {});

@@ -1,17 +1,19 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { hang, type ScriptedServer, startScriptedOpenAIServer, step, text, toolCall } from '@hermes/core/testing';
+import { hang, step, text, toolCall } from '@hermes/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 // The global setup's `ProvidedContext` declaration types `inject('hermesTestDatabaseUrl')`.
 import type {} from '../../../packages/core/test/support/postgres-global-setup.js';
 import { connectGateway, type Frame } from './support/gateway-client.js';
 import {
-  cleanups,
   runCleanups,
   type StartedServer,
+  scriptedModel,
+  scriptedServerEnv,
   startInstancePair,
   startServer,
   temp,
+  until,
 } from './support/server-process.js';
 
 /**
@@ -24,31 +26,6 @@ import {
 const KEY = 'test-key-0123456789abcdef';
 const auth = { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' };
 afterEach(runCleanups);
-
-async function scriptedModel(): Promise<ScriptedServer> {
-  const model = await startScriptedOpenAIServer({ script: [] });
-  cleanups.push(() => model.close());
-  return model;
-}
-
-function serverEnv(model: ScriptedServer, configYaml = ''): Record<string, string> {
-  const home = temp('hermes-home-');
-  writeFileSync(join(home, 'config.yaml'), `session:\n  auto_title: false\n${configYaml}`);
-  return { HERMES_HOME: home, HERMES_MODEL: 'custom:scripted', HERMES_BASE_URL: model.baseURL, API_SERVER_KEY: KEY };
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until<T>(probe: () => Promise<T> | T, accept: (value: T) => boolean, what: string, timeoutMs = 60_000) {
-  const started = Date.now();
-  let last: T = await probe();
-  while (!accept(last)) {
-    if (Date.now() - started > timeoutMs) throw new Error(`${what}: last ${JSON.stringify(last)}`);
-    await sleep(25);
-    last = await probe();
-  }
-  return last;
-}
 
 const post = (server: StartedServer, path: string, body: unknown, headers: Record<string, string> = {}) =>
   fetch(`${server.url}${path}`, { method: 'POST', headers: { ...auth, ...headers }, body: JSON.stringify(body) });
@@ -100,7 +77,7 @@ const deltaText = (events: Frame[]) =>
 describe('one live session across protocols (35.4)', () => {
   it('a gateway client attached to S sees the turns that /api/sessions/S/chat, /v1/runs and chat completions run on S', async () => {
     const model = await scriptedModel();
-    const server = await startServer(serverEnv(model));
+    const server = await startServer(scriptedServerEnv(KEY, model));
     const { client, runtimeId, storedId } = await attachedClient(server);
 
     // Session chat, with a tool call: deltas, the tool's start and end, and the complete message.
@@ -154,7 +131,7 @@ describe('one live session across protocols (35.4)', () => {
 
   it('a Responses turn chained onto a session the gateway shows streams to the gateway client too', async () => {
     const model = await scriptedModel();
-    const server = await startServer(serverEnv(model));
+    const server = await startServer(scriptedServerEnv(KEY, model));
     model.push(step(text('first response')));
     const first = await post(server, '/v1/responses', { model: 'hermes-agent', input: 'start a conversation' });
     expect(first.status).toBe(200);
@@ -183,7 +160,7 @@ describe('one live session across protocols (35.4)', () => {
 
   it('an approval an HTTP run waits for is answered from the gateway, and one answered through the runs API is withdrawn from the gateway', async () => {
     const model = await scriptedModel();
-    const server = await startServer(serverEnv(model));
+    const server = await startServer(scriptedServerEnv(KEY, model));
     const workspace = temp('hermes-workspace-');
     mkdirSync(join(workspace, 'scratch-one'));
     mkdirSync(join(workspace, 'scratch-two'));
@@ -262,7 +239,7 @@ describe('one live session across protocols (35.4)', () => {
 
   it('a session busy on one surface is busy on every other: 409 session_busy over HTTP, 4009 or the busy-input policy on the gateway', async () => {
     const model = await scriptedModel();
-    const server = await startServer(serverEnv(model, 'display:\n  busy_input_mode: queue\n'));
+    const server = await startServer(scriptedServerEnv(KEY, model, 'display:\n  busy_input_mode: queue\n'));
     const { client, runtimeId, storedId } = await attachedClient(server);
 
     // A gateway turn holds the session: every HTTP surface refuses a second turn on it.

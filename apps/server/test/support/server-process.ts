@@ -93,3 +93,36 @@ export async function startInstancePair(
   const b = await startServer(env());
   return { a, b, model, databaseUrl: database.url };
 }
+
+/** A scripted model server with an empty script (tests push steps), closed after the test. */
+export async function scriptedModel(): Promise<ScriptedServer> {
+  const model = await startScriptedOpenAIServer({ script: [] });
+  cleanups.push(() => model.close());
+  return model;
+}
+
+/** The environment of a server on `model` with API key `key`, no auto titles, and `configYaml` appended. */
+export function scriptedServerEnv(key: string, model: ScriptedServer, configYaml = ''): Record<string, string> {
+  const home = temp('hermes-home-');
+  writeFileSync(join(home, 'config.yaml'), `session:\n  auto_title: false\n${configYaml}`);
+  return { HERMES_HOME: home, HERMES_MODEL: 'custom:scripted', HERMES_BASE_URL: model.baseURL, API_SERVER_KEY: key };
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Probes until `accept` takes the value (every 25 ms, at most `timeoutMs`); the error names `what` and the last value. */
+export async function until<T>(
+  probe: () => Promise<T> | T,
+  accept: (value: T) => boolean,
+  what: string,
+  timeoutMs = 60_000,
+): Promise<T> {
+  const started = Date.now();
+  let last: T = await probe();
+  while (!accept(last)) {
+    if (Date.now() - started > timeoutMs) throw new Error(`${what}: last ${JSON.stringify(last)}`);
+    await sleep(25);
+    last = await probe();
+  }
+  return last;
+}
