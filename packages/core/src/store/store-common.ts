@@ -22,6 +22,7 @@ import {
 import { HermesError } from '../errors.js';
 import { weakestCostStatus } from '../providers/pricing.js';
 import type { CostStatus, JsonObject, StoredToolCall, TitleSource } from '../types.js';
+import { addUsage, zeroUsage } from '../usage.js';
 import { countToolCalls } from './rows.js';
 import { normalizeTitle, numberedTitle, titleBase } from './titles.js';
 import type {
@@ -623,14 +624,7 @@ export function mergeUsageEntries(entries: readonly UsageEntry[]): UsageEntry[] 
       merged.set(key, { ...entry, usage: { ...entry.usage } });
       continue;
     }
-    const usage = previous.usage;
-    usage.apiCalls += entry.usage.apiCalls;
-    usage.inputTokens += entry.usage.inputTokens;
-    usage.outputTokens += entry.usage.outputTokens;
-    usage.cacheReadTokens += entry.usage.cacheReadTokens;
-    usage.cacheWriteTokens += entry.usage.cacheWriteTokens;
-    usage.reasoningTokens += entry.usage.reasoningTokens;
-    usage.totalTokens += entry.usage.totalTokens;
+    previous.usage = addUsage(previous.usage, entry.usage);
     previous.costUsd += entry.costUsd;
     previous.costStatus = weakestCostStatus(previous.costStatus, entry.costStatus);
   }
@@ -642,29 +636,18 @@ export function mergeUsageEntries(entries: readonly UsageEntry[]): UsageEntry[] 
  * sessions). `costStatus` is the weakest of those calls, `null` when there are none (the session's stays).
  */
 export function sessionUsageOf(entries: readonly UsageEntry[]): UsageAmounts & { costStatus: CostStatus | null } {
-  const totals = {
-    apiCalls: 0,
-    inputTokens: 0,
-    outputTokens: 0,
-    cacheReadTokens: 0,
-    cacheWriteTokens: 0,
-    reasoningTokens: 0,
-    costUsd: 0,
-    costStatus: null as CostStatus | null,
-  };
+  let usage = zeroUsage();
+  let costUsd = 0;
+  let costStatus: CostStatus | null = null;
   for (const entry of entries) {
     if (entry.task === 'subagent') continue;
-    totals.apiCalls += entry.usage.apiCalls;
-    totals.inputTokens += entry.usage.inputTokens;
-    totals.outputTokens += entry.usage.outputTokens;
-    totals.cacheReadTokens += entry.usage.cacheReadTokens;
-    totals.cacheWriteTokens += entry.usage.cacheWriteTokens;
-    totals.reasoningTokens += entry.usage.reasoningTokens;
-    totals.costUsd += entry.costUsd;
-    totals.costStatus =
-      totals.costStatus === null ? entry.costStatus : weakestCostStatus(totals.costStatus, entry.costStatus);
+    usage = addUsage(usage, entry.usage);
+    costUsd += entry.costUsd;
+    costStatus = costStatus === null ? entry.costStatus : weakestCostStatus(costStatus, entry.costStatus);
   }
-  return totals;
+  // The session keeps no total of its own (it is derived) and no estimate flag.
+  const { totalTokens: _total, estimated: _estimated, ...amounts } = usage;
+  return { ...amounts, costUsd, costStatus };
 }
 
 /** The plain session fields a turn commit sets, `null` when it sets none. */
