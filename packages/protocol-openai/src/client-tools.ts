@@ -128,6 +128,11 @@ export function checkResults(results: IndexedResult[], pending: StoredToolCall[]
   }
 }
 
+/** The stored row of a tool result the client sent back, named after the call among `turnRows` it answers. */
+function toolResultRow(turnRows: readonly ChatMessage[], result: { callId: string; content: string }): ChatMessage {
+  const call = turnRows.flatMap((row) => row.toolCalls ?? []).find((candidate) => candidate.id === result.callId);
+  return { role: 'tool', content: result.content, toolCallId: result.callId, toolName: call?.name ?? 'unknown' };
+}
 /** A chat request that brings tool results (ADR 0052): the part of its messages that belongs to the open turn. */
 export interface ChatContinuation {
   /**
@@ -171,14 +176,7 @@ export function chatContinuation(messages: Record<string, unknown>[]): ChatConti
         ...(calls.length > 0 ? { toolCalls: calls } : {}),
       });
     } else if (message.role === 'tool' && index < resultsStart) {
-      const result = toolMessage(message, index);
-      const call = turnRows.flatMap((row) => row.toolCalls ?? []).find((candidate) => candidate.id === result.callId);
-      turnRows.push({
-        role: 'tool',
-        content: result.content,
-        toolCallId: result.callId,
-        toolName: call?.name ?? 'unknown',
-      });
+      turnRows.push(toolResultRow(turnRows, toolMessage(message, index)));
     }
   }
   const results = messages.slice(resultsStart).map((message, offset) => toolMessage(message, resultsStart + offset));
@@ -302,13 +300,7 @@ export function responsesContinuation(items: { index: number; item: Record<strin
     else {
       if (position > lastMessage) earlierOutputs.push(result);
       step = null;
-      const call = turnRows.flatMap((row) => row.toolCalls ?? []).find((candidate) => candidate.id === result.callId);
-      turnRows.push({
-        role: 'tool',
-        content: result.content,
-        toolCallId: result.callId,
-        toolName: call?.name ?? 'unknown',
-      });
+      turnRows.push(toolResultRow(turnRows, result));
     }
   });
   const continuation: ResponsesContinuation = { userPosition, turnRows, outputs, earlierOutputs, callItemIds };
