@@ -9,6 +9,7 @@ import type {
   RunEventRecord,
   RunRecord,
   RunStore as RunRecordStore,
+  TurnClaim,
   TurnLease,
   TurnResult,
 } from '@hermes/core';
@@ -86,6 +87,11 @@ export interface LiveRun {
   terminal: boolean;
   /** `finish` has begun: its end may wait for the store (ADR 0050), and the run ends once. */
   ending: boolean;
+  /**
+   * The session's claim in the host's turns in flight, given back as the run turns terminal: a client told the run
+   * ended may start the next turn on its session at once, while the slot itself waits for the end to be shared.
+   */
+  claim: TurnClaim | null;
   approvals: ApprovalQueue;
   result: TurnResult | null;
   terminalPayload: RunEventPayload | null;
@@ -243,6 +249,7 @@ export class RunRegistry {
       subscribers: new Set(),
       terminal: false,
       ending: false,
+      claim: null,
       approvals: this.server.approvals.open(runId),
       result: null,
       terminalPayload: null,
@@ -290,6 +297,7 @@ export class RunRegistry {
   ): void {
     const { host } = this.server;
     const store = host.store.runs;
+    run.claim = slot.claim;
     const execute = async () => {
       await this.server.admission.paceStart();
       const { agent, input, model, memoryScope } = await prepare();
@@ -436,6 +444,7 @@ export class RunRegistry {
     // with a null output.
     run.settledResult = settledResult;
     run.status = status;
+    run.claim?.release();
     run.terminal = true;
     // A settled run is kept an hour for its status and backlog (spec §19.9), not its session: the agent (its
     // transcript, its event ring) is let go with the turn's slot (ADR 0038).

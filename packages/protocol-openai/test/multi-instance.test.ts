@@ -195,6 +195,22 @@ describe('runs API across instances on one PostgreSQL database (17.2)', () => {
     }
   }, 180_000);
 
+  it('a turn told ended frees its session at once: the next turn on it is admitted, never 409 (20 rounds)', async () => {
+    // The end of a run is shared with the other instances before its slot is given back (ADR 0050); the session
+    // itself is free as soon as a client can learn the run ended, from the response, its events or its status.
+    const rounds = 20;
+    const replies = Array.from({ length: rounds * 2 }, (_, index) => step(text(`answer ${index}`)));
+    const [a] = await twoInstances({ a: replies });
+    await a.host.store.createSession({ id: 'back-to-back', source: 'api_server' });
+    for (let round = 0; round < rounds; round += 1) {
+      const chat = await post(a, '/api/sessions/back-to-back/chat', { message: `chat ${round}` });
+      expect(chat.status, `round ${round}: session chat`).toBe(200);
+      const created = await post(a, '/v1/runs', { input: `run ${round}`, session_id: 'back-to-back' });
+      expect(created.status, `round ${round}: run after the chat's response`).toBe(202);
+      await until(async () => (await status(a, created.body.run_id as string)).status === 'completed');
+    }
+  }, 120_000);
+
   it('previous_response_id from A continues on B', async () => {
     const [a, b] = await twoInstances({ a: [step(text('first answer'))], b: [step(text('second answer'))] });
     const first = await post(a, '/v1/responses', { input: 'remember the word kestrel' });
