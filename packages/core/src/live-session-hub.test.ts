@@ -149,6 +149,47 @@ describe('LiveSessionHub', () => {
     stopB();
   });
 
+  it('a watch announced before a turn began but arriving after it ended still gets that turn; a later watch does not', async () => {
+    const [relayA, relayB] = linkedRelays();
+    const hubA = new LiveSessionHub('a', quiet);
+    const hubB = new LiveSessionHub('b', quiet);
+    const stopB = hubB.relayThrough(relayB, { announceMs: 60_000 });
+    // A subscribes first; its watch is held back (the notification is late), and B runs a whole short turn meanwhile.
+    const held: JsonObject[] = [];
+    const lateRelay: LiveSessionRelay = {
+      ...relayA,
+      async relay(to, message) {
+        if (message.t === 'hub.watch') held.push(message);
+        else await relayA.relay(to, message);
+      },
+    };
+    const stopA = hubA.relayThrough(lateRelay, { announceMs: 60_000 });
+    const seen: LiveSessionEvent[] = [];
+    hubA.subscribe('S', (delivered) => seen.push(delivered));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    hubB.publish({ ...event('S', 'turn.start', { input: { text: 'short', attachments: 0 } }), seq: 1 });
+    hubB.publish({ ...event('S', 'message.delta', { text: 'done' }), seq: 2 });
+    hubB.publish({ ...event('S', 'turn.end', { result: {} }), seq: 3 });
+    expect(seen).toHaveLength(0);
+    for (const message of held.splice(0)) await relayA.relay('*', message);
+    await until(() => seen.length === 3);
+    expect(seen.map((delivered) => delivered.event.type)).toEqual(['turn.start', 'message.delta', 'turn.end']);
+
+    // A watch that began after the turn ended is not sent it: the client found that turn in the stored history.
+    const later: LiveSessionEvent[] = [];
+    hubA.subscribe('T', (delivered) => later.push(delivered));
+    hubB.publish({ ...event('T', 'turn.start', { input: { text: 'before', attachments: 0 } }), seq: 4 });
+    hubB.publish({ ...event('T', 'turn.end', { result: {} }), seq: 5 });
+    held.length = 0;
+    const since = Date.now() + 1;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await relayA.relay('*', { t: 'hub.watch', sessions: ['T'], since });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(later).toHaveLength(0);
+    stopA();
+    stopB();
+  });
+
   it('a remote turn whose instance lost the turn lease is ended for the watchers, as a failed turn', async () => {
     const [relayA, relayB] = linkedRelays();
     let bHoldsTheLease = true;

@@ -45,6 +45,13 @@ const EVENTS = 'hub.events';
 const ANSWER = 'hub.answer';
 /** Events of one turn in flight kept for a late watcher (its start and its newest). */
 const REPLAY_LIMIT = 1_000;
+/**
+ * How long a turn that ended here stays on hand for a watch that was announced before the turn ended but arrived after
+ * it: notifications reach an instance a moment after they are committed, and a short turn can end in that moment.
+ */
+const ENDED_TURN_KEEP_MS = 10_000;
+/** At most this many ended turns are kept (the oldest go first). */
+const ENDED_TURNS_MAX = 256;
 
 /**
  * The live sessions of one host, whichever protocol started their turns (ADR 0053): every agent of the host publishes
@@ -73,6 +80,12 @@ export class LiveSessionHub {
    * turn began (it was announced a moment before, or its client attached mid-turn) gets the turn from its start.
    */
   private readonly turnsInFlight = new Map<string, AgentEvent[]>();
+  /**
+   * With a relay: each session's last turn that ended here in the past {@link ENDED_TURN_KEEP_MS}, with its end, and
+   * when it ended (this host's clock). A watch whose subscription began before that end gets the turn, which it would
+   * have seen live had the watch arrived in time.
+   */
+  private readonly endedTurns = new Map<string, { events: AgentEvent[]; endedAt: number }>();
   /** Turns running on other instances as their events showed them, by session; `lost` counts failed lease checks. */
   private readonly remoteTurns = new Map<string, { origin: string; turnId: string; seq: number; lost: number }>();
   /** The last event delivered from another instance, by origin and session: a replay never delivers one twice. */
@@ -94,7 +107,7 @@ export class LiveSessionHub {
     if (!set) {
       set = new Set();
       this.listeners.set(sessionId, set);
-      this.announce('*', WATCH, [sessionId]);
+      this.announce('*', WATCH, [sessionId], Date.now());
     }
     set.add(listener);
     return () => {
@@ -132,11 +145,24 @@ export class LiveSessionHub {
     if (!kept) return;
     if (event.type === 'turn.end') {
       this.turnsInFlight.delete(sessionId);
+      kept.push(event);
+      this.keepEndedTurn(sessionId, kept);
       return;
     }
     kept.push(event);
     // A long turn keeps its start and its newest events; a late watcher sees a gap it shows as a turn seen mid-way.
     if (kept.length > REPLAY_LIMIT) kept.splice(1, kept.length - REPLAY_LIMIT);
+  }
+
+  private keepEndedTurn(sessionId: string, events: AgentEvent[]): void {
+    const now = Date.now();
+    this.endedTurns.delete(sessionId);
+    this.endedTurns.set(sessionId, { events, endedAt: now });
+    // Insertion order is end order: the oldest are first.
+    for (const [oldest, turn] of this.endedTurns) {
+      if (this.endedTurns.size <= ENDED_TURNS_MAX && turn.endedAt >= now - ENDED_TURN_KEEP_MS) break;
+      this.endedTurns.delete(oldest);
+    }
   }
 
   private deliver(delivered: LiveSessionEvent): void {
@@ -268,9 +294,10 @@ export class LiveSessionHub {
 
   private lastAnnounce: Promise<void> = Promise.resolve();
 
-  private announce(to: string, kind: string, sessions: string[]): void {
+  /** `since`: when the sessions' subscriptions began (this host's clock), for a watch announced as it begins. */
+  private announce(to: string, kind: string, sessions: string[], since?: number): void {
     if (this.relay === null || sessions.length === 0) return;
-    this.lastAnnounce = this.send(to, { t: kind, sessions });
+    this.lastAnnounce = this.send(to, since === undefined ? { t: kind, sessions } : { t: kind, sessions, since });
   }
 
   private send(to: string, message: JsonObject): Promise<void> {
@@ -319,6 +346,22 @@ export class LiveSessionHub {
     }
   }
 
+  /**
+   * What a new watcher of a session missed: the turn running here so far, ahead of what follows; or, when no turn runs
+   * and the watch began before the last turn here ended (the watch arrived late), that whole turn.
+   */
+  private catchUp(from: string, sessionId: string, since: unknown): void {
+    const kept = this.turnsInFlight.get(sessionId);
+    if (kept && kept.length > 0) {
+      void this.send(from, { t: EVENTS, events: kept as unknown as JsonObject[] });
+      return;
+    }
+    const ended = this.endedTurns.get(sessionId);
+    if (kept || !ended || typeof since !== 'number' || ended.endedAt < since) return;
+    if (ended.endedAt < Date.now() - ENDED_TURN_KEEP_MS) return;
+    void this.send(from, { t: EVENTS, events: ended.events as unknown as JsonObject[] });
+  }
+
   private received(from: string, message: JsonObject): void {
     const kind = message.t;
     if (kind === HELLO) {
@@ -331,10 +374,7 @@ export class LiveSessionHub {
         if (typeof sessionId !== 'string') continue;
         const instances = this.watchers.get(sessionId) ?? new Map<string, number>();
         if (kind === WATCH) {
-          const kept = this.turnsInFlight.get(sessionId);
-          // A new watcher of a session whose turn runs here gets that turn so far, ahead of what follows.
-          if (!instances.has(from) && kept && kept.length > 0)
-            void this.send(from, { t: EVENTS, events: kept as unknown as JsonObject[] });
+          if (!instances.has(from)) this.catchUp(from, sessionId, message.since);
           instances.set(from, Date.now());
         } else instances.delete(from);
         if (instances.size > 0) this.watchers.set(sessionId, instances);
