@@ -276,8 +276,24 @@ describe('apps/server transport hardening', () => {
       socket.send(big);
       expect(await closed).toBe(1009);
       // 8 × 15 MB and one 50 MB frame went in; none of it is kept (before the cap, a 50 MB prompt left ~1 GB):
-      // once the collector has run, the server is back within 64 MB of where it started.
-      await eventually(() => residentBytes(pid) - baseline < 64 * 1024 * 1024, 90_000);
+      // once the collector has run, the server is back within 64 MB of where it started. What the refused frames
+      // left is garbage that V8 frees at its next full collection, which a server with nothing to do may not run for
+      // minutes (the CI saw +139 MB after 90 s idle). Another client's ordinary traffic brings that collection on;
+      // memory still held after it would be kept, not garbage.
+      const next = await gatewaySession(server);
+      const within = () => residentBytes(pid) - baseline < 64 * 1024 * 1024;
+      for (let index = 0; index < 120 && !within(); index += 1) {
+        next.socket.send(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: 200 + index,
+            method: 'prompt.submit',
+            params: { session_id: next.sessionId, text: 'z'.repeat(1024 * 1024) },
+          }),
+        );
+        expect((await next.reply(200 + index)).error).toMatchObject({ code: 4002 });
+      }
+      await eventually(within, 30_000);
     }, 120_000);
   });
 });
