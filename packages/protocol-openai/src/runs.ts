@@ -524,15 +524,17 @@ export class RunRegistry {
    * Streams a run from the shared events (ADR 0018): the events after `after`, then each one as its wake-up
    * arrives, until the terminal event. While none arrives the row and its owner's lease are re-checked each second;
    * a run whose owner lost its lease is settled `interrupted`, and a terminal run with no shared events gets its
-   * terminal event rebuilt from the row, as a run without a backlog (spec §19.3).
+   * terminal event rebuilt from the row, as a run without a backlog (spec §19.3). `row` is the run's row as the route
+   * has just read it: it is the stream's first check, so a stream starts with one query, its first read (ADR 0067).
    */
   async streamShared(
-    runId: string,
+    row: RunRecord,
     after: number | null,
     streamApi: { readonly aborted: boolean; onAbort(listener: () => void): void },
     writer: SseWriter,
   ): Promise<void> {
     const { bus, host } = this.server;
+    const runId = row.id;
     let next = after === null ? 0 : after + 1;
     let wake: (() => void) | null = null;
     // A wake-up that lands while the rows are being read or written out must not be lost until the next poll.
@@ -552,6 +554,10 @@ export class RunRegistry {
     streamApi.onAbort(() => wake?.());
     this.remoteSubscribers += 1;
     let checkedAt = 0;
+    // The row the route has just read stands for the first check: an unfinished one needs no second read yet, and its
+    // owner's lease is first asked at the next check, a second on (a lost lease is only acted on at a check a second
+    // after the first that saw it anyway, so a dead owner's run is settled one check later than if it were asked now).
+    let given: RunRecord | null = row;
     let settledSeenAt: number | null = null;
     let outageLogged = false;
     /** How many carried events follow on from `next`, once those already written are dropped. */
@@ -582,23 +588,32 @@ export class RunRegistry {
               return;
             }
           }
+          // New events are committed only while the run is unfinished and its owner appends them (a settled run takes
+          // none past its end, ADR 0049): the row and the lease are checked after a quiet second, not every second,
+          // and then from a fresh read of the row.
+          if (events.length > 0) {
+            checkedAt = Date.now();
+            given = null;
+          }
           if (reading && events.length >= 500) mustRead = true;
           if (mustRead || carriedRun() > 0) continue;
           if (Date.now() - checkedAt >= REMOTE_POLL_MS) {
             checkedAt = Date.now();
-            let row = await host.store.runs.get(runId);
-            if (row && UNFINISHED.has(row.status)) row = await this.settleIfOwnerLost(row);
-            if (row && !UNFINISHED.has(row.status)) {
+            let current = given ?? (await host.store.runs.get(runId));
+            if (current && UNFINISHED.has(current.status) && given === null)
+              current = await this.settleIfOwnerLost(current);
+            given = null;
+            if (current && !UNFINISHED.has(current.status)) {
               settledSeenAt ??= Date.now();
               // The terminal event follows the row's end at once; without one (no shared events) rebuild it.
               const latest = await bus.latest(runId);
               // Events still missing before the row's terminal seq are on their way from the owner's outbox after an
               // outage (ADR 0050): they get longer than the usual two seconds to arrive.
-              const terminalSeq = (row.result as { wire_seq?: unknown } | null)?.wire_seq;
+              const terminalSeq = (current.result as { wire_seq?: unknown } | null)?.wire_seq;
               const missing = latest !== null && typeof terminalSeq === 'number' && latest.seq + 1 < terminalSeq;
               const patience = (missing ? 15 : 2) * REMOTE_POLL_MS;
               if (latest === null || Date.now() - settledSeenAt > patience) {
-                if (latest === null || latest.seq < next) await this.writeRebuiltTerminal(row, after, writer);
+                if (latest === null || latest.seq < next) await this.writeRebuiltTerminal(current, after, writer);
                 await writer.comment('stream closed');
                 return;
               }
@@ -1167,7 +1182,7 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
       await writer.comment('open');
       if (!run && server.bus.shared) {
         // The run executes on another instance (or ran before a restart): stream its shared events (ADR 0018).
-        await registry.streamShared(runId, after, streamApi, writer);
+        await registry.streamShared(row, after, streamApi, writer);
         return;
       }
       if (!run) {
