@@ -434,18 +434,14 @@ class HostImpl implements HostContext {
     this.assertOpen();
     const live = this.agents.get(sessionId);
     if (live && !live.isClosed) return live;
-    let row = await this.store.getSession(sessionId);
-    if (!row && options.create) {
-      try {
-        const created = await this.store.createSession({ id: sessionId, source: options.create.source });
-        // Just created: no rows and no usage to read back (issue 34.3, a chat turn naming a new session).
-        return await this.resumeRow(created, options, { rows: [], usage: [] });
-      } catch (error) {
-        // Another request (here or on another instance) created it a moment ago: this one resumes it.
-        if (!(HermesError.isInstance(error) && error.code === 'session_exists')) throw error;
-        row = await this.store.getSession(sessionId);
-      }
+    if (options.create) {
+      // One statement on PostgreSQL (issue 34.2). Another request (here or on another instance) that created it a
+      // moment ago is no error: this one resumes it.
+      const opened = await this.store.getOrCreateSession({ id: sessionId, source: options.create.source });
+      // Just created: no rows and no usage to read back (issue 34.3, a chat turn naming a new session).
+      return this.resumeRow(opened.row, options, opened.created ? { rows: [], usage: [] } : undefined);
     }
+    const row = await this.store.getSession(sessionId);
     return row ? this.resumeRow(row, options) : null;
   }
 

@@ -18,6 +18,7 @@ import {
 import { checkFencePg } from './pg-fence.js';
 import { PgLeaseStatements, PgResponseStore, PgRunStore } from './pg-records.js';
 import { messages, sessions, usageByModel } from './pg-schema.js';
+import { type OpenableSession, type OpenOrCreateRow, openedRecord, openOrCreateQuery } from './pg-session-open.js';
 import { commitTurnQuery, commitTurnResult, messageColumnArrays } from './pg-turn-commit.js';
 import {
   COPY_BATCH_SIZE,
@@ -226,6 +227,23 @@ export class PostgresSessionStore implements SessionStore {
       if (!(await this.insertSession(tx, init, seed, now))) throw sessionExists(init.id);
       return toSessionRow(await this.requireSession(tx, init.id));
     });
+  }
+
+  /** One prepared statement (pg-session-open.ts); no drizzle query is built. */
+  async getOrCreateSession(init: OpenableSession): Promise<{ row: SessionRow; created: boolean }> {
+    for (let attempt = 0; ; attempt += 1) {
+      const result = await this.connection.withRetry('other', async () => {
+        this.connection.assertOpen();
+        return this.connection.pool.query<OpenOrCreateRow>(openOrCreateQuery(init, this.now));
+      });
+      const opened = result.rows[0];
+      if (opened) return { row: toSessionRow(openedRecord(opened)), created: opened.created };
+      // Created by a transaction that committed after the statement's snapshot: a new snapshot sees it (or, deleted
+      // again meanwhile, the next attempt creates it).
+      const existing = await this.getSession(init.id);
+      if (existing) return { row: existing, created: false };
+      if (attempt >= 2) throw sessionNotFound(init.id);
+    }
   }
 
   /** Inserts a new session's row and its seed rows; false (nothing written) when the id is taken. */

@@ -293,6 +293,20 @@ export class SqliteSessionStore implements SessionStore {
     });
   }
 
+  async getOrCreateSession(
+    init: Omit<NewSession, 'title' | 'titleSource'>,
+  ): Promise<{ row: SessionRow; created: boolean }> {
+    // A read first: an existing session needs no write lock.
+    const existing = await this.getSession(init.id);
+    if (existing) return { row: existing, created: false };
+    return this.connection.write('other', () => {
+      const found = this.findSession(init.id);
+      if (found) return { row: toSessionRow(found), created: false };
+      this.insertSession(init, [], this.now);
+      return { row: toSessionRow(this.requireSession(init.id)), created: true };
+    });
+  }
+
   /** Inserts a new session's row and its seed rows; the caller checked that the id is free. */
   private insertSession(init: NewSession, seed: NewMessage[], now: number): void {
     let title = normalizeTitle(init.title);

@@ -400,6 +400,11 @@ export interface RunStore {
 export interface SessionStore {
   createSession(init: NewSession, seed?: NewMessage[]): Promise<SessionRow>;
   getSession(id: string): Promise<SessionRow | null>;
+  /**
+   * The session `init.id`, created from `init` (untitled, no rows) when it is missing; `created` says which. A session
+   * created by another caller meanwhile is returned as found, never an error. One statement on PostgreSQL (issue 34.2).
+   */
+  getOrCreateSession(init: Omit<NewSession, 'title' | 'titleSource'>): Promise<{ row: SessionRow; created: boolean }>;
   resolveSession(idOrTitle: string): Promise<SessionRow | null>;
   listSessions(query?: ListQuery): Promise<Page<SessionSummary>>;
   updateSession(id: string, patch: SessionPatch, options?: WriteOptions): Promise<void>;

@@ -162,4 +162,27 @@ describe('the writes of a short chat turn (ADR 0056)', () => {
     expect(rows.map((row) => row.content)).toEqual(['first', 'First answer.', 'second', 'Second answer.']);
     expect(await store.getSession(agent.sessionId)).toMatchObject({ messageCount: 4, apiCallCount: 2 });
   });
+
+  it('on PostgreSQL, opening a new session by id is one statement, and its first turn three more (issue 34.2)', async () => {
+    const database = await createTestDatabase();
+    cleanups.push(database.drop);
+    const testHost = await host(database.url, [step(text('Warm answer.')), step(text('Only answer.'))]);
+    const store = testHost.store as PostgresSessionStore;
+    // One turn on another session first, so that every statement below has been prepared on some pooled connection.
+    const warm = await storedSession(testHost);
+    await collectTurn(warm.runTurn({ text: 'warm' }));
+    const counts = countPostgres(store);
+    const agent = await testHost.openSession('header-named-session', { create: { source: 'api_server' } });
+    if (!agent) throw new Error('expected an agent');
+    expect(counts.roundTrips).toBe(1);
+    const { result } = await collectTurn(agent.runTurn({ text: 'hello' }));
+    expect(result.outcome).toBe('completed');
+    expect(counts.roundTrips).toBe(4);
+    expect(counts.writeTransactions).toBe(4);
+    expect(await store.getSession('header-named-session')).toMatchObject({ source: 'api_server', messageCount: 2 });
+    // Opening it again (not live any more) finds it, creates nothing, and reads its transcript.
+    expect(testHost.releaseAgent('header-named-session')).toBe(true);
+    const again = await testHost.openSession('header-named-session', { create: { source: 'api_server' } });
+    expect((await again?.history())?.map((row) => row.content)).toEqual(['hello', 'Only answer.']);
+  });
 });

@@ -83,6 +83,54 @@ describe.each<StoreLocation>(STORE_LOCATIONS)('sessions (%s)', (location) => {
     expect(await store.getSession('missing')).toBeNull();
   });
 
+  it('getOrCreateSession creates a missing session once, returns an existing one unchanged, and races end on one row', async () => {
+    const clock = steppingClock();
+    const store = await openTestStore(location, { clock });
+    const id = sessionId();
+    const made = await store.getOrCreateSession({ id, source: 'api_server', model: 'custom:m', cwd: '/tmp/y' });
+    expect(made.created).toBe(true);
+    expect(made.row).toEqual(await store.getSession(id));
+    expect(made.row).toMatchObject({
+      id,
+      source: 'api_server',
+      kind: 'root',
+      title: null,
+      model: 'custom:m',
+      modelConfig: {},
+      cwd: '/tmp/y',
+      startedAt: clock.now(),
+      endedAt: null,
+      messageCount: 0,
+      inputTokens: 0,
+      estimatedCostUsd: 0,
+      costStatus: 'unknown',
+      hidden: false,
+    });
+    await store.appendMessages(id, [user('hello')]);
+    await store.recordUsage(id, {
+      provider: 'custom',
+      model: 'm',
+      task: 'main',
+      usage: usage({ inputTokens: 12, outputTokens: 3 }),
+      costUsd: 0.5,
+      costStatus: 'actual',
+    });
+    const existing = await store.getOrCreateSession({ id, source: 'other', model: 'other:x' });
+    expect(existing.created).toBe(false);
+    expect(existing.row).toEqual(await store.getSession(id));
+    expect(existing.row).toMatchObject({ source: 'api_server', model: 'custom:m', messageCount: 1, inputTokens: 12 });
+    expect(await store.loadConversation(id)).toHaveLength(1);
+
+    const raced = sessionId();
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () => store.getOrCreateSession({ id: raced, source: 'api_server' })),
+    );
+    expect(results.filter((result) => result.created)).toHaveLength(1);
+    for (const result of results) expect(result.row.id).toBe(raced);
+    expect((await store.listSessions({})).items.filter((item) => item.id === raced)).toHaveLength(1);
+    await store.close();
+  });
+
   it('appendMessages returns increasing ids in order and updates counters and last activity in the same write', async () => {
     const clock = steppingClock();
     const store = await openTestStore(location, { clock });
