@@ -221,6 +221,14 @@ export class PostgresSessionStore implements SessionStore {
 
   async createSession(init: NewSession, seed: NewMessage[] = []): Promise<SessionRow> {
     assertSeedRoles(seed);
+    // Untitled and without rows (a gateway or ACP session's first turn): the one statement of getOrCreateSession
+    // instead of a transaction of five round trips.
+    if (seed.length === 0 && normalizeTitle(init.title) === null) {
+      const { title: _title, titleSource: _titleSource, ...untitled } = init;
+      const opened = await this.getOrCreateSession(untitled);
+      if (!opened.created) throw sessionExists(init.id);
+      return opened.row;
+    }
     return this.connection.write('other', async (tx) => {
       const now = this.now;
       if (await this.findSession(tx, init.id)) throw sessionExists(init.id);

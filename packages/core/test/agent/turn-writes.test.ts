@@ -166,7 +166,11 @@ describe('the writes of a short chat turn (ADR 0056)', () => {
   it('on PostgreSQL, opening a new session by id is one statement, and its first turn three more (issue 34.2)', async () => {
     const database = await createTestDatabase();
     cleanups.push(database.drop);
-    const testHost = await host(database.url, [step(text('Warm answer.')), step(text('Only answer.'))]);
+    const testHost = await host(database.url, [
+      step(text('Warm answer.')),
+      step(text('Only answer.')),
+      step(text('New answer.')),
+    ]);
     const store = testHost.store as PostgresSessionStore;
     // One turn on another session first, so that every statement below has been prepared on some pooled connection.
     const warm = await storedSession(testHost);
@@ -180,6 +184,12 @@ describe('the writes of a short chat turn (ADR 0056)', () => {
     expect(counts.roundTrips).toBe(4);
     expect(counts.writeTransactions).toBe(4);
     expect(await store.getSession('header-named-session')).toMatchObject({ source: 'api_server', messageCount: 2 });
+    // A new session's first turn (a gateway's or ACP's, created at it): the untitled create is one statement too.
+    const fresh = await testHost.newSession({ source: 'tui' });
+    const lazy = countPostgres(store);
+    expect((await collectTurn(fresh.runTurn({ text: 'new' }))).result.outcome).toBe('completed');
+    expect(lazy.roundTrips).toBe(4);
+    expect((await store.loadConversation(fresh.sessionId)).map((row) => row.role)).toEqual(['user', 'assistant']);
     // Opening it again (not live any more) finds it, creates nothing, and reads its transcript.
     expect(testHost.releaseAgent('header-named-session')).toBe(true);
     const again = await testHost.openSession('header-named-session', { create: { source: 'api_server' } });
