@@ -45,6 +45,11 @@ export interface PgTurnResult {
   rounds: number;
   /** (Sync + Query messages) ÷ turns, each round. */
   roundTripsPerTurn: number[];
+  /**
+   * Round trips per turn of a second turn on a stored session (one the warm-up made, whose agent the server let go
+   * after its turn), one pass after the rounds: the session's transcript and usage are read back as well.
+   */
+  continuingRoundTripsPerTurn: number;
   /** Parse messages ÷ turns, each round. */
   parsesPerTurn: number[];
   /** Frontend messages per turn by type over all rounds, e.g. `{ B: 5, E: 5, S: 5 }`. */
@@ -208,20 +213,24 @@ interface Instance {
   errors: number;
 }
 
-/** `count` sequential short streamed turns, each naming a new session with the header. */
-async function turns(instance: Instance, count: number): Promise<void> {
+/**
+ * `count` sequential short streamed turns, each naming a new session with the header; with `continuing`, each names
+ * one of the sessions the first turns made instead (its second turn).
+ */
+async function turns(instance: Instance, count: number, continuing = false): Promise<void> {
   for (let turn = 0; turn < count; turn += 1) {
-    instance.next += 1;
+    const session = continuing ? turn + 1 : instance.next + 1;
+    if (!continuing) instance.next += 1;
     try {
       const counter = new ContentDeltaCounter(ANSWER.length / DELTAS);
       let seen = 0;
       const { status } = await send(`${instance.url}/v1/chat/completions`, {
         agent: instance.agent,
-        headers: { 'x-hermes-session-id': `bench-pgturn-${instance.store}-${instance.next}` },
+        headers: { 'x-hermes-session-id': `bench-pgturn-${instance.store}-${session}` },
         body: JSON.stringify({
           model: 'hermes-agent',
           stream: true,
-          messages: [{ role: 'user', content: `turn ${instance.next}` }],
+          messages: [{ role: 'user', content: `turn ${session}` }],
         }),
         onText: (piece) => {
           seen += counter.push(piece);
@@ -334,10 +343,15 @@ export async function runPgTurn(
         }
       }
       const [sqlite, postgres] = instances as [Instance, Instance];
+      const continuingBefore = countsOf(relay.counts);
+      await turns(postgres, count, true);
+      const continuingAfter = countsOf(relay.counts);
+      const continuing = roundTrips(continuingAfter) - roundTrips(continuingBefore);
       return {
         turns: count,
         rounds,
         roundTripsPerTurn: trips,
+        continuingRoundTripsPerTurn: continuing / count,
         parsesPerTurn: parses,
         messagesPerTurn: Object.fromEntries(
           [...totals.entries()].sort().map(([type, value]) => [type, value / (count * rounds)]),

@@ -322,6 +322,13 @@ await section('pgturn', async () => {
     met: trips <= 3 && pg.errors.postgres === 0,
     detail: `counted by a TCP relay between the instance and PostgreSQL (Sync + Query frontend messages ÷ turns, everything the instance sent); rounds ${list(pg.roundTripsPerTurn)}; Parse ${list(pg.parsesPerTurn)} per turn; messages per turn ${messages}; ${setUp}${errors}`,
   });
+  results.push({
+    name: 'pgturn: round trips, second turn on a session',
+    unit: '',
+    value: pg.continuingRoundTripsPerTurn,
+    target: 'reported',
+    detail: `as above, one pass of ${pg.turns} turns after the rounds, each on a session a warm-up turn made (the server let go of its agent after that turn, so it reads the session's transcript and usage back)${errors}`,
+  });
   if (pg.postgresCpuMsPerTurn) {
     const cpu = median(pg.postgresCpuMsPerTurn);
     results.push({
