@@ -21,18 +21,22 @@ const SESSION_COLUMNS = `id, source, kind, title, title_source AS "titleSource",
   turn_epoch AS "turnEpoch", hidden`;
 
 /**
- * The insert does nothing when the id is taken, and the second branch then reads the existing row. A row inserted by a
+ * The insert does nothing when the id is taken (and so does the lease's, which reads from it), and the second branch then reads the existing row. A row inserted by a
  * transaction that committed after this statement's snapshot was taken is in neither branch (the insert waited for it
  * and skipped; the read does not see it): the statement returns no row and the caller reads the session again.
  */
 const OPEN_OR_CREATE_SQL = `
 WITH created AS (
   INSERT INTO sessions (id, source, kind, parent_session_id, model, model_config, system_prompt, cwd, started_at,
-    last_activity_at, hidden)
+    last_activity_at, hidden, turn_epoch)
   VALUES ($1::text, $2::text, $3::text, $4::text, $5::text, $6::jsonb, $7::text, $8::text, $9::bigint, $10::bigint,
-    $11::boolean)
+    $11::boolean, CASE WHEN $12::text IS NULL THEN 0 ELSE 1 END)
   ON CONFLICT (id) DO NOTHING
   RETURNING *
+),
+leased AS (
+  INSERT INTO turn_leases (session_id, holder, turn_id, acquired_at, expires_at)
+  SELECT id, $12::text, $13::text, $10::bigint, $14::bigint FROM created WHERE $12::text IS NOT NULL
 )
 SELECT true AS created, ${SESSION_COLUMNS} FROM created
 UNION ALL
@@ -41,10 +45,17 @@ SELECT false AS created, ${SESSION_COLUMNS} FROM sessions WHERE id = $1::text AN
 /** A session opened or created by {@link openOrCreateQuery}: untitled, with no seed rows. */
 export type OpenableSession = Omit<NewSession, 'title' | 'titleSource'>;
 
-/** The query config (a prepared statement, once per pooled connection). */
-export function openOrCreateQuery(init: OpenableSession, now: number) {
+/**
+ * The query config (a prepared statement, once per pooled connection). With `lease`, a session the statement creates
+ * is born with that turn lease held and its epoch at 1, as its first acquire would leave it (ADR 0049).
+ */
+export function openOrCreateQuery(
+  init: OpenableSession,
+  now: number,
+  lease?: { holder: string; turnId: string; ttlMs: number },
+) {
   return {
-    name: 'hermes_open_or_create_session_v1',
+    name: 'hermes_open_or_create_session_v2',
     text: OPEN_OR_CREATE_SQL,
     values: [
       init.id,
@@ -58,6 +69,9 @@ export function openOrCreateQuery(init: OpenableSession, now: number) {
       init.startedAt ?? now,
       now,
       init.hidden ?? false,
+      lease?.holder ?? null,
+      lease?.turnId ?? null,
+      lease ? now + lease.ttlMs : null,
     ],
   };
 }

@@ -64,7 +64,7 @@ import {
   usageUpsert,
 } from './store-common.js';
 import { normalizeTitle } from './titles.js';
-import { acquireTurnLease } from './turn-lease.js';
+import { acquireTurnLease, bornTurnLease } from './turn-lease.js';
 import type {
   CompactionCommit,
   CompactionPlan,
@@ -237,19 +237,27 @@ export class PostgresSessionStore implements SessionStore {
     });
   }
 
-  /** One prepared statement (pg-session-open.ts); no drizzle query is built. */
-  async getOrCreateSession(init: OpenableSession): Promise<{ row: SessionRow; created: boolean }> {
+  /** One prepared statement (pg-session-open.ts), the born lease included; no drizzle query is built. */
+  async getOrCreateSession(
+    init: OpenableSession,
+    options: { lease?: { holder: string; turnId: string; ttlMs: number } } = {},
+  ): Promise<{ row: SessionRow; created: boolean; lease: TurnLease | null }> {
+    const lease = options.lease;
+    const owner = lease ? { sessionId: init.id, holder: lease.holder, turnId: lease.turnId } : null;
     for (let attempt = 0; ; attempt += 1) {
       const result = await this.connection.withRetry('other', async () => {
         this.connection.assertOpen();
-        return this.connection.pool.query<OpenOrCreateRow>(openOrCreateQuery(init, this.now));
+        return this.connection.pool.query<OpenOrCreateRow>(openOrCreateQuery(init, this.now, lease));
       });
       const opened = result.rows[0];
-      if (opened) return { row: toSessionRow(openedRecord(opened)), created: opened.created };
+      if (opened) {
+        const born = opened.created && owner && lease ? bornTurnLease(this.leases, owner, lease.ttlMs) : null;
+        return { row: toSessionRow(openedRecord(opened)), created: opened.created, lease: born };
+      }
       // Created by a transaction that committed after the statement's snapshot: a new snapshot sees it (or, deleted
       // again meanwhile, the next attempt creates it).
       const existing = await this.getSession(init.id);
-      if (existing) return { row: existing, created: false };
+      if (existing) return { row: existing, created: false, lease: null };
       if (attempt >= 2) throw sessionNotFound(init.id);
     }
   }

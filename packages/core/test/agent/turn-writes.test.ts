@@ -163,7 +163,7 @@ describe('the writes of a short chat turn (ADR 0056)', () => {
     expect(await store.getSession(agent.sessionId)).toMatchObject({ messageCount: 4, apiCallCount: 2 });
   });
 
-  it('on PostgreSQL, opening a new session by id is one statement, and its first turn three more (issue 34.2)', async () => {
+  it("on PostgreSQL, opening a new session by id and taking its first turn's lease is one statement, the turn two more (issue 34.2)", async () => {
     const database = await createTestDatabase();
     cleanups.push(database.drop);
     const testHost = await host(database.url, [
@@ -181,9 +181,19 @@ describe('the writes of a short chat turn (ADR 0056)', () => {
     expect(counts.roundTrips).toBe(1);
     const { result } = await collectTurn(agent.runTurn({ text: 'hello' }));
     expect(result.outcome).toBe('completed');
-    expect(counts.roundTrips).toBe(4);
-    expect(counts.writeTransactions).toBe(4);
+    // The open (with the lease the session is born with), the prompt row, the answer with the lease's release.
+    expect(counts.roundTrips).toBe(3);
+    expect(counts.writeTransactions).toBe(3);
     expect(await store.getSession('header-named-session')).toMatchObject({ source: 'api_server', messageCount: 2 });
+    // The born lease was the turn's (fence epoch 1) and its last commit released it: another holder takes it at once.
+    const other = await store.acquireTurnLease('header-named-session', {
+      holder: 'other',
+      turnId: 'turn_other',
+      ttlMs: 60_000,
+      waitMs: 0,
+    });
+    expect(other.fence.epoch).toBe(2);
+    await other.release();
     // A new session's first turn (a gateway's or ACP's, created at it): the untitled create is one statement too.
     const fresh = await testHost.newSession({ source: 'tui' });
     const lazy = countPostgres(store);

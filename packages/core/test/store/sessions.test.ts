@@ -131,6 +131,34 @@ describe.each<StoreLocation>(STORE_LOCATIONS)('sessions (%s)', (location) => {
     await store.close();
   });
 
+  it('getOrCreateSession with a lease: a created session is born with it held at epoch 1; a found one gets none', async () => {
+    const store = await openTestStore(location);
+    const id = sessionId();
+    const lease = { holder: 'host-a', turnId: 'turn_born', ttlMs: 60_000 };
+    const made = await store.getOrCreateSession({ id, source: 'api_server' }, { lease });
+    expect(made.created).toBe(true);
+    expect(made.lease?.fence).toEqual({ sessionId: id, epoch: 1 });
+    expect(made.lease?.generation).toEqual({ lastRowId: 0, rewindCount: 0 });
+    const other = { holder: 'host-b', turnId: 'turn_other', ttlMs: 60_000, waitMs: 0 };
+    expect(await codeOf(store.acquireTurnLease(id, other))).toBe('lease_timeout');
+    // Its commits pass the fence, and the lease refreshes and releases as an acquired one does.
+    const born = made.lease;
+    if (!born) throw new Error('expected a lease');
+    await store.commitTurn(id, { rows: [user('hi', { turnId: 'turn_born' })] }, { fence: born.fence });
+    expect(await born.refresh()).toBe(true);
+    await born.release();
+    const taken = await store.acquireTurnLease(id, other);
+    expect(taken.fence.epoch).toBe(2);
+    await taken.release();
+
+    const found = await store.getOrCreateSession({ id, source: 'api_server' }, { lease });
+    expect(found).toMatchObject({ created: false, lease: null });
+    const free = await store.acquireTurnLease(id, other);
+    expect(free.fence.epoch).toBe(3);
+    await free.release();
+    await store.close();
+  });
+
   it('appendMessages returns increasing ids in order and updates counters and last activity in the same write', async () => {
     const clock = steppingClock();
     const store = await openTestStore(location, { clock });
