@@ -43,6 +43,11 @@ export interface Isolation {
    * servers (the `index`-th of them when there are several). Null when not isolated. Each call makes a new group.
    */
   serverGroup(label: string, quotaCores: number | null, index?: number): CpuGroup | null;
+  /**
+   * A group on the load group's CPUs, without a quota, for an unmeasured helper whose CPU is itself a figure (the
+   * PostgreSQL server of the pgturn section). Null when not isolated. Each call makes a new group.
+   */
+  loadSideGroup(label: string): CpuGroup | null;
   /** The CPUs servers run on, and those of the load group (as the kernel writes lists). */
   readonly serverCpus: number[];
   readonly loadCpus: number[];
@@ -181,6 +186,7 @@ function notIsolated(reason: string): Isolation {
     label: 'not isolated',
     load: null,
     serverGroup: () => null,
+    loadSideGroup: () => null,
     serverCpus: [],
     loadCpus: [],
     release: () => {},
@@ -252,6 +258,10 @@ function setUpV1(): Isolation {
       const cpu = serverCpus[index % serverCpus.length] as number;
       return makeGroup(`${count}-${label.replace(/\W+/g, '-')}`, [cpu], quotaCores);
     },
+    loadSideGroup(label) {
+      count += 1;
+      return makeGroup(`${count}-${label.replace(/\W+/g, '-')}`, loadCpus, null);
+    },
     endAll: () => endProcesses(parents[0] as string),
     release() {
       if (released) return;
@@ -311,6 +321,10 @@ function setUpV2(root: string): Isolation {
       count += 1;
       const cpu = serverCpus[index % serverCpus.length] as number;
       return makeGroup(`${count}-${label.replace(/\W+/g, '-')}`, [cpu], quotaCores);
+    },
+    loadSideGroup(label) {
+      count += 1;
+      return makeGroup(`${count}-${label.replace(/\W+/g, '-')}`, loadCpus, null);
     },
     endAll: () => endProcesses(parent),
     release() {

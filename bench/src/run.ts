@@ -17,6 +17,7 @@ import { setUpIsolation } from './cgroups.js';
 import { runColdStarts } from './cold-start.js';
 import { DELTA_PACE_MS, runConcurrency } from './concurrency.js';
 import { runMemoryBenchmark } from './memory.js';
+import { PG_TURN_QUOTA, runPgTurn } from './pg-turn.js';
 import { type FloorFigures, pairRatio, runProtocolStreams, type TurnFigures } from './protocol-stream.js';
 import { startRemoteModel } from './remote-model.js';
 import { runResume } from './resume.js';
@@ -296,6 +297,64 @@ await section('turn cost', async () => {
     target: '≤ 2 ms',
     met: server.tailP50Ms <= 2,
     detail: `header-less; p99 ${server.tailP99Ms.toFixed(1)} ms; the proxy's p50 ${floor.tailP50Ms.toFixed(1)} ms`,
+  });
+});
+
+await section('pgturn', async () => {
+  // Issue 34.2: a short chat turn with a session header on PostgreSQL: at most 3 round trips, PostgreSQL CPU ≤ 2 ms
+  // and instance CPU ≤ 1.5× the same instance on SQLite.
+  const pg = await runPgTurn({ turns: quick ? 30 : 100, ...(profileDir ? { profileDir } : {}) });
+  const list = (values: number[], digits = 2) => values.map((value) => value.toFixed(digits)).join(' / ');
+  const errors =
+    pg.errors.sqlite + pg.errors.postgres > 0
+      ? `; errors: SQLite ${pg.errors.sqlite}, PostgreSQL ${pg.errors.postgres}`
+      : '';
+  const setUp = `${pg.turns} turns a round, a new X-Hermes-Session-Id session each, auto_title off, ${pg.rounds} interleaved rounds`;
+  const trips = median(pg.roundTripsPerTurn);
+  const messages = Object.entries(pg.messagesPerTurn)
+    .map(([type, value]) => `${type} ${value.toFixed(2)}`)
+    .join(', ');
+  results.push({
+    name: 'pgturn: PostgreSQL round trips per turn',
+    unit: '',
+    value: trips,
+    target: '≤ 3',
+    met: trips <= 3 && pg.errors.postgres === 0,
+    detail: `counted by a TCP relay between the instance and PostgreSQL (Sync + Query frontend messages ÷ turns, everything the instance sent); rounds ${list(pg.roundTripsPerTurn)}; Parse ${list(pg.parsesPerTurn)} per turn; messages per turn ${messages}; ${setUp}${errors}`,
+  });
+  results.push({
+    name: 'pgturn: round trips, second turn on a session',
+    unit: '',
+    value: pg.continuingRoundTripsPerTurn,
+    target: 'reported',
+    detail: `as above, one pass of ${pg.turns} turns after the rounds, each on a session a warm-up turn made (the server let go of its agent after that turn, so it reads the session's transcript and usage back)${errors}`,
+  });
+  if (pg.postgresCpuMsPerTurn) {
+    const cpu = median(pg.postgresCpuMsPerTurn);
+    results.push({
+      name: 'pgturn: PostgreSQL CPU per turn',
+      unit: 'ms',
+      value: cpu,
+      target: '≤ 2 ms',
+      met: cpu <= 2,
+      detail: `${pg.postgresCpuSource}; rounds ${list(pg.postgresCpuMsPerTurn)} ms; ${setUp}`,
+    });
+  } else
+    results.push({
+      name: 'pgturn: PostgreSQL CPU per turn',
+      unit: 'ms',
+      value: Number.NaN,
+      target: '≤ 2 ms',
+      detail: pg.postgresCpuSource,
+    });
+  const ratio = median(pg.ratios);
+  results.push({
+    name: 'pgturn: instance CPU per turn, PostgreSQL / SQLite',
+    unit: '×',
+    value: ratio,
+    target: '≤ 1.5× SQLite',
+    met: ratio <= 1.5 && pg.errors.sqlite + pg.errors.postgres === 0,
+    detail: `rounds ${list(pg.ratios)}×; ${median(pg.postgresInstanceCpuMsPerTurn).toFixed(2)} vs ${median(pg.sqliteCpuMsPerTurn).toFixed(2)} ms per turn (rounds ${list(pg.postgresInstanceCpuMsPerTurn)} vs ${list(pg.sqliteCpuMsPerTurn)} ms); each instance in a group of its own, quota ${PG_TURN_QUOTA} core; ${setUp}${errors}`,
   });
 });
 

@@ -1,7 +1,7 @@
 import { HermesError } from '../errors.js';
 import type { AgentEvent, AgentEventPayloads, AgentEventType } from '../events.js';
 import type { ResolvedRoute } from '../providers/types.js';
-import type { SessionModelConfig, SessionRow, StoredMessage } from '../store/types.js';
+import type { SessionModelConfig, SessionRow, StoredMessage, TurnLease } from '../store/types.js';
 import type { CommandRunner, FileAccess } from '../tools/types.js';
 import type {
   ApprovalRequest,
@@ -73,6 +73,8 @@ export abstract class AgentState {
   protected pendingTitle: string | null;
   protected readonly createdAt: number;
   protected generation = { lastRowId: 0, rewindCount: 0 };
+  /** The turn lease the session was created with, until its first turn takes it or the agent lets it go. */
+  protected bornLease: { turnId: string; lease: TurnLease } | null;
   protected turn: TurnRunner | null = null;
   protected turnQueues = new Map<TurnRunner, TurnEventQueue>();
   protected closed = false;
@@ -146,6 +148,7 @@ export abstract class AgentState {
     this.approvalRoot = init.approvalRoot ?? null;
     this.subagentInfo = init.subagentInfo ?? null;
     this.delegateFrom = init.delegateFrom ?? null;
+    this.bornLease = init.bornLease ?? null;
     // Every event also reaches the host's live-session hub, where any protocol showing the session sees it (ADR 0053).
     this.events = new AgentEventLog(
       () => this.currentSessionId,

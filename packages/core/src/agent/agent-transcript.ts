@@ -235,7 +235,8 @@ export abstract class AgentTranscript extends AgentState {
     this.titleValue = created.title;
     this.titleSourceValue = created.titleSource;
     this.pendingTitle = null;
-    const stored = await this.host.store.loadConversation(this.sessionId);
+    // Without seed rows there is nothing stored to read back (and so no round trip on PostgreSQL, issue 34.2).
+    const stored = seed.length === 0 ? [] : await this.host.store.loadConversation(this.sessionId);
     this.loadRows(stored, created.rewindCount);
     this.host.emitHostEvent({ type: 'session.created', sessionId: this.sessionId });
   }

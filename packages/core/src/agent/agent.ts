@@ -1,6 +1,6 @@
 import { HermesError } from '../errors.js';
 import type { ResolvedRoute } from '../providers/types.js';
-import type { RewindResult, SessionModelConfig, UsageEntry } from '../store/types.js';
+import type { RewindResult, SessionModelConfig, TurnLease, UsageEntry } from '../store/types.js';
 import type { HostCallbacks } from '../types.js';
 import { AgentApprovals } from './agent-approvals.js';
 import { runCompression } from './compression.js';
@@ -47,6 +47,12 @@ export class AgentCore extends AgentApprovals implements SessionInternals {
         seen.add(tool.name);
       }
     }
+    if (this.bornLease) {
+      // The session was created with a lease for its first turn (issue 34.2): that turn is this one, unless the caller
+      // names another turn, which then takes a lease of its own.
+      if (options.turnId === undefined) options = { ...options, turnId: this.bornLease.turnId };
+      else if (options.turnId !== this.bornLease.turnId) this.dropBornLease();
+    }
     if (continues && options.turnId === undefined) {
       // A run that brings tool results continues the turn that stopped for them: the same turn id on its rows.
       const stopped = this.transcript.findLast((row) => row.role === 'assistant' && (row.toolCalls?.length ?? 0) > 0);
@@ -87,9 +93,28 @@ export class AgentCore extends AgentApprovals implements SessionInternals {
     };
   }
 
+  takeBornLease(turnId: string): TurnLease | null {
+    const born = this.bornLease;
+    if (!born || born.turnId !== turnId) return null;
+    this.bornLease = null;
+    return born.lease;
+  }
+
+  /** Gives back the lease the session was created with when no turn took it (the agent is let go or closed). */
+  dropBornLease(): void {
+    const born = this.bornLease;
+    if (!born) return;
+    this.bornLease = null;
+    born.lease.release().catch((error: unknown) => {
+      this.host.logger.warn('could not release an unused turn lease', { error: String(error) });
+    });
+  }
+
   /** Called by the runner just before `turn.end`. */
   turnFinished(turn: TurnRunner, result: TurnResult): void {
     if (this.turn === turn) this.turn = null;
+    // A turn that ended before it took the lease it was born with (a model route that fails, say) gives it back.
+    if (this.bornLease?.turnId === turn.turnId) this.dropBornLease();
     this.turnCallbacks.delete(turn);
     queueMicrotask(() => this.turnQueues.delete(turn));
     if (result.outcome === 'completed') this.afterCompletedTurn();
@@ -409,6 +434,7 @@ export class AgentCore extends AgentApprovals implements SessionInternals {
       await this.settle();
     }
     this.closed = true;
+    this.dropBornLease();
     await this.host.processes.killSession(this.sessionId);
     if (this.persisted) {
       try {

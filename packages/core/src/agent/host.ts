@@ -47,7 +47,7 @@ import { createSkillRegistry } from '../skills/registry.js';
 import { createSkillTools } from '../skills/skill-tools.js';
 import type { SkillRegistry } from '../skills/types.js';
 import { openSessionStore, resolveStoreLocation } from '../store/index.js';
-import type { SessionRow, SessionStore, StoredMessage, UsageByModelRow } from '../store/types.js';
+import type { SessionRow, SessionStore, StoredMessage, TurnLease, UsageByModelRow } from '../store/types.js';
 import { clientTools } from '../tools/client-tools.js';
 import {
   builtinTools,
@@ -434,18 +434,26 @@ class HostImpl implements HostContext {
     this.assertOpen();
     const live = this.agents.get(sessionId);
     if (live && !live.isClosed) return live;
-    let row = await this.store.getSession(sessionId);
-    if (!row && options.create) {
-      try {
-        const created = await this.store.createSession({ id: sessionId, source: options.create.source });
-        // Just created: no rows and no usage to read back (issue 34.3, a chat turn naming a new session).
-        return await this.resumeRow(created, options, { rows: [], usage: [] });
-      } catch (error) {
-        // Another request (here or on another instance) created it a moment ago: this one resumes it.
-        if (!(HermesError.isInstance(error) && error.code === 'session_exists')) throw error;
-        row = await this.store.getSession(sessionId);
-      }
+    if (options.create) {
+      // One statement on PostgreSQL (issue 34.2). Another request (here or on another instance) that created it a
+      // moment ago is no error: this one resumes it.
+      // A session created here is born with the lease of the turn the caller is about to run (the turn takes it
+      // instead of a take of its own): opening a new session and taking its lease are one statement.
+      const turnId = newId('turn_', 16);
+      const opened = await this.store.getOrCreateSession(
+        { id: sessionId, source: options.create.source },
+        { lease: { holder: this.holderId, turnId, ttlMs: this.loaded.config.session.lease_ttl * 1000 } },
+      );
+      // Just created: no rows and no usage to read back (issue 34.3, a chat turn naming a new session).
+      if (!opened.created) return this.resumeRow(opened.row, options);
+      return this.resumeRow(
+        opened.row,
+        options,
+        { rows: [], usage: [] },
+        opened.lease ? { turnId, lease: opened.lease } : undefined,
+      );
     }
+    const row = await this.store.getSession(sessionId);
     return row ? this.resumeRow(row, options) : null;
   }
 
@@ -454,9 +462,13 @@ class HostImpl implements HostContext {
     row: SessionRow,
     options: ResumeOptions,
     known?: { rows: StoredMessage[]; usage: UsageByModelRow[] },
+    bornLease?: { turnId: string; lease: TurnLease },
   ): Promise<Agent> {
     const live = this.agents.get(row.id);
-    if (live && !live.isClosed) return live;
+    if (live && !live.isClosed) {
+      void bornLease?.lease.release().catch(() => undefined);
+      return live;
+    }
     if (row.endedAt !== null) await this.store.reopenSession(row.id);
     const rows = known ? known.rows : await this.store.loadConversation(row.id);
     const sessionOptions: SessionOptions = {};
@@ -470,6 +482,7 @@ class HostImpl implements HostContext {
       options: sessionOptions,
       row: { ...row, endedAt: null, endReason: null },
       rows,
+      ...(bornLease ? { bornLease } : {}),
     });
     if (options.cwd !== undefined && options.cwd !== row.cwd)
       await this.store.updateSession(row.id, { cwd: options.cwd });
@@ -496,6 +509,8 @@ class HostImpl implements HostContext {
   releaseAgent(sessionId: string): boolean {
     const agent = this.agents.get(sessionId);
     if (!agent || agent.busy || agent.attached || agent.kind === 'subagent') return false;
+    // A lease the session was created with and no turn took (the request failed before its turn) goes back now.
+    agent.dropBornLease();
     // Not closed: the stored session stays open, and the next resume reads it again from the store.
     this.agents.delete(sessionId);
     return true;

@@ -16,6 +16,7 @@ import type {
   StoredMessage,
   TurnCommit,
   TurnFence,
+  TurnLease,
   UsageEntry,
   WriteOptions,
 } from '../store/types.js';
@@ -88,6 +89,8 @@ export interface AgentInit {
   /** Present when resuming a stored session. */
   row?: SessionRow;
   rows?: StoredMessage[];
+  /** The turn lease the session was created with (`AgentHost.openSession`, issue 34.2), for its first turn. */
+  bornLease?: { turnId: string; lease: TurnLease };
   ownsHost?: boolean;
   kind?: 'root' | 'branch' | 'subagent';
   /** For subagents: the root agent whose approve callback and grants are used. */
@@ -139,6 +142,8 @@ export interface SessionInternals extends Agent {
   ensureSystemPrompt(route: ResolvedRoute | null): Promise<void>;
   writePendingModelSwitch(turnId: string): Promise<void>;
   reloadIfChanged(known?: { lastRowId: number; rewindCount: number } | null): Promise<void>;
+  /** The lease the session was created with, once, for the turn `turnId` it was taken for; else null. */
+  takeBornLease(turnId: string): TurnLease | null;
   createRow(): Promise<void>;
   userRowFor(input: TurnInput, turnId: string): NewMessage;
   appendRows(rows: NewMessage[]): Promise<(number | null)[]>;

@@ -189,23 +189,26 @@ export class TurnRunner extends TurnModel {
     const settings = this.settings;
     let lastStatus = -Infinity;
     try {
-      this.lease = await agent.host.store.acquireTurnLease(agent.sessionId, {
-        holder: agent.host.holderId,
-        turnId: this.turnId,
-        ttlMs: settings.session.lease_ttl * 1000,
-        waitMs: settings.session.lease_wait * 1000,
-        signal: this.signal,
-        onWait: ({ waitedMs }) => {
-          if (this.phase !== 'lease_wait' || waitedMs - lastStatus >= 10_000) {
-            lastStatus = waitedMs;
-            this.phase = 'lease_wait';
-            this.emit('status', {
-              phase: 'lease_wait',
-              text: 'Waiting for another process to finish its turn on this session…',
-            });
-          }
-        },
-      });
+      // A session created for this turn was born with its lease (issue 34.2): no take of its own.
+      this.lease =
+        agent.takeBornLease(this.turnId) ??
+        (await agent.host.store.acquireTurnLease(agent.sessionId, {
+          holder: agent.host.holderId,
+          turnId: this.turnId,
+          ttlMs: settings.session.lease_ttl * 1000,
+          waitMs: settings.session.lease_wait * 1000,
+          signal: this.signal,
+          onWait: ({ waitedMs }) => {
+            if (this.phase !== 'lease_wait' || waitedMs - lastStatus >= 10_000) {
+              lastStatus = waitedMs;
+              this.phase = 'lease_wait';
+              this.emit('status', {
+                phase: 'lease_wait',
+                text: 'Waiting for another process to finish its turn on this session…',
+              });
+            }
+          },
+        }));
     } catch (error) {
       if (this.interruptReason) {
         await this.finishCancelled();

@@ -73,3 +73,40 @@ export function takeLeaseAttempt(row: TakeLeaseRow | undefined, now: number): Le
     expiresAt: row.expires_at === null ? now : Number(row.expires_at),
   };
 }
+
+/**
+ * The refresh of an owned lease as one statement: `refreshed` is 1 when the owner still held it, else `holder` is the
+ * lease's current holder (null for none). A drizzle transaction of the same took BEGIN, the update, a read and COMMIT.
+ */
+const REFRESH_LEASE_SQL = `
+WITH refreshed AS (
+  UPDATE turn_leases SET expires_at = $4::bigint
+  WHERE session_id = $1::text AND holder = $2::text AND turn_id = $3::text
+  RETURNING holder
+)
+SELECT (SELECT count(*) FROM refreshed)::integer AS refreshed,
+  (SELECT holder FROM turn_leases WHERE session_id = $1::text) AS holder`;
+
+/** The statement's row. */
+export interface RefreshLeaseRow {
+  refreshed: number;
+  holder: string | null;
+}
+
+/** The query config of one refresh (a prepared statement). */
+export function refreshLeaseQuery(owner: LeaseOwner, expiresAt: number) {
+  return {
+    name: 'hermes_refresh_lease_v1',
+    text: REFRESH_LEASE_SQL,
+    values: [owner.sessionId, owner.holder, owner.turnId, expiresAt],
+  };
+}
+
+/** The query config of one release: the owned lease's deletion, if it still is owned (a prepared statement). */
+export function releaseLeaseQuery(owner: LeaseOwner) {
+  return {
+    name: 'hermes_release_lease_v1',
+    text: 'DELETE FROM turn_leases WHERE session_id = $1::text AND holder = $2::text AND turn_id = $3::text',
+    values: [owner.sessionId, owner.holder, owner.turnId],
+  };
+}

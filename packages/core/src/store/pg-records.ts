@@ -2,7 +2,14 @@ import { and, asc, count, desc, eq, inArray, lt, type SQL, sql } from 'drizzle-o
 import type { Clock, JsonValue } from '../types.js';
 import type { PgConnection, PgTransaction } from './pg-connection.js';
 import { checkFencePg } from './pg-fence.js';
-import { type TakeLeaseRow, takeLeaseAttempt, takeLeaseQuery } from './pg-lease-take.js';
+import {
+  type RefreshLeaseRow,
+  refreshLeaseQuery,
+  releaseLeaseQuery,
+  type TakeLeaseRow,
+  takeLeaseAttempt,
+  takeLeaseQuery,
+} from './pg-lease-take.js';
 import { responses, runs, sessions, turnLeases } from './pg-schema.js';
 import {
   IDEMPOTENCY_WINDOW_MS,
@@ -246,33 +253,21 @@ export class PgLeaseStatements implements LeaseStatements {
     return attempt;
   }
 
-  refresh(owner: LeaseOwner, ttlMs: number): Promise<string | null> {
-    return this.connection.write('other', async (tx) => {
-      const changed = await tx
-        .update(turnLeases)
-        .set({ expiresAt: this.connection.clock.now() + ttlMs })
-        .where(ownsLease(owner))
-        .returning({ holder: turnLeases.holder });
-      if (changed.length > 0) return null;
-      const [row] = await tx
-        .select({ holder: turnLeases.holder })
-        .from(turnLeases)
-        .where(eq(turnLeases.sessionId, owner.sessionId));
-      return row?.holder ?? '';
+  /** One prepared statement (issue 34.2). */
+  async refresh(owner: LeaseOwner, ttlMs: number): Promise<string | null> {
+    const result = await this.connection.withRetry('other', async () => {
+      this.connection.assertOpen();
+      return this.connection.pool.query<RefreshLeaseRow>(refreshLeaseQuery(owner, this.connection.clock.now() + ttlMs));
     });
+    const row = result.rows[0];
+    return row && row.refreshed > 0 ? null : (row?.holder ?? '');
   }
 
+  /** One prepared statement (issue 34.2). */
   async release(owner: LeaseOwner): Promise<void> {
-    await this.connection.write('other', async (tx) => {
-      await tx.delete(turnLeases).where(ownsLease(owner));
+    await this.connection.withRetry('other', async () => {
+      this.connection.assertOpen();
+      return this.connection.pool.query(releaseLeaseQuery(owner));
     });
   }
-}
-
-function ownsLease(owner: LeaseOwner) {
-  return and(
-    eq(turnLeases.sessionId, owner.sessionId),
-    eq(turnLeases.holder, owner.holder),
-    eq(turnLeases.turnId, owner.turnId),
-  );
 }

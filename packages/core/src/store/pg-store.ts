@@ -18,6 +18,7 @@ import {
 import { checkFencePg } from './pg-fence.js';
 import { PgLeaseStatements, PgResponseStore, PgRunStore } from './pg-records.js';
 import { messages, sessions, usageByModel } from './pg-schema.js';
+import { type OpenableSession, type OpenOrCreateRow, openedRecord, openOrCreateQuery } from './pg-session-open.js';
 import { commitTurnQuery, commitTurnResult, messageColumnArrays } from './pg-turn-commit.js';
 import {
   COPY_BATCH_SIZE,
@@ -63,7 +64,7 @@ import {
   usageUpsert,
 } from './store-common.js';
 import { normalizeTitle } from './titles.js';
-import { acquireTurnLease } from './turn-lease.js';
+import { acquireTurnLease, bornTurnLease } from './turn-lease.js';
 import type {
   CompactionCommit,
   CompactionPlan,
@@ -220,12 +221,45 @@ export class PostgresSessionStore implements SessionStore {
 
   async createSession(init: NewSession, seed: NewMessage[] = []): Promise<SessionRow> {
     assertSeedRoles(seed);
+    // Untitled and without rows (a gateway or ACP session's first turn): the one statement of getOrCreateSession
+    // instead of a transaction of five round trips.
+    if (seed.length === 0 && normalizeTitle(init.title) === null) {
+      const { title: _title, titleSource: _titleSource, ...untitled } = init;
+      const opened = await this.getOrCreateSession(untitled);
+      if (!opened.created) throw sessionExists(init.id);
+      return opened.row;
+    }
     return this.connection.write('other', async (tx) => {
       const now = this.now;
       if (await this.findSession(tx, init.id)) throw sessionExists(init.id);
       if (!(await this.insertSession(tx, init, seed, now))) throw sessionExists(init.id);
       return toSessionRow(await this.requireSession(tx, init.id));
     });
+  }
+
+  /** One prepared statement (pg-session-open.ts), the born lease included; no drizzle query is built. */
+  async getOrCreateSession(
+    init: OpenableSession,
+    options: { lease?: { holder: string; turnId: string; ttlMs: number } } = {},
+  ): Promise<{ row: SessionRow; created: boolean; lease: TurnLease | null }> {
+    const lease = options.lease;
+    const owner = lease ? { sessionId: init.id, holder: lease.holder, turnId: lease.turnId } : null;
+    for (let attempt = 0; ; attempt += 1) {
+      const result = await this.connection.withRetry('other', async () => {
+        this.connection.assertOpen();
+        return this.connection.pool.query<OpenOrCreateRow>(openOrCreateQuery(init, this.now, lease));
+      });
+      const opened = result.rows[0];
+      if (opened) {
+        const born = opened.created && owner && lease ? bornTurnLease(this.leases, owner, lease.ttlMs) : null;
+        return { row: toSessionRow(openedRecord(opened)), created: opened.created, lease: born };
+      }
+      // Created by a transaction that committed after the statement's snapshot: a new snapshot sees it (or, deleted
+      // again meanwhile, the next attempt creates it).
+      const existing = await this.getSession(init.id);
+      if (existing) return { row: existing, created: false, lease: null };
+      if (attempt >= 2) throw sessionNotFound(init.id);
+    }
   }
 
   /** Inserts a new session's row and its seed rows; false (nothing written) when the id is taken. */

@@ -75,7 +75,7 @@ import {
   usageInsertValues,
 } from './store-common.js';
 import { asciiFolded, normalizeTitle, numberedTitleHead } from './titles.js';
-import { acquireTurnLease, SqliteLeaseStatements } from './turn-lease.js';
+import { acquireTurnLease, bornTurnLease, SqliteLeaseStatements } from './turn-lease.js';
 import type {
   CompactionCommit,
   CompactionPlan,
@@ -290,6 +290,28 @@ export class SqliteSessionStore implements SessionStore {
       if (this.findSession(init.id)) throw sessionExists(init.id);
       this.insertSession(init, seed, now);
       return toSessionRow(this.requireSession(init.id));
+    });
+  }
+
+  async getOrCreateSession(
+    init: Omit<NewSession, 'title' | 'titleSource'>,
+    options: { lease?: { holder: string; turnId: string; ttlMs: number } } = {},
+  ): Promise<{ row: SessionRow; created: boolean; lease: TurnLease | null }> {
+    // A read first: an existing session needs no write lock.
+    const existing = await this.getSession(init.id);
+    if (existing) return { row: existing, created: false, lease: null };
+    const lease = options.lease;
+    const owner = lease ? { sessionId: init.id, holder: lease.holder, turnId: lease.turnId } : null;
+    return this.connection.write('other', () => {
+      const found = this.findSession(init.id);
+      if (found) return { row: toSessionRow(found), created: false, lease: null };
+      this.insertSession(init, [], this.now);
+      if (owner && lease) this.leases.takeForNewSession(owner, lease.ttlMs);
+      return {
+        row: toSessionRow(this.requireSession(init.id)),
+        created: true,
+        lease: owner && lease ? bornTurnLease(this.leases, owner, lease.ttlMs) : null,
+      };
     });
   }
 

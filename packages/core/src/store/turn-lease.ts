@@ -82,6 +82,14 @@ export async function acquireTurnLease(
   }
 }
 
+/**
+ * The lease a session was created with (`getOrCreateSession` with `lease`): held, epoch 1, an empty session's
+ * generation.
+ */
+export function bornTurnLease(statements: LeaseStatements, owner: LeaseOwner, ttlMs: number): TurnLease {
+  return new StoreTurnLease(statements, owner, ttlMs, 1, { lastRowId: 0, rewindCount: 0 });
+}
+
 /** A held lease of any backend. */
 class StoreTurnLease implements TurnLease {
   private readonly controller = new AbortController();
@@ -221,6 +229,16 @@ export class SqliteLeaseStatements implements LeaseStatements {
         generation: generation ? { lastRowId: generation.lastRowId ?? 0, rewindCount: generation.rewindCount } : null,
       };
     });
+  }
+
+  /**
+   * Inside the caller's write transaction: the lease of a session the transaction just created, and its epoch moved to
+   * 1 as an acquire moves it (`getOrCreateSession` with `lease`).
+   */
+  takeForNewSession(owner: LeaseOwner, ttlMs: number): void {
+    const now = this.connection.clock.now();
+    this.statements.take.run({ ...owner, now, expiresAt: now + ttlMs });
+    this.statements.bump.get({ sessionId: owner.sessionId });
   }
 
   refresh(owner: LeaseOwner, ttlMs: number): Promise<string | null> {

@@ -400,6 +400,16 @@ export interface RunStore {
 export interface SessionStore {
   createSession(init: NewSession, seed?: NewMessage[]): Promise<SessionRow>;
   getSession(id: string): Promise<SessionRow | null>;
+  /**
+   * The session `init.id`, created from `init` (untitled, no rows) when it is missing; `created` says which. A session
+   * created by another caller meanwhile is returned as found, never an error. With `lease`, a session this call
+   * creates is born with that turn lease held (epoch 1, as its first acquire would give; generation 0/0) and `lease`
+   * is it; a found session is never leased here. One statement on PostgreSQL (issue 34.2).
+   */
+  getOrCreateSession(
+    init: Omit<NewSession, 'title' | 'titleSource'>,
+    options?: { lease?: { holder: string; turnId: string; ttlMs: number } },
+  ): Promise<{ row: SessionRow; created: boolean; lease: TurnLease | null }>;
   resolveSession(idOrTitle: string): Promise<SessionRow | null>;
   listSessions(query?: ListQuery): Promise<Page<SessionSummary>>;
   updateSession(id: string, patch: SessionPatch, options?: WriteOptions): Promise<void>;

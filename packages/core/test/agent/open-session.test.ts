@@ -55,6 +55,34 @@ describe('AgentHost.openSession', () => {
     expect((await host.store.getSession('titled-session'))?.endedAt).toBeNull();
   });
 
+  it("a created session is born with its first turn's lease; let go without a turn, the agent gives it back", async () => {
+    host = await createTestHost({
+      script: [step(text('answer'))],
+      config: { session: { auto_title: false, lease_wait: 0 } },
+    });
+    const other = { holder: 'other-host', turnId: 'turn_other', ttlMs: 60_000, waitMs: 0 };
+    const created = await host.openSession('born-session', { create: { source: 'api_server' } });
+    expect(created).not.toBeNull();
+    const refused = await host.store.acquireTurnLease('born-session', other).then(
+      () => null,
+      (error: { code?: string }) => error.code,
+    );
+    expect(refused).toBe('lease_timeout');
+    expect(host.releaseAgent('born-session')).toBe(true);
+    // The release is not awaited by releaseAgent: poll until another holder takes the lease.
+    let taken = null;
+    for (let attempt = 0; attempt < 200 && taken === null; attempt += 1) {
+      taken = await host.store.acquireTurnLease('born-session', other).catch(() => null);
+      if (taken === null) await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(taken?.fence.epoch).toBe(2);
+    await taken?.release();
+    // The next open finds the session and runs its turn with a lease of its own.
+    const again = await host.openSession('born-session', { create: { source: 'api_server' } });
+    const { result } = await collectTurn((again as NonNullable<typeof again>).runTurn({ text: 'hi' }));
+    expect(result.outcome).toBe('completed');
+  });
+
   it('two opens that both create the same new session end on one session, without an error', async () => {
     host = await createTestHost({ script: [step(text('answer'))], config: { session: { auto_title: false } } });
     const [one, two] = await Promise.all([

@@ -162,4 +162,47 @@ describe('the writes of a short chat turn (ADR 0056)', () => {
     expect(rows.map((row) => row.content)).toEqual(['first', 'First answer.', 'second', 'Second answer.']);
     expect(await store.getSession(agent.sessionId)).toMatchObject({ messageCount: 4, apiCallCount: 2 });
   });
+
+  it("on PostgreSQL, opening a new session by id and taking its first turn's lease is one statement, the turn two more (issue 34.2)", async () => {
+    const database = await createTestDatabase();
+    cleanups.push(database.drop);
+    const testHost = await host(database.url, [
+      step(text('Warm answer.')),
+      step(text('Only answer.')),
+      step(text('New answer.')),
+    ]);
+    const store = testHost.store as PostgresSessionStore;
+    // One turn on another session first, so that every statement below has been prepared on some pooled connection.
+    const warm = await storedSession(testHost);
+    await collectTurn(warm.runTurn({ text: 'warm' }));
+    const counts = countPostgres(store);
+    const agent = await testHost.openSession('header-named-session', { create: { source: 'api_server' } });
+    if (!agent) throw new Error('expected an agent');
+    expect(counts.roundTrips).toBe(1);
+    const { result } = await collectTurn(agent.runTurn({ text: 'hello' }));
+    expect(result.outcome).toBe('completed');
+    // The open (with the lease the session is born with), the prompt row, the answer with the lease's release.
+    expect(counts.roundTrips).toBe(3);
+    expect(counts.writeTransactions).toBe(3);
+    expect(await store.getSession('header-named-session')).toMatchObject({ source: 'api_server', messageCount: 2 });
+    // The born lease was the turn's (fence epoch 1) and its last commit released it: another holder takes it at once.
+    const other = await store.acquireTurnLease('header-named-session', {
+      holder: 'other',
+      turnId: 'turn_other',
+      ttlMs: 60_000,
+      waitMs: 0,
+    });
+    expect(other.fence.epoch).toBe(2);
+    await other.release();
+    // A new session's first turn (a gateway's or ACP's, created at it): the untitled create is one statement too.
+    const fresh = await testHost.newSession({ source: 'tui' });
+    const lazy = countPostgres(store);
+    expect((await collectTurn(fresh.runTurn({ text: 'new' }))).result.outcome).toBe('completed');
+    expect(lazy.roundTrips).toBe(4);
+    expect((await store.loadConversation(fresh.sessionId)).map((row) => row.role)).toEqual(['user', 'assistant']);
+    // Opening it again (not live any more) finds it, creates nothing, and reads its transcript.
+    expect(testHost.releaseAgent('header-named-session')).toBe(true);
+    const again = await testHost.openSession('header-named-session', { create: { source: 'api_server' } });
+    expect((await again?.history())?.map((row) => row.content)).toEqual(['hello', 'Only answer.']);
+  });
 });

@@ -83,6 +83,82 @@ describe.each<StoreLocation>(STORE_LOCATIONS)('sessions (%s)', (location) => {
     expect(await store.getSession('missing')).toBeNull();
   });
 
+  it('getOrCreateSession creates a missing session once, returns an existing one unchanged, and races end on one row', async () => {
+    const clock = steppingClock();
+    const store = await openTestStore(location, { clock });
+    const id = sessionId();
+    const made = await store.getOrCreateSession({ id, source: 'api_server', model: 'custom:m', cwd: '/tmp/y' });
+    expect(made.created).toBe(true);
+    expect(made.row).toEqual(await store.getSession(id));
+    expect(made.row).toMatchObject({
+      id,
+      source: 'api_server',
+      kind: 'root',
+      title: null,
+      model: 'custom:m',
+      modelConfig: {},
+      cwd: '/tmp/y',
+      startedAt: clock.now(),
+      endedAt: null,
+      messageCount: 0,
+      inputTokens: 0,
+      estimatedCostUsd: 0,
+      costStatus: 'unknown',
+      hidden: false,
+    });
+    await store.appendMessages(id, [user('hello')]);
+    await store.recordUsage(id, {
+      provider: 'custom',
+      model: 'm',
+      task: 'main',
+      usage: usage({ inputTokens: 12, outputTokens: 3 }),
+      costUsd: 0.5,
+      costStatus: 'actual',
+    });
+    const existing = await store.getOrCreateSession({ id, source: 'other', model: 'other:x' });
+    expect(existing.created).toBe(false);
+    expect(existing.row).toEqual(await store.getSession(id));
+    expect(existing.row).toMatchObject({ source: 'api_server', model: 'custom:m', messageCount: 1, inputTokens: 12 });
+    expect(await store.loadConversation(id)).toHaveLength(1);
+
+    const raced = sessionId();
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () => store.getOrCreateSession({ id: raced, source: 'api_server' })),
+    );
+    expect(results.filter((result) => result.created)).toHaveLength(1);
+    for (const result of results) expect(result.row.id).toBe(raced);
+    expect((await store.listSessions({})).items.filter((item) => item.id === raced)).toHaveLength(1);
+    await store.close();
+  });
+
+  it('getOrCreateSession with a lease: a created session is born with it held at epoch 1; a found one gets none', async () => {
+    const store = await openTestStore(location);
+    const id = sessionId();
+    const lease = { holder: 'host-a', turnId: 'turn_born', ttlMs: 60_000 };
+    const made = await store.getOrCreateSession({ id, source: 'api_server' }, { lease });
+    expect(made.created).toBe(true);
+    expect(made.lease?.fence).toEqual({ sessionId: id, epoch: 1 });
+    expect(made.lease?.generation).toEqual({ lastRowId: 0, rewindCount: 0 });
+    const other = { holder: 'host-b', turnId: 'turn_other', ttlMs: 60_000, waitMs: 0 };
+    expect(await codeOf(store.acquireTurnLease(id, other))).toBe('lease_timeout');
+    // Its commits pass the fence, and the lease refreshes and releases as an acquired one does.
+    const born = made.lease;
+    if (!born) throw new Error('expected a lease');
+    await store.commitTurn(id, { rows: [user('hi', { turnId: 'turn_born' })] }, { fence: born.fence });
+    expect(await born.refresh()).toBe(true);
+    await born.release();
+    const taken = await store.acquireTurnLease(id, other);
+    expect(taken.fence.epoch).toBe(2);
+    await taken.release();
+
+    const found = await store.getOrCreateSession({ id, source: 'api_server' }, { lease });
+    expect(found).toMatchObject({ created: false, lease: null });
+    const free = await store.acquireTurnLease(id, other);
+    expect(free.fence.epoch).toBe(3);
+    await free.release();
+    await store.close();
+  });
+
   it('appendMessages returns increasing ids in order and updates counters and last activity in the same write', async () => {
     const clock = steppingClock();
     const store = await openTestStore(location, { clock });
