@@ -86,10 +86,12 @@ export class GatewayConnection {
   send(frame: unknown, delta: boolean | DeltaParts = false): void {
     if (!this.open) return;
     const parts = typeof delta === 'object' ? delta : null;
-    if (parts && (this.congestionTimer || this.isCongested()) && this.join(parts)) return;
+    // Read once per frame: nothing below writes before the checks that use it.
+    const congested = this.isCongested();
+    if (parts && (this.congestionTimer || congested) && this.join(parts)) return;
     this.pending.push({ frame, delta: delta !== false, parts, joined: null, joinedLength: 0 });
     if (delta !== false) {
-      if (this.isCongested()) this.dropExcessDeltas();
+      if (congested) this.dropExcessDeltas();
       // While the peer is congested, the drain retry writes what is held.
       if (this.congestionTimer) return;
       const now = Date.now();
