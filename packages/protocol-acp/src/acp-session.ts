@@ -797,15 +797,29 @@ function mergedChunk(previous: SessionUpdate, next: SessionUpdate): SessionUpdat
   return { ...before, content: { type: 'text', text: `${before.content.text}${after.content.text}` } } as SessionUpdate;
 }
 
-/** Whether two updates have the same own keys (a merge would drop a field only one of them has). */
+/**
+ * Whether two updates have the same own keys (a merge would drop a field only one of them has). Counted with for-in
+ * rather than two `Object.keys` arrays: a lagging client's reply merges once per delta.
+ */
 function sameKeys(a: object, b: object): boolean {
-  const keys = Object.keys(a);
-  if (keys.length !== Object.keys(b).length) return false;
-  for (const key of keys) if (!Object.hasOwn(b, key)) return false;
-  return true;
+  let count = 0;
+  for (const key in a) {
+    if (!Object.hasOwn(a, key) || !Object.hasOwn(b, key)) return false;
+    count += 1;
+  }
+  for (const key in b) {
+    if (!Object.hasOwn(b, key)) return false;
+    count -= 1;
+  }
+  return count === 0;
 }
 
 /** Whether a content block is exactly `{ type, text }`. */
 function textContent(content: object): boolean {
-  return Object.keys(content).length === 2 && Object.hasOwn(content, 'type') && Object.hasOwn(content, 'text');
+  let count = 0;
+  for (const key in content) {
+    if (key !== 'type' && key !== 'text') return false;
+    count += 1;
+  }
+  return count === 2 && Object.hasOwn(content, 'type') && Object.hasOwn(content, 'text');
 }

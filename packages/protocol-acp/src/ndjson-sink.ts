@@ -38,8 +38,51 @@ function encodeMessage(message: unknown): string {
   const head = `{"jsonrpc":"2.0","method":${JSON.stringify(method)},"params":${params.before}`;
   const tail = `${params.after}}\n`;
   let text = '';
-  for (const entry of params.entries) text += `${head}${JSON.stringify(entry)}${tail}`;
+  for (const entry of params.entries) text += `${head}${encodeEntry(entry)}${tail}`;
   return text;
+}
+
+/**
+ * One batch entry's JSON. A text chunk, the entry a streamed reply is made of, is written from its text without
+ * encoding the object around it (ADR 0072): the same text as `JSON.stringify(entry)`, which anything else gets.
+ */
+function encodeEntry(entry: unknown): string {
+  const chunk = entry as { sessionUpdate?: unknown; content?: { type?: unknown; text?: unknown }; messageId?: unknown };
+  const kind = chunk.sessionUpdate;
+  if ((kind !== 'agent_message_chunk' && kind !== 'agent_thought_chunk') || !isTextChunk(chunk)) {
+    return JSON.stringify(entry);
+  }
+  const text = JSON.stringify(chunk.content?.text);
+  const id = chunk.messageId;
+  if (id === undefined) return `{"sessionUpdate":"${kind}","content":{"type":"text","text":${text}}}`;
+  return `{"sessionUpdate":"${kind}","content":{"type":"text","text":${text}},"messageId":${JSON.stringify(id)}}`;
+}
+
+/**
+ * Whether an update's own keys are `sessionUpdate`, `content` and maybe `messageId` (a string or undefined), in that
+ * order, and its content's exactly `type: 'text'` then a string `text`: the shape whose JSON {@link encodeEntry}
+ * writes itself. Anything else (another field, another order, a toJSON) is left to `JSON.stringify`.
+ */
+function isTextChunk(chunk: { content?: unknown; messageId?: unknown; toJSON?: unknown }): boolean {
+  if (Object.getPrototypeOf(chunk) !== Object.prototype || chunk.toJSON !== undefined) return false;
+  let index = 0;
+  for (const key in chunk) {
+    if (key !== (index === 0 ? 'sessionUpdate' : index === 1 ? 'content' : index === 2 ? 'messageId' : ''))
+      return false;
+    index += 1;
+  }
+  if (index < 2 || (chunk.messageId !== undefined && typeof chunk.messageId !== 'string')) return false;
+  const content = chunk.content as { type?: unknown; text?: unknown; toJSON?: unknown } | null;
+  if (typeof content !== 'object' || content === null || Object.getPrototypeOf(content) !== Object.prototype)
+    return false;
+  if (content.toJSON !== undefined) return false;
+  if (content.type !== 'text' || typeof content.text !== 'string') return false;
+  index = 0;
+  for (const key in content) {
+    if (key !== (index === 0 ? 'type' : index === 1 ? 'text' : '')) return false;
+    index += 1;
+  }
+  return index === 2;
 }
 
 /** Bytes queued (buffered or being written) above which writers wait for the output to drain. */
