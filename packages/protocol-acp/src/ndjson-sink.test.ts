@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NdjsonSink, NotificationBatch } from './ndjson-sink.js';
+import { NdjsonSink, NotificationBatch, TextChunkRun } from './ndjson-sink.js';
 
 function recordingOutput(options: { fail?: boolean; hold?: Promise<void> } = {}) {
   const writes: string[] = [];
@@ -73,6 +73,10 @@ describe('NdjsonSink', () => {
   });
 
   it('writes text chunks of every shape exactly as JSON.stringify does (ADR 0072)', async () => {
+    // A run of chunks a lagging client gets as one update (ADR 0025): its text joined.
+    const run = new TextChunkRun('agent_message_chunk', 'x"', 'm-run');
+    run.push('\n');
+    run.push('é');
     const withToJSON = { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'j' } };
     Object.defineProperty(withToJSON, 'toJSON', { value: () => ({ replaced: true }) });
     const contentToJSON = { type: 'text', text: 'k' };
@@ -91,6 +95,8 @@ describe('NdjsonSink', () => {
       withToJSON,
       { sessionUpdate: 'agent_message_chunk', content: contentToJSON },
       { sessionUpdate: 'plan', entries: [] },
+      run,
+      new TextChunkRun('agent_thought_chunk', 'alone', undefined),
     ];
     const { output, writes } = recordingOutput();
     const sink = new NdjsonSink(output);
@@ -108,6 +114,9 @@ describe('NdjsonSink', () => {
       )
       .join('');
     expect(writes.join('')).toBe(expected);
+    expect(expected).toContain(
+      '{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x\\"\\né"},"messageId":"m-run"}',
+    );
   });
 
   it('makes writers wait for the output once 1 MiB is queued', async () => {
