@@ -26,7 +26,7 @@ import type {
 import { type AcpCommand, type AcpCommandRegistry, runAcpCommand } from './acp-commands.js';
 import type { CoreModule } from './core-module.js';
 import type { ToolCallIds } from './history-replay.js';
-import { NotificationBatch } from './ndjson-sink.js';
+import { NotificationBatch, TextChunkRun } from './ndjson-sink.js';
 import { convertPrompt } from './prompt-content.js';
 import { firstLine, isAbortError } from './request-errors.js';
 import { configOptions, type ReasoningEffortValue, type SessionModeId } from './session-config.js';
@@ -107,7 +107,7 @@ export class AcpSession {
   #lastCancelSeq = 0;
   #writes: Promise<void> = Promise.resolve();
   /** Updates queued since the pending write started; they go out together, in call order. */
-  #batch: SessionUpdate[] | null = null;
+  #batch: (SessionUpdate | TextChunkRun)[] | null = null;
   #permissionSlot: Promise<void> = Promise.resolve();
   #closed = false;
   readonly #environment: SessionEnvironment;
@@ -133,12 +133,16 @@ export class AcpSession {
    * before the pending write starts (the deltas of one event-loop turn) join it and go to the SDK
    * as one send; each is still its own notification on the wire.
    */
-  send(update: SessionUpdate): Promise<void> {
+  send(update: SessionUpdate | TextChunkRun): Promise<void> {
     if (this.#batch) {
       // A client that lags gets the text queued meanwhile in fewer, longer chunks: what waits for it stays one
       // update per message however long the answer, instead of one per delta (ADR 0025).
       const last = this.#batch.length - 1;
-      const merged = this.#environment.congested() ? mergedChunk(this.#batch[last] as SessionUpdate, update) : null;
+      const previous = this.#batch[last] as SessionUpdate | TextChunkRun;
+      const merged =
+        previous instanceof TextChunkRun || update instanceof TextChunkRun || !this.#environment.congested()
+          ? null
+          : mergedChunk(previous, update);
       if (merged) this.#batch[last] = merged;
       else this.#batch.push(update);
       return this.#writes;
@@ -158,8 +162,32 @@ export class AcpSession {
     return this.#writes;
   }
 
-  async #notifyEach(client: AgentContext, updates: SessionUpdate[]): Promise<void> {
-    for (const update of updates) await client.notify('session/update', { sessionId: this.sessionId, update });
+  async #notifyEach(client: AgentContext, updates: (SessionUpdate | TextChunkRun)[]): Promise<void> {
+    for (const entry of updates) {
+      const update = entry instanceof TextChunkRun ? (entry.update() as SessionUpdate) : entry;
+      await client.notify('session/update', { sessionId: this.sessionId, update });
+    }
+  }
+
+  /**
+   * Queues a streamed text chunk. While the client lags, it joins the run of chunks of the same message queued
+   * before it (ADR 0025); otherwise it is an update of its own, as every chunk is for a client that keeps up.
+   */
+  #sendTextChunk(kind: TextChunkRun['kind'], text: string, messageId: string | undefined): void {
+    const batch = this.#batch;
+    if (batch !== null) {
+      const last = batch[batch.length - 1];
+      if (
+        last instanceof TextChunkRun &&
+        last.kind === kind &&
+        last.messageId === messageId &&
+        this.#environment.congested()
+      ) {
+        last.push(text);
+        return;
+      }
+    }
+    void this.send(new TextChunkRun(kind, text, messageId));
   }
 
   /** Resolves when every queued update has been written. */
@@ -391,18 +419,10 @@ export class AcpSession {
     const logger = this.#environment.logger;
     switch (event.type) {
       case 'message.delta':
-        void this.send({
-          sessionUpdate: 'agent_message_chunk',
-          content: { type: 'text', text: event.text },
-          messageId: event.messageId,
-        });
+        this.#sendTextChunk('agent_message_chunk', event.text, event.messageId);
         break;
       case 'reasoning.delta':
-        void this.send({
-          sessionUpdate: 'agent_thought_chunk',
-          content: { type: 'text', text: event.text },
-          messageId: `${event.messageId}-reasoning`,
-        });
+        this.#sendTextChunk('agent_thought_chunk', event.text, `${event.messageId}-reasoning`);
         break;
       case 'tool.start': {
         // After a cancel no new call is announced (§7.1).
@@ -797,15 +817,29 @@ function mergedChunk(previous: SessionUpdate, next: SessionUpdate): SessionUpdat
   return { ...before, content: { type: 'text', text: `${before.content.text}${after.content.text}` } } as SessionUpdate;
 }
 
-/** Whether two updates have the same own keys (a merge would drop a field only one of them has). */
+/**
+ * Whether two updates have the same own keys (a merge would drop a field only one of them has). Counted with for-in
+ * rather than two `Object.keys` arrays: a lagging client's reply merges once per delta.
+ */
 function sameKeys(a: object, b: object): boolean {
-  const keys = Object.keys(a);
-  if (keys.length !== Object.keys(b).length) return false;
-  for (const key of keys) if (!Object.hasOwn(b, key)) return false;
-  return true;
+  let count = 0;
+  for (const key in a) {
+    if (!Object.hasOwn(a, key) || !Object.hasOwn(b, key)) return false;
+    count += 1;
+  }
+  for (const key in b) {
+    if (!Object.hasOwn(b, key)) return false;
+    count -= 1;
+  }
+  return count === 0;
 }
 
 /** Whether a content block is exactly `{ type, text }`. */
 function textContent(content: object): boolean {
-  return Object.keys(content).length === 2 && Object.hasOwn(content, 'type') && Object.hasOwn(content, 'text');
+  let count = 0;
+  for (const key in content) {
+    if (key !== 'type' && key !== 'text') return false;
+    count += 1;
+  }
+  return count === 2 && Object.hasOwn(content, 'type') && Object.hasOwn(content, 'text');
 }

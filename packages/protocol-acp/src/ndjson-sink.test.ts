@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NdjsonSink, NotificationBatch } from './ndjson-sink.js';
+import { NdjsonSink, NotificationBatch, TextChunkRun } from './ndjson-sink.js';
 
 function recordingOutput(options: { fail?: boolean; hold?: Promise<void> } = {}) {
   const writes: string[] = [];
@@ -70,6 +70,53 @@ describe('NdjsonSink', () => {
     await wrappedSink.close();
     expect(wrapped.writes.join('')).toBe(one.writes.join(''));
     expect(() => JSON.stringify(new NotificationBatch(entries))).toThrow(/only be written by NdjsonSink/);
+  });
+
+  it('writes text chunks of every shape exactly as JSON.stringify does (ADR 0072)', async () => {
+    // A run of chunks a lagging client gets as one update (ADR 0025): its text joined.
+    const run = new TextChunkRun('agent_message_chunk', 'x"', 'm-run');
+    run.push('\n');
+    run.push('é');
+    const withToJSON = { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'j' } };
+    Object.defineProperty(withToJSON, 'toJSON', { value: () => ({ replaced: true }) });
+    const contentToJSON = { type: 'text', text: 'k' };
+    Object.defineProperty(contentToJSON, 'toJSON', { value: () => 'content replaced' });
+    const updates: unknown[] = [
+      { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'a"\\\n\u2028é中' }, messageId: 'm"1' },
+      { sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: 'think' } },
+      { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'u' }, messageId: undefined },
+      { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'n' }, messageId: null },
+      { sessionUpdate: 'agent_message_chunk', messageId: 'first', content: { type: 'text', text: 'order' } },
+      { sessionUpdate: 'agent_message_chunk', content: { text: 'swapped', type: 'text' } },
+      { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'x', annotations: { priority: 1 } } },
+      { sessionUpdate: 'agent_message_chunk', content: { type: 'image', data: 'AA==', mimeType: 'image/png' } },
+      { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'extra' }, messageId: 'm', _meta: {} },
+      { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 42 } },
+      withToJSON,
+      { sessionUpdate: 'agent_message_chunk', content: contentToJSON },
+      { sessionUpdate: 'plan', entries: [] },
+      run,
+      new TextChunkRun('agent_thought_chunk', 'alone', undefined),
+    ];
+    const { output, writes } = recordingOutput();
+    const sink = new NdjsonSink(output);
+    void sink.messages.getWriter().write({
+      jsonrpc: '2.0',
+      method: 'session/update',
+      params: NotificationBatch.sessionUpdates('s', updates),
+    });
+    await turn();
+    await sink.close();
+    const expected = updates
+      .map(
+        (update) =>
+          `${JSON.stringify({ jsonrpc: '2.0', method: 'session/update', params: { sessionId: 's', update } })}\n`,
+      )
+      .join('');
+    expect(writes.join('')).toBe(expected);
+    expect(expected).toContain(
+      '{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x\\"\\né"},"messageId":"m-run"}',
+    );
   });
 
   it('makes writers wait for the output once 1 MiB is queued', async () => {

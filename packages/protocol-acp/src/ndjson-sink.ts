@@ -31,6 +31,45 @@ export class NotificationBatch {
   }
 }
 
+/**
+ * Streamed text chunks of one message (or thought) in a row: one `agent_message_chunk` or `agent_thought_chunk`
+ * update whose text is the chunks' texts joined. A session queues a reply's deltas as runs, and a client that lags
+ * gets the text queued meanwhile in one update per run (ADR 0025) without an update object, or a merged copy of
+ * one, per delta (ADR 0072). Its JSON is the update's; {@link NdjsonSink} writes it without building the object.
+ */
+export class TextChunkRun {
+  readonly kind: 'agent_message_chunk' | 'agent_thought_chunk';
+  readonly messageId: string | undefined;
+  #texts: string[];
+  constructor(kind: TextChunkRun['kind'], text: string, messageId: string | undefined) {
+    this.kind = kind;
+    this.messageId = messageId;
+    this.#texts = [text];
+  }
+  /** Adds the next chunk's text. */
+  push(text: string): void {
+    this.#texts.push(text);
+  }
+  /** The joined text. */
+  get text(): string {
+    if (this.#texts.length > 1) this.#texts = [this.#texts.join('')];
+    return this.#texts[0] as string;
+  }
+  /** The update this run stands for. */
+  update(): { sessionUpdate: TextChunkRun['kind']; content: { type: 'text'; text: string }; messageId?: string } {
+    return { sessionUpdate: this.kind, content: { type: 'text', text: this.text }, messageId: this.messageId };
+  }
+  toJSON(): unknown {
+    return this.update();
+  }
+}
+
+/** The JSON of a text chunk update (keys in the order JSON.stringify writes the update's). */
+function textChunkJson(kind: string, text: string, messageId: unknown): string {
+  const head = `{"sessionUpdate":"${kind}","content":{"type":"text","text":${JSON.stringify(text)}}`;
+  return messageId === undefined ? `${head}}` : `${head},"messageId":${JSON.stringify(messageId)}}`;
+}
+
 /** One outbound message as NDJSON text: one line, or one line per entry of a notification batch. */
 function encodeMessage(message: unknown): string {
   const { method, params } = message as { method?: unknown; params?: unknown };
@@ -38,8 +77,49 @@ function encodeMessage(message: unknown): string {
   const head = `{"jsonrpc":"2.0","method":${JSON.stringify(method)},"params":${params.before}`;
   const tail = `${params.after}}\n`;
   let text = '';
-  for (const entry of params.entries) text += `${head}${JSON.stringify(entry)}${tail}`;
+  for (const entry of params.entries) text += `${head}${encodeEntry(entry)}${tail}`;
   return text;
+}
+
+/**
+ * One batch entry's JSON. A text chunk, the entry a streamed reply is made of, is written from its text without
+ * encoding the object around it (ADR 0072): the same text as `JSON.stringify(entry)`, which anything else gets.
+ */
+function encodeEntry(entry: unknown): string {
+  if (entry instanceof TextChunkRun) return textChunkJson(entry.kind, entry.text, entry.messageId);
+  const chunk = entry as { sessionUpdate?: unknown; content?: { type?: unknown; text?: unknown }; messageId?: unknown };
+  const kind = chunk.sessionUpdate;
+  if ((kind !== 'agent_message_chunk' && kind !== 'agent_thought_chunk') || !isTextChunk(chunk)) {
+    return JSON.stringify(entry);
+  }
+  return textChunkJson(kind, chunk.content?.text as string, chunk.messageId);
+}
+
+/**
+ * Whether an update's own keys are `sessionUpdate`, `content` and maybe `messageId` (a string or undefined), in that
+ * order, and its content's exactly `type: 'text'` then a string `text`: the shape whose JSON {@link encodeEntry}
+ * writes itself. Anything else (another field, another order, a toJSON) is left to `JSON.stringify`.
+ */
+function isTextChunk(chunk: { content?: unknown; messageId?: unknown; toJSON?: unknown }): boolean {
+  if (Object.getPrototypeOf(chunk) !== Object.prototype || chunk.toJSON !== undefined) return false;
+  let index = 0;
+  for (const key in chunk) {
+    if (key !== (index === 0 ? 'sessionUpdate' : index === 1 ? 'content' : index === 2 ? 'messageId' : ''))
+      return false;
+    index += 1;
+  }
+  if (index < 2 || (chunk.messageId !== undefined && typeof chunk.messageId !== 'string')) return false;
+  const content = chunk.content as { type?: unknown; text?: unknown; toJSON?: unknown } | null;
+  if (typeof content !== 'object' || content === null || Object.getPrototypeOf(content) !== Object.prototype)
+    return false;
+  if (content.toJSON !== undefined) return false;
+  if (content.type !== 'text' || typeof content.text !== 'string') return false;
+  index = 0;
+  for (const key in content) {
+    if (key !== (index === 0 ? 'type' : index === 1 ? 'text' : '')) return false;
+    index += 1;
+  }
+  return index === 2;
 }
 
 /** Bytes queued (buffered or being written) above which writers wait for the output to drain. */

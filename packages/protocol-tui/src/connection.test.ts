@@ -161,6 +161,30 @@ describe('GatewayConnection delta batches (spec tui-gateway §1.4)', () => {
     ]);
   });
 
+  it('joins the deltas queued in one interval when the peer turns out congested at its end, instead of dropping them', () => {
+    let buffered = 0;
+    const { transport, writes } = recordingTransport(() => buffered);
+    const connection = new GatewayConnection(transport, DEFAULT_BACK_PRESSURE, () => {});
+    // The first delta after a quiet interval goes out at once; the next 3,000 wait for the interval's end.
+    connection.send(...deltaOf('message.delta s1', '>', 1));
+    let expected = '';
+    for (let index = 0; index < 3_000; index += 1) {
+      const character = String.fromCharCode(97 + (index % 26));
+      expected += character;
+      connection.send(...deltaOf('message.delta s1', character, index + 2));
+    }
+    // The reader fell behind meanwhile: at the interval's end the deltas are held, more than 512 of them.
+    buffered = DEFAULT_BACK_PRESSURE.congestionBytes + 1;
+    vi.advanceTimersByTime(DEFAULT_BACK_PRESSURE.coalesceMs);
+    expect(writes).toHaveLength(1);
+    buffered = 0;
+    vi.advanceTimersByTime(10);
+    expect(writes.flatMap((write) => write.frames)).toEqual([
+      { key: 'message.delta s1', text: '>', seq: 1 },
+      { key: 'message.delta s1', text: expected, seq: 3_001 },
+    ]);
+  });
+
   it('holds at most the congestion bound of joined text for a peer that stopped reading, the newest text kept', () => {
     const options = { ...DEFAULT_BACK_PRESSURE, congestionBytes: 10_000 };
     let buffered = options.congestionBytes + 1;

@@ -86,10 +86,12 @@ export class GatewayConnection {
   send(frame: unknown, delta: boolean | DeltaParts = false): void {
     if (!this.open) return;
     const parts = typeof delta === 'object' ? delta : null;
-    if (parts && (this.congestionTimer || this.isCongested()) && this.join(parts)) return;
+    // Read once per frame: nothing below writes before the checks that use it.
+    const congested = this.isCongested();
+    if (parts && (this.congestionTimer || congested) && this.join(parts)) return;
     this.pending.push({ frame, delta: delta !== false, parts, joined: null, joinedLength: 0 });
     if (delta !== false) {
-      if (this.isCongested()) this.dropExcessDeltas();
+      if (congested) this.dropExcessDeltas();
       // While the peer is congested, the drain retry writes what is held.
       if (this.congestionTimer) return;
       const now = Date.now();
@@ -178,7 +180,48 @@ export class GatewayConnection {
   private dropExcessDeltas(): void {
     let held = 0;
     for (const entry of this.pending) if (entry.delta) held += 1;
+    if (held <= this.options.maxHeldDeltas) return;
+    held = this.joinHeldRuns();
     for (; held > this.options.maxHeldDeltas; held -= 1) this.dropOldestDelta();
+  }
+
+  /**
+   * Joins each run of queued deltas of one stream into its first frame, as {@link join} does for deltas that arrive
+   * while the peer is congested, and returns the delta frames left. Deltas queued in one coalescing interval before
+   * the peer was seen congested (thousands, from a fast model) were otherwise dropped down to the held-frame bound:
+   * a reader that is only behind lost text (ADR 0071). Past the joined-text bound the oldest text still goes.
+   */
+  private joinHeldRuns(): number {
+    let write = 0;
+    let held = 0;
+    for (let read = 0; read < this.pending.length; read += 1) {
+      const entry = this.pending[read] as PendingFrame;
+      const previous = write > 0 ? this.pending[write - 1] : undefined;
+      if (entry.parts && previous?.parts && previous.parts.key === entry.parts.key) {
+        if (!previous.joined) {
+          previous.joined = [previous.parts.text];
+          previous.joinedLength = previous.parts.text.length;
+          this.heldJoinedText += previous.joinedLength;
+        }
+        const texts = entry.joined ?? [entry.parts.text];
+        // A joined entry's text is counted already; only a plain delta's text is added.
+        if (!entry.joined) this.heldJoinedText += entry.parts.text.length;
+        for (const text of texts) previous.joined.push(text);
+        previous.joinedLength += entry.joined ? entry.joinedLength : entry.parts.text.length;
+        // The newest delta's rebuild carries the newest seq.
+        previous.parts = entry.parts;
+        continue;
+      }
+      this.pending[write] = entry;
+      write += 1;
+      if (entry.delta) held += 1;
+    }
+    this.pending.length = write;
+    while (this.heldJoinedText > this.options.congestionBytes && held > 0) {
+      this.dropOldestDelta();
+      held -= 1;
+    }
+    return held;
   }
 
   private flush(): void {

@@ -9,7 +9,7 @@ import { ServerRequestRegistry } from './server-requests.js';
 import { loadSkills, skillsInfo } from './skills.js';
 import { emptyUsage, usageOf } from './usage.js';
 import { VERSION } from './version.js';
-import { EncodedFrame, encodeFrame, eventFrame, type SessionLiveInfo } from './wire/index.js';
+import { EncodedFrame, type EventEnvelope, encodeFrame, eventFrame, type SessionLiveInfo } from './wire/index.js';
 
 /** The bytes an event frame adds around its params: the ring counts the params alone. */
 const EVENT_ENVELOPE_BYTES = (() => {
@@ -122,6 +122,8 @@ export class GatewayState implements SessionGateway {
   delegationPaused = false;
   /** Sessions live on other instances of the deployment (ADR 0020); null with one instance. */
   relay: InstanceRelay | null = null;
+  /** The head of the last session's delta frames: a streamed reply's deltas are one session's, one type's, in a row. */
+  private deltaHead: DeltaFrameHead | null = null;
 
   constructor(options: GatewayOptions) {
     this.host = options.host;
@@ -314,20 +316,32 @@ export class GatewayState implements SessionGateway {
   /** Emits a session event: seq, replay ring, attached set (§2.6, §9.3). */
   emitSessionEvent(session: LiveSession, type: string, payload: Record<string, unknown>, delta: boolean): void {
     const params = { type, session_id: session.runtimeId, payload, seq: this.rings.nextSeq(session.runtimeId) };
+    if (delta && isTextPayload(payload)) {
+      this.emitDelta(session, params, payload.text);
+      return;
+    }
     // Encoded once for the replay ring's size and every attached connection (ADR 0023).
     const text = encodeFrame(eventFrame(params));
     this.rings.record(params, Buffer.byteLength(text) - EVENT_ENVELOPE_BYTES);
     const frame = new EncodedFrame(text);
-    // A delta's parts let a congested connection join it to the held delta before it (ADR 0059).
-    const parts: DeltaParts | boolean =
-      delta && typeof payload.text === 'string'
-        ? {
-            key: `${type}\n${session.runtimeId}`,
-            text: payload.text,
-            rebuild: (joined) =>
-              new EncodedFrame(encodeFrame(eventFrame({ ...params, payload: { ...payload, text: joined } }))),
-          }
-        : delta;
+    for (const connection of session.attached) connection.send(frame, delta);
+  }
+
+  /**
+   * A delta event (`payload` is `{ text }`): its frame is the text of the cached head, the text's JSON and the seq,
+   * the same bytes `encodeFrame(eventFrame(params))` writes, without encoding the frame object for every delta
+   * (ADR 0071). Its parts let a congested connection join it to the held delta before it (ADR 0059).
+   */
+  private emitDelta(session: LiveSession, params: EventEnvelope & { seq: number }, deltaText: string): void {
+    let head = this.deltaHead;
+    if (head === null || head.runtimeId !== session.runtimeId || head.type !== params.type) {
+      head = new DeltaFrameHead(params.type, session.runtimeId);
+      this.deltaHead = head;
+    }
+    const text = head.frameText(deltaText, params.seq);
+    this.rings.record(params, Buffer.byteLength(text) - EVENT_ENVELOPE_BYTES);
+    const frame = new EncodedFrame(text);
+    const parts = new DeltaFrameParts(head, deltaText, params.seq);
     for (const connection of session.attached) connection.send(frame, parts);
   }
 
@@ -460,4 +474,48 @@ function safeParse(host: AgentHost, spec: string): { model: string; provider: st
 function defaultRoute(host: AgentHost): { model: string; provider: string } | null {
   const spec = host.config.model.default ?? host.lookupEnv('HERMES_MODEL');
   return spec ? safeParse(host, spec) : null;
+}
+
+/** Whether an event payload is exactly `{ text }` with a string text (a delta's). */
+function isTextPayload(payload: Record<string, unknown>): payload is { text: string } {
+  if (typeof payload.text !== 'string') return false;
+  for (const key in payload) if (key !== 'text') return false;
+  return true;
+}
+
+/** The JSON text of a delta event frame up to its text, for one session and delta type. */
+class DeltaFrameHead {
+  readonly type: string;
+  readonly runtimeId: string;
+  /** The connection's joining key: deltas of one session and type join (ADR 0059). */
+  readonly key: string;
+  private readonly head: string;
+  constructor(type: string, runtimeId: string) {
+    this.type = type;
+    this.runtimeId = runtimeId;
+    this.key = `${type}\n${runtimeId}`;
+    // The key order of eventFrame and of the envelope, as JSON.stringify writes them.
+    this.head = `{"jsonrpc":"2.0","method":"event","params":{"type":${JSON.stringify(type)},"session_id":${JSON.stringify(runtimeId)},"payload":{"text":`;
+  }
+  /** The frame of one delta: `encodeFrame(eventFrame({ type, session_id, payload: { text }, seq }))`. */
+  frameText(text: string, seq: number): string {
+    return `${this.head}${JSON.stringify(text)}},"seq":${seq}}}`;
+  }
+}
+
+/** A delta's {@link DeltaParts}: an object without a closure per delta, its frame made again only when joined. */
+class DeltaFrameParts implements DeltaParts {
+  readonly key: string;
+  readonly text: string;
+  private readonly head: DeltaFrameHead;
+  private readonly seq: number;
+  constructor(head: DeltaFrameHead, text: string, seq: number) {
+    this.key = head.key;
+    this.text = text;
+    this.head = head;
+    this.seq = seq;
+  }
+  rebuild(joined: string): EncodedFrame {
+    return new EncodedFrame(this.head.frameText(joined, this.seq));
+  }
 }

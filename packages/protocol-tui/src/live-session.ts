@@ -287,6 +287,12 @@ export class LiveSession implements RequestSession {
     this.gateway.emitSessionEvent(this, type, payload, delta);
   }
 
+  /** {@link emit} of a streamed delta, with the time {@link translate} just read (one clock read per delta). */
+  private emitDelta(type: 'message.delta' | 'reasoning.delta', text: string, now: number): void {
+    this.lastActive = now;
+    this.gateway.emitSessionEvent(this, type, { text }, true);
+  }
+
   /** Records agent activity (§3.5). */
   noteActivity(): void {
     this.lastActivity = Date.now();
@@ -535,8 +541,8 @@ export class LiveSession implements RequestSession {
 
   /** Translates one core event to wire events (§5). */
   private translate(event: AgentEvent): void {
-    this.noteActivity();
-    const mode = this.gateway.toolProgressMode();
+    const now = Date.now();
+    this.lastActivity = now;
     switch (event.type) {
       case 'message.start':
         this.segmentText = new TextChunks();
@@ -547,10 +553,10 @@ export class LiveSession implements RequestSession {
           if (this.assistantChunks.length >= 512) this.foldAssistant();
         }
         this.segmentText.push(event.text);
-        this.emit('message.delta', { text: event.text }, true);
+        this.emitDelta('message.delta', event.text, now);
         break;
       case 'reasoning.delta':
-        this.emit('reasoning.delta', { text: event.text }, true);
+        this.emitDelta('reasoning.delta', event.text, now);
         break;
       case 'message.end':
         if (event.hasToolCalls && event.text.length > 0)
@@ -561,12 +567,15 @@ export class LiveSession implements RequestSession {
         }
         this.segmentText = new TextChunks();
         break;
-      case 'tool.generating':
+      case 'tool.generating': {
+        // Read here, not per event: the mode matters to tool events only, and a streamed reply is thousands of deltas.
+        const mode = this.gateway.toolProgressMode();
         if (mode === 'all' || mode === 'verbose' || event.name === 'clarify')
           this.emit('tool.generating', { name: event.name });
         break;
+      }
       case 'tool.start': {
-        const show = this.showTool(mode, event.name);
+        const show = this.showTool(this.gateway.toolProgressMode(), event.name);
         this.lastToolName = event.name;
         if (!show) break;
         this.shownCalls.add(event.callId);

@@ -56,16 +56,20 @@ class EventQueue {
     return this.length === 0 ? 0 : (this.bytes[this.head] as number);
   }
 
-  /** Removes the oldest event and returns it (undefined when empty). */
-  dropFirst(): EventEnvelope | undefined {
+  /**
+   * Removes the oldest event and returns its seq (undefined when empty). Only the seq: a ring at its cap drops one
+   * event per delta, and making the envelope of each dropped delta again cost two objects per delta.
+   */
+  dropFirst(): number | undefined {
     if (this.length === 0) return undefined;
     const slot = this.head;
-    const params = this.at(slot);
+    const text = this.texts[slot];
+    const seq = text === null || text === undefined ? (this.params[slot]?.seq ?? 0) : (this.seqs[slot] as number);
     this.params[slot] = undefined;
     this.texts[slot] = null;
     this.head = (slot + 1) % this.params.length;
     this.length -= 1;
-    return params;
+    return seq;
   }
 
   /** Emission order of the oldest event, or null when empty. */
@@ -210,11 +214,11 @@ export class ReplayRings {
 
   private dropOldest(ring: Ring): void {
     const bytes = ring.events.firstBytes();
-    const removed = ring.events.dropFirst();
-    if (!removed) return;
+    const removedSeq = ring.events.dropFirst();
+    if (removedSeq === undefined) return;
     ring.bytes -= bytes;
     this.totalBytes -= bytes;
-    ring.evictedThrough = Math.max(ring.evictedThrough, removed.seq ?? 0);
+    ring.evictedThrough = Math.max(ring.evictedThrough, removedSeq);
     // evictedMarks is read only when the ring is gone; evictOldestRing writes it when it drops one.
   }
 

@@ -156,7 +156,17 @@ export function attachGatewayWebSocket(server: Server, options: GatewayWebSocket
       }
       (request.socket as { setNoDelay?: (value: boolean) => void }).setNoDelay?.(true);
       options.gateway.connect(
-        createWebSocketTransport(webSocket, { underlying: socket, maxMessageBytes: maxFrameBytes }),
+        createWebSocketTransport(webSocket, {
+          underlying: socket,
+          maxMessageBytes: maxFrameBytes,
+          writeTextMessages: (texts) => {
+            // Only while `ws` writes its own frames straight to this socket as well (open, no permessage-deflate,
+            // whose sender queues): written now, the batch keeps its place among them.
+            if (webSocket.readyState !== webSocket.OPEN || webSocket.extensions !== '') return false;
+            socket.write(textMessages(texts));
+            return true;
+          },
+        }),
       );
     });
   };
@@ -167,4 +177,38 @@ export function attachGatewayWebSocket(server: Server, options: GatewayWebSocket
     for (const client of sockets.clients) client.terminate();
     sockets.close();
   };
+}
+
+/**
+ * WebSocket text messages from server to client (RFC 6455 §5.2: FIN set, opcode 1, no mask), back to back in one
+ * buffer: the bytes `ws` writes for each of them on its own.
+ */
+export function textMessages(texts: readonly string[]): Buffer {
+  const lengths = new Array<number>(texts.length);
+  let total = 0;
+  for (let index = 0; index < texts.length; index += 1) {
+    const length = Buffer.byteLength(texts[index] as string);
+    lengths[index] = length;
+    total += length + (length < 126 ? 2 : length < 65_536 ? 4 : 10);
+  }
+  const out = Buffer.allocUnsafe(total);
+  let offset = 0;
+  for (let index = 0; index < texts.length; index += 1) {
+    const length = lengths[index] as number;
+    out[offset] = 0x81;
+    if (length < 126) {
+      out[offset + 1] = length;
+      offset += 2;
+    } else if (length < 65_536) {
+      out[offset + 1] = 126;
+      out.writeUInt16BE(length, offset + 2);
+      offset += 4;
+    } else {
+      out[offset + 1] = 127;
+      out.writeBigUInt64BE(BigInt(length), offset + 2);
+      offset += 10;
+    }
+    offset += out.write(texts[index] as string, offset, length, 'utf8');
+  }
+  return out;
 }

@@ -23,6 +23,12 @@ export interface WebSocketTransportOptions {
    * `writeMany` are written with it corked: one write for the batch instead of one per frame (ADR 0024).
    */
   underlying?: { cork(): void; uncork(): void };
+  /**
+   * Writes the frames of one `writeMany` as WebSocket text messages, framed in one buffer and written at once, or
+   * returns false when it cannot now (the transport then sends each through the socket). The server's endpoint gives
+   * it: framing a batch of deltas in one buffer costs a fraction of framing each message through `ws` (ADR 0071).
+   */
+  writeTextMessages?: (texts: readonly string[]) => boolean;
 }
 
 /**
@@ -73,14 +79,15 @@ export function createWebSocketTransport(socket: WebSocketLike, options: WebSock
     },
   });
   const frames = framesOf(frameBatches);
-  const send = (message: unknown) => {
+  const sendText = (text: string) => {
     if (isClosed) return;
     try {
-      socket.send(encodeFrame(message));
+      socket.send(text);
     } catch {
       // A socket that died between the check and the send; its close event runs the detach.
     }
   };
+  const send = (message: unknown) => sendText(encodeFrame(message));
   const writable = new WritableStream<unknown>({ write: send });
   return {
     kind: 'websocket',
@@ -90,8 +97,24 @@ export function createWebSocketTransport(socket: WebSocketLike, options: WebSock
     frameBatches,
     writable,
     writeMany(messages) {
-      // One message per frame (§1.3), without a web-stream hop for each. `ws` writes each frame at once (a system
-      // call per delta); corked, the batch's frames leave in one write, the same bytes.
+      if (isClosed) return;
+      // One message per frame (§1.3), framed together in one buffer where the endpoint can write them so.
+      const writeTextMessages = options.writeTextMessages;
+      if (writeTextMessages !== undefined && messages.length > 1) {
+        const texts = messages.map(encodeFrame);
+        let written = false;
+        try {
+          written = writeTextMessages(texts);
+        } catch {
+          // A socket that died meanwhile; its close event runs the detach.
+          return;
+        }
+        if (written) return;
+        for (const text of texts) sendText(text);
+        return;
+      }
+      // Without a web-stream hop for each. `ws` writes each frame at once (a system call per delta); corked, the
+      // batch's frames leave in one write, the same bytes.
       const underlying = options.underlying;
       if (underlying === undefined || messages.length < 2) {
         for (const message of messages) send(message);
