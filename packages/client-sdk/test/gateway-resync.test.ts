@@ -73,3 +73,61 @@ describe('GatewayClient when the replay ring cannot fill a gap', () => {
     expect(seqs).toEqual([1, 2, ...Array.from({ length: 512 }, (_, index) => 189 + index), 701]);
   });
 });
+
+/**
+ * A gateway stand-in that plays a congested connection whose held deltas were joined (ADR 0059): the deltas of seq
+ * 3–699 arrive as one frame with `first_seq: 3`. Nothing is missing, so nothing is replayed.
+ */
+async function joiningGateway(calls: string[]) {
+  const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+  cleanups.add(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  server.on('connection', (socket: WebSocket) => {
+    socket.send(event('gateway.ready', { skin: {}, change_events: false, replay_epoch: EPOCH, heartbeat: false }));
+    socket.on('message', (data) => {
+      const request = JSON.parse(String(data)) as { id: number | string; method: string; params: unknown };
+      calls.push(request.method);
+      const reply = (result: unknown) => socket.send(JSON.stringify({ jsonrpc: '2.0', id: request.id, result }));
+      if (request.method === 'client.capabilities') reply({ server_requests: true });
+      else if (request.method === 'prompt.submit') {
+        reply({ status: 'streaming' });
+        socket.send(event('message.start', {}, 1));
+        socket.send(event('message.delta', { text: 'a' }, 2));
+        const joined = JSON.parse(event('message.delta', { text: 'j'.repeat(697) }, 699)) as {
+          params: Record<string, unknown>;
+        };
+        joined.params.first_seq = 3;
+        socket.send(JSON.stringify(joined));
+        socket.send(event('message.delta', { text: 'z' }, 700));
+        socket.send(event('message.complete', { text: 'done', usage: USAGE, status: 'complete' }, 701));
+      } else if (request.method === 'session.events.since') {
+        // Answered as a ring that lost seq 3–188 would: taking this path would lose the joined frame's text.
+        reply({ events: [], latest_seq: 701, truncated: true, epoch: EPOCH, open_requests: [] });
+      } else reply({});
+    });
+  });
+  return `ws://127.0.0.1:${(server.address() as AddressInfo).port}/api/ws`;
+}
+
+describe('GatewayClient and a frame of joined deltas', () => {
+  it('takes the seqs from first_seq on as delivered by that frame: no replay, no resync, every character', async () => {
+    const calls: string[] = [];
+    const url = await joiningGateway(calls);
+    const client = await GatewayClient.connect({ connection: { url, token: 't' }, reconnect: false });
+    cleanups.add(() => client.close());
+    const notices: ResyncNotice[] = [];
+    client.onResync((notice) => notices.push(notice));
+    const turn = await client.startTurn({ session_id: SESSION, text: 'go' });
+    const seen: AnyGatewayEvent[] = [];
+    for await (const received of turn.events) seen.push(received);
+    expect((await turn.completed).text).toBe('done');
+    expect(calls).not.toContain('session.events.since');
+    expect(notices).toEqual([]);
+    expect(seen.map((received) => received.seq)).toEqual([1, 2, 699, 700, 701]);
+    const text = seen
+      .filter((received) => received.type === 'message.delta')
+      .map((received) => (received.payload as { text: string }).text)
+      .join('');
+    expect(text).toBe(`a${'j'.repeat(697)}z`);
+  });
+});

@@ -116,11 +116,12 @@ describe('GatewayConnection delta batches (spec tui-gateway §1.4)', () => {
 
   /** A delta frame of one stream as the gateway state hands it over: a frame and the parts to join it by. */
   function deltaOf(key: string, text: string, seq: number): [unknown, DeltaParts] {
-    const rebuild = (joined: string) => ({ key, text: joined, seq });
-    return [rebuild(text), { key, text, rebuild }];
+    const rebuild = (joined: string, firstSeq: number | null = null) =>
+      firstSeq === null ? { key, text: joined, seq } : { key, text: joined, seq, first_seq: firstSeq };
+    return [rebuild(text), { key, text, seq, rebuild }];
   }
 
-  it('joins the deltas held while the peer is congested into one frame with all their text and the newest seq', () => {
+  it('joins the deltas held while the peer is congested into one frame with all their text, the newest seq and the first one’s', () => {
     let buffered = DEFAULT_BACK_PRESSURE.congestionBytes + 1;
     const { transport, writes } = recordingTransport(() => buffered);
     const connection = new GatewayConnection(transport, DEFAULT_BACK_PRESSURE, () => {});
@@ -134,7 +135,9 @@ describe('GatewayConnection delta batches (spec tui-gateway §1.4)', () => {
     expect(writes).toHaveLength(0);
     buffered = 0;
     vi.advanceTimersByTime(10);
-    expect(writes.flatMap((write) => write.frames)).toEqual([{ key: 'message.delta s1', text: expected, seq: 5_000 }]);
+    expect(writes.flatMap((write) => write.frames)).toEqual([
+      { key: 'message.delta s1', text: expected, seq: 5_000, first_seq: 1 },
+    ]);
   });
 
   it('never joins across streams or across a control frame, and keeps their order', () => {
@@ -152,12 +155,12 @@ describe('GatewayConnection delta batches (spec tui-gateway §1.4)', () => {
     buffered = 0;
     vi.advanceTimersByTime(10);
     expect(writes.flatMap((write) => write.frames)).toEqual([
-      { key: 'reasoning.delta s1', text: 'think', seq: 2 },
+      { key: 'reasoning.delta s1', text: 'think', seq: 2, first_seq: 1 },
       { key: 'message.delta s1', text: 'he', seq: 3 },
       { key: 'message.delta s2', text: 'other', seq: 1 },
       { key: 'message.delta s1', text: 'llo', seq: 4 },
       'control',
-      { key: 'message.delta s1', text: '!!', seq: 6 },
+      { key: 'message.delta s1', text: '!!', seq: 6, first_seq: 5 },
     ]);
   });
 
@@ -181,7 +184,7 @@ describe('GatewayConnection delta batches (spec tui-gateway §1.4)', () => {
     vi.advanceTimersByTime(10);
     expect(writes.flatMap((write) => write.frames)).toEqual([
       { key: 'message.delta s1', text: '>', seq: 1 },
-      { key: 'message.delta s1', text: expected, seq: 3_001 },
+      { key: 'message.delta s1', text: expected, seq: 3_001, first_seq: 2 },
     ]);
   });
 
@@ -198,9 +201,11 @@ describe('GatewayConnection delta batches (spec tui-gateway §1.4)', () => {
     }
     buffered = 0;
     vi.advanceTimersByTime(10);
-    const frames = writes.flatMap((write) => write.frames) as { text: string; seq: number }[];
+    const frames = writes.flatMap((write) => write.frames) as { text: string; seq: number; first_seq?: number }[];
     expect(frames).toHaveLength(1);
     expect(frames[0]?.seq).toBe(2_000);
+    // Text was dropped: the frame does not claim the seqs it no longer covers, so the client sees the gap.
+    expect(frames[0]?.first_seq).toBeUndefined();
     expect(frames[0]?.text.length).toBeLessThanOrEqual(options.congestionBytes);
     expect(frames[0]?.text.length).toBeGreaterThan(options.congestionBytes - 50);
     expect(sent.endsWith(frames[0]?.text ?? 'missing')).toBe(true);

@@ -21,12 +21,15 @@ let nextConnectionNumber = 1;
 /**
  * What a delta frame is made of, so that held deltas of one stream can join one frame (ADR 0059): frames that
  * share `key` (one session's `message.delta` or `reasoning.delta`) concatenate their `text`, and `rebuild` makes
- * the joined frame, carrying the newest `seq`.
+ * the joined frame, carrying the newest `seq` and, when it holds every joined delta's text, the first one's seq as
+ * `first_seq`: a client sees that the seqs in between are in this frame, not missing.
  */
 export interface DeltaParts {
   key: string;
   text: string;
-  rebuild: (text: string) => unknown;
+  /** The delta's own seq. */
+  seq: number;
+  rebuild: (text: string, firstSeq: number | null) => unknown;
 }
 
 /** One queued frame; a delta held while the peer is congested may gather the text of the deltas after it. */
@@ -38,6 +41,10 @@ interface PendingFrame {
   joined: string[] | null;
   /** Characters in `joined`. */
   joinedLength: number;
+  /** The seq of the first delta joined into this frame. */
+  firstSeq: number | null;
+  /** Some of the joined text was dropped (past the bound): the frame no longer covers every seq from `firstSeq`. */
+  trimmed: boolean;
 }
 
 /**
@@ -89,7 +96,15 @@ export class GatewayConnection {
     // Read once per frame: nothing below writes before the checks that use it.
     const congested = this.isCongested();
     if (parts && (this.congestionTimer || congested) && this.join(parts)) return;
-    this.pending.push({ frame, delta: delta !== false, parts, joined: null, joinedLength: 0 });
+    this.pending.push({
+      frame,
+      delta: delta !== false,
+      parts,
+      joined: null,
+      joinedLength: 0,
+      firstSeq: null,
+      trimmed: false,
+    });
     if (delta !== false) {
       if (congested) this.dropExcessDeltas();
       // While the peer is congested, the drain retry writes what is held.
@@ -134,6 +149,7 @@ export class GatewayConnection {
     if (!last.joined) {
       last.joined = [last.parts.text];
       last.joinedLength = last.parts.text.length;
+      last.firstSeq = last.parts.seq;
       this.heldJoinedText += last.joinedLength;
     }
     last.joined.push(parts.text);
@@ -151,6 +167,7 @@ export class GatewayConnection {
       }
       const dropped = last.joined.length > 1 ? (last.joined.shift() ?? '') : '';
       if (dropped === '') break;
+      last.trimmed = true;
       last.joinedLength -= dropped.length;
       this.heldJoinedText -= dropped.length;
     }
@@ -174,7 +191,7 @@ export class GatewayConnection {
   private frameOf(entry: PendingFrame): unknown {
     if (!(entry.joined && entry.parts)) return entry.frame;
     this.release(entry);
-    return entry.parts.rebuild(entry.joined.join(''));
+    return entry.parts.rebuild(entry.joined.join(''), entry.trimmed ? null : entry.firstSeq);
   }
 
   private dropExcessDeltas(): void {
@@ -201,8 +218,10 @@ export class GatewayConnection {
         if (!previous.joined) {
           previous.joined = [previous.parts.text];
           previous.joinedLength = previous.parts.text.length;
+          previous.firstSeq = previous.parts.seq;
           this.heldJoinedText += previous.joinedLength;
         }
+        if (entry.trimmed) previous.trimmed = true;
         const texts = entry.joined ?? [entry.parts.text];
         // A joined entry's text is counted already; only a plain delta's text is added.
         if (!entry.joined) this.heldJoinedText += entry.parts.text.length;

@@ -497,9 +497,13 @@ class DeltaFrameHead {
     // The key order of eventFrame and of the envelope, as JSON.stringify writes them.
     this.head = `{"jsonrpc":"2.0","method":"event","params":{"type":${JSON.stringify(type)},"session_id":${JSON.stringify(runtimeId)},"payload":{"text":`;
   }
-  /** The frame of one delta: `encodeFrame(eventFrame({ type, session_id, payload: { text }, seq }))`. */
-  frameText(text: string, seq: number): string {
-    return `${this.head}${JSON.stringify(text)}},"seq":${seq}}}`;
+  /**
+   * The frame of one delta: `encodeFrame(eventFrame({ type, session_id, payload: { text }, seq }))`; a joined one
+   * also names the seq of its first delta (`first_seq`).
+   */
+  frameText(text: string, seq: number, firstSeq: number | null = null): string {
+    const first = firstSeq === null ? '' : `,"first_seq":${firstSeq}`;
+    return `${this.head}${JSON.stringify(text)}},"seq":${seq}${first}}}`;
   }
 }
 
@@ -508,14 +512,14 @@ class DeltaFrameParts implements DeltaParts {
   readonly key: string;
   readonly text: string;
   private readonly head: DeltaFrameHead;
-  private readonly seq: number;
+  readonly seq: number;
   constructor(head: DeltaFrameHead, text: string, seq: number) {
     this.key = head.key;
     this.text = text;
     this.head = head;
     this.seq = seq;
   }
-  rebuild(joined: string): EncodedFrame {
-    return new EncodedFrame(this.head.frameText(joined, this.seq));
+  rebuild(joined: string, firstSeq: number | null): EncodedFrame {
+    return new EncodedFrame(this.head.frameText(joined, this.seq, firstSeq));
   }
 }

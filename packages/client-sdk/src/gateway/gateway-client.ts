@@ -799,7 +799,11 @@ export class GatewayClientBase<TConnection> {
   #applySessionEvent(session: SessionTrack, event: AnyGatewayEvent): void {
     const seq = event.seq as number;
     if (session.lastSeq !== undefined && seq <= session.lastSeq) return;
-    if (session.lastSeq !== undefined && seq > session.lastSeq + 1) {
+    // A frame of deltas the gateway joined for a congested connection holds the text of every seq from its
+    // `first_seq` on (ADR 0075): those seqs are in it, not missing.
+    const firstSeq = event.first_seq;
+    const first = typeof firstSeq === 'number' && firstSeq <= seq ? firstSeq : seq;
+    if (session.lastSeq !== undefined && first > session.lastSeq + 1) {
       // A gap (dropped deltas, or frames lost with a wire): fill it from the replay ring first.
       session.buffer.push(event);
       void this.#catchUp(session, undefined).catch((error: unknown) =>

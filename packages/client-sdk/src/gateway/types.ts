@@ -55,6 +55,11 @@ export interface GatewayEvent<T extends GatewayEventType = GatewayEventType> {
   payload: EventPayload<T>;
   /** Present exactly when `session_id` is not empty (spec §9.3). */
   seq?: number;
+  /**
+   * On a frame of deltas the gateway joined for a congested connection: the seq of the first delta it holds. The seqs
+   * from it to `seq` are all in this frame (ADR 0075).
+   */
+  first_seq?: number;
 }
 
 /** A discriminated union of every event: narrowing on `type` narrows `payload`. */
