@@ -381,7 +381,7 @@ await section('store', async () => {
 });
 
 await section('session resume', async () => {
-  const resume = await runResume(hermesBin, { sessions: quick ? 10 : 30 });
+  const resume = await runResume(hermesBin, { sessions: quick ? 10 : 30, ...(profileDir ? { profileDir } : {}) });
   const ratio = median(resume.roundRatios);
   results.push({
     name: 'session.resume: PostgreSQL / SQLite',
