@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
-import type { Agent, ChatMessage, SessionOptions } from '@hermes/core';
+import type { Agent, ChatMessage, SessionOptions, SessionRow, StoredMessage } from '@hermes/core';
 import type { GatewayConnection } from '../connection.js';
 import type { GatewayState } from '../gateway-state.js';
 import type { LiveSession } from '../live-session.js';
@@ -35,10 +35,18 @@ export async function displayRows(session: LiveSession) {
   return lineageRows(await agent.history({ includeInactive: true }));
 }
 
-/** The live-session snapshot of §9.1. */
-export async function snapshot(session: LiveSession, caller: GatewayConnection | null, omitMessages: boolean) {
+/**
+ * The live-session snapshot of §9.1. `projected` is the session's display projection when the caller has just built
+ * it from the store (a resume); otherwise it is read.
+ */
+export async function snapshot(
+  session: LiveSession,
+  caller: GatewayConnection | null,
+  omitMessages: boolean,
+  projected?: TranscriptMessage[],
+) {
   const gateway = session.gateway;
-  const messages = await projectionOf(session);
+  const messages = projected ?? (await projectionOf(session));
   const openRequests = listOpenRequests(session, caller);
   const status =
     openRequests.length > 0
@@ -227,15 +235,32 @@ export async function sessionResume(context: MethodContext) {
     return { ...(await snapshot(existing, context.connection, omit)), resumed: storedId };
   }
   // A session whose row is open may be live on another instance: then the caller attaches there (ADR 0020).
-  if (gateway.relay && row && row.endedAt === null) {
-    const owner = await gateway.relay.ownerOf(storedId);
-    if (owner)
-      return gateway.relay.resumeRemote(context.connection, owner, { ...params, session_id: storedId }, context.after);
+  const relay = gateway.relay;
+  const askOwner = relay !== null && row !== null && row.endedAt === null;
+  if (askOwner) {
+    const owner = await relay.ownerOf(storedId);
+    if (owner) return relay.resumeRemote(context.connection, owner, { ...params, session_id: storedId }, context.after);
   }
+  // One read of the transcript serves the size check, the runtime's rows and the snapshot (issue 34, ADR 0065): on
+  // PostgreSQL each read is a round trip, and a resume made three of them, and read the row twice more. The row is
+  // read again beside the transcript after asking for an owner, which took time another instance may have written in.
+  let stored: { session: SessionRow; rows: StoredMessage[] } | null = null;
+  if (row) {
+    try {
+      const [session, rows] = await Promise.all([
+        askOwner ? store.getSession(storedId) : row,
+        store.loadConversation(storedId, { includeInactive: true }),
+      ]);
+      if (session) stored = { session, rows };
+    } catch (error) {
+      fail(ErrorCode.genericFailure, `resume failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  const projected = stored ? project(lineageRows(stored.rows)) : undefined;
   const max = gateway.maxResumeMessages();
   if (max > 0) {
-    const rows = lineageRows(await store.loadConversation(storedId, { includeInactive: true }));
-    const count = project(rows).length;
+    const count = (projected ?? project(lineageRows(await store.loadConversation(storedId, { includeInactive: true }))))
+      .length;
     if (count > max)
       fail(
         ErrorCode.sessionTooLarge,
@@ -244,6 +269,8 @@ export async function sessionResume(context: MethodContext) {
   }
   let session: LiveSession | null = null;
   let agent: Agent;
+  // A runtime of this session already in the host (another surface's) is returned as it is, not made from these rows.
+  const madeFromStored = stored !== null && gateway.host.getAgent(storedId) === undefined;
   try {
     agent = await gateway.host.resumeSession(storedId, {
       callbacks: {
@@ -253,6 +280,7 @@ export async function sessionResume(context: MethodContext) {
         secret: (request, signal) => requireLive(session).callbacks().secret(request, signal),
         clientRequest: (request, signal) => requireLive(session).callbacks().clientRequest(request, signal),
       },
+      ...(stored ? { stored } : {}),
     });
   } catch (error) {
     fail(ErrorCode.genericFailure, `resume failed: ${error instanceof Error ? error.message : String(error)}`);
@@ -277,7 +305,8 @@ export async function sessionResume(context: MethodContext) {
   }
   gateway.attach(created, context.connection);
   await gateway.host.live.announced();
-  return { ...(await snapshot(created, context.connection, omit)), resumed: storedId };
+  const ownProjection = madeFromStored ? projected : undefined;
+  return { ...(await snapshot(created, context.connection, omit, ownProjection)), resumed: storedId };
 }
 
 /** `session.activate` (§4.2). */
