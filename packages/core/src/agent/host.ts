@@ -427,7 +427,7 @@ class HostImpl implements HostContext {
     this.assertOpen();
     const stored = options.stored?.session.id === idOrTitle ? options.stored : undefined;
     // An id is looked up before a title, so a row the caller read under this id is the one a lookup would find.
-    if (stored) return this.resumeRow(stored.session, options, { rows: stored.rows });
+    if (stored) return this.resumeRow(stored.session, options, { rows: stored.rows, usage: stored.usage });
     const row = await this.store.resolveSession(idOrTitle);
     if (!row) throw new HermesError('session_not_found', `No session with id or title "${idOrTitle}".`);
     return this.resumeRow(row, options);
@@ -456,7 +456,7 @@ class HostImpl implements HostContext {
   private async resumeRow(
     row: SessionRow,
     options: ResumeOptions,
-    known?: { rows: StoredMessage[]; usage?: UsageByModelRow[] },
+    known?: { rows: StoredMessage[]; usage: UsageByModelRow[] },
   ): Promise<Agent> {
     const live = this.agents.get(row.id);
     if (live && !live.isClosed) return live;
@@ -479,7 +479,7 @@ class HostImpl implements HostContext {
       await this.store.updateSession(row.id, { cwd: options.cwd });
     this.agents.set(row.id, agent);
     this.warmSoon(agent);
-    const usage = known?.usage ?? (await this.store.usageByModel(row.id));
+    const usage = known ? known.usage : await this.store.usageByModel(row.id);
     agent.restoreUsageByModel(usage);
     return agent;
   }

@@ -9,7 +9,7 @@ import type { AgentEvent } from '../events.js';
 import type { LiveSessionHub } from '../live-session-hub.js';
 import type { McpManager, McpServerConfig } from '../mcp/types.js';
 import type { SkillRegistry } from '../skills/types.js';
-import type { RewindResult, SessionRow, SessionStore, StoredMessage } from '../store/types.js';
+import type { RewindResult, SessionStore, StoredMessage, StoredSession } from '../store/types.js';
 import type { CommandRunner, FileAccess, ProcessRegistry, ToolRegistry } from '../tools/types.js';
 import type { InterruptOptions, RunTurnOptions, SteerResult, TurnInput, TurnResult } from '../turn-types.js';
 import type { TurnsInFlight } from '../turns-in-flight.js';
@@ -62,11 +62,10 @@ export interface ResumeOptions {
   fileAccess?: FileAccess;
   commandRunner?: CommandRunner;
   /**
-   * The stored session and every row of its transcript (`loadConversation` with `includeInactive`), when the caller
-   * has just read them to look at the session itself: the resume then reads neither again (issue 34, ADR 0065).
-   * Used only when `session.id` is the id resumed.
+   * The stored session as `SessionStore.readSession` read it, when the caller has just read it to look at the session
+   * itself: the resume then reads none of it again (issue 34, ADR 0065). Used only when `session.id` is the id resumed.
    */
-  stored?: { session: SessionRow; rows: StoredMessage[] };
+  stored?: StoredSession;
 }
 
 /** Options of {@link AgentHost.openSession}: those of a resume, and whether a missing session is created. */

@@ -8,7 +8,7 @@
 import type pg from 'pg';
 import type { PgConnection } from './pg-connection.js';
 import { toUsageByModelRow } from './store-common.js';
-import type { SessionRow, StoredMessage, UsageByModelRow } from './types.js';
+import type { SessionRow, StoredMessage, StoredSession, UsageByModelRow } from './types.js';
 
 /** Row ids, millisecond timestamps and token counts are `bigint`: read as JS numbers (they stay far below 2^53). */
 const INT8_OID = 20;
@@ -46,6 +46,35 @@ const SESSION_BY_ID_OR_TITLE = `SELECT * FROM (
     LIMIT 1)
 ) AS found ORDER BY rank LIMIT 1`;
 
+/** Each transcript row as a JSON array, in the column order {@link storedMessageOf} reads. */
+const MESSAGE_ARRAY = `json_build_array(m.id, m.session_id, m.turn_id, m.role, m.content, m.content_parts, m.tool_calls,
+  m.tool_call_id, m.tool_name, m.reasoning, m.provider_metadata, m.timestamp, m.token_count, m.finish_reason, m.active,
+  m.compacted, m.superseded_by, m.display_kind, m.display_metadata)`;
+
+/**
+ * A session found as {@link SESSION_BY_ID_OR_TITLE} finds it, with its transcript, its usage and its lease holder, in
+ * one row of one statement (one snapshot, one round trip): the rows and the usage as JSON arrays, which PostgreSQL
+ * builds and `JSON.parse` reads at once, where a result row per message costs `pg` a parse per field.
+ */
+const STORED_SESSION = `WITH found AS (
+  SELECT * FROM (
+    SELECT 0 AS rank, sessions.* FROM sessions WHERE id = $1
+    UNION ALL
+    (SELECT 1 AS rank, sessions.* FROM sessions WHERE $2::text IS NOT NULL AND lower(title) = lower($2::text) LIMIT 1)
+  ) AS candidates ORDER BY rank LIMIT 1
+)
+SELECT ${SESSION_COLUMNS},
+  (SELECT coalesce(json_agg(${MESSAGE_ARRAY} ORDER BY m.id), '[]') FROM messages m WHERE m.session_id = s.id)
+    AS "transcriptRows",
+  (SELECT coalesce(json_agg(json_build_object('sessionId', u.session_id, 'provider', u.provider, 'model', u.model,
+      'task', u.task, 'apiCalls', u.api_calls, 'inputTokens', u.input_tokens, 'outputTokens', u.output_tokens,
+      'cacheReadTokens', u.cache_read_tokens, 'cacheWriteTokens', u.cache_write_tokens,
+      'reasoningTokens', u.reasoning_tokens, 'costUsd', u.cost_usd, 'costStatus', u.cost_status,
+      'updatedAt', u.updated_at) ORDER BY u.task COLLATE "C", u.provider COLLATE "C", u.model COLLATE "C"), '[]')
+    FROM usage_by_model u WHERE u.session_id = s.id) AS "usageRows",
+  (SELECT l.holder FROM turn_leases l WHERE l.session_id = s.id AND l.expires_at > $3) AS "leaseHolder"
+FROM found s`;
+
 /**
  * The session's rows in order, and whether it exists, in one statement: no row at all when the session is missing,
  * one row of nulls when it has no messages (the LEFT JOIN keeps the session's side).
@@ -71,6 +100,11 @@ const USAGE_BY_MODEL = `SELECT session_id AS "sessionId", provider, model, task,
 
 type SessionRecord = Omit<SessionRow, 'modelConfig'> & { modelConfig: SessionRow['modelConfig'] };
 type UsageRecord = Parameters<typeof toUsageByModelRow>[0];
+interface StoredSessionColumns {
+  transcriptRows: unknown[][];
+  usageRows: UsageRecord[];
+  leaseHolder: string | null;
+}
 
 /** The store's single-statement reads of one session, over its connection's pool. */
 export class PgSessionReads {
@@ -107,6 +141,23 @@ export class PgSessionReads {
     if (!row) return null;
     const { rank: _rank, ...session } = row;
     return { ...session, modelConfig: { ...session.modelConfig } };
+  }
+
+  /** The session with this id, else this (normalised) title, its transcript, usage and lease holder at `now`. */
+  async storedSession(id: string, title: string | null, now: number): Promise<StoredSession | null> {
+    const [row] = await this.run<SessionRecord & StoredSessionColumns>('hermes_stored_session_v1', STORED_SESSION, [
+      id,
+      title,
+      now,
+    ]);
+    if (!row) return null;
+    const { transcriptRows, usageRows, leaseHolder, ...session } = row;
+    return {
+      session: { ...session, modelConfig: { ...session.modelConfig } },
+      rows: transcriptRows.map(storedMessageOf),
+      usage: usageRows.map(toUsageByModelRow),
+      leaseHolder,
+    };
   }
 
   /** The session's rows in order (active ones only unless `includeInactive`), or null when it does not exist. */

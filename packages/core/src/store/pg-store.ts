@@ -81,6 +81,7 @@ import type {
   SessionStore,
   SessionSummary,
   StoredMessage,
+  StoredSession,
   TurnCommit,
   TurnLease,
   UsageByModelRow,
@@ -276,6 +277,10 @@ export class PostgresSessionStore implements SessionStore {
 
   async resolveSession(idOrTitle: string): Promise<SessionRow | null> {
     return this.reads.sessionByIdOrTitle(idOrTitle, normalizeTitle(idOrTitle));
+  }
+
+  async readSession(idOrTitle: string): Promise<StoredSession | null> {
+    return this.reads.storedSession(idOrTitle, normalizeTitle(idOrTitle), this.now);
   }
 
   async listSessions(query: ListQuery = {}): Promise<Page<SessionSummary>> {

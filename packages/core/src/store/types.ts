@@ -396,11 +396,28 @@ export interface RunStore {
   ): Promise<{ holders: string[]; leases: number; runs: number }>;
 }
 
+/** A stored session as a resume reads it ({@link SessionStore.readSession}): all of it from one snapshot. */
+export interface StoredSession {
+  session: SessionRow;
+  /** Every row of its transcript in id order, inactive ones included (`loadConversation` with `includeInactive`). */
+  rows: StoredMessage[];
+  /** As `usageByModel` returns it. */
+  usage: UsageByModelRow[];
+  /** The holder of an unexpired turn lease on the session, or null. */
+  leaseHolder: string | null;
+}
+
 /** The durable session store (spec/core.md §9.3). */
 export interface SessionStore {
   createSession(init: NewSession, seed?: NewMessage[]): Promise<SessionRow>;
   getSession(id: string): Promise<SessionRow | null>;
   resolveSession(idOrTitle: string): Promise<SessionRow | null>;
+  /**
+   * The session with this id, else this title (as `resolveSession` finds it), with its whole transcript, its usage by
+   * model and its lease holder, read in one snapshot; null when there is none. What a resume reads: on PostgreSQL one
+   * statement, where the separate reads took a round trip each (issue 34, ADR 0065).
+   */
+  readSession(idOrTitle: string): Promise<StoredSession | null>;
   listSessions(query?: ListQuery): Promise<Page<SessionSummary>>;
   updateSession(id: string, patch: SessionPatch, options?: WriteOptions): Promise<void>;
   endSession(id: string, endReason: string): Promise<void>;

@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
-import type { Agent, ChatMessage, SessionOptions, SessionRow, StoredMessage } from '@hermes/core';
+import type { Agent, ChatMessage, ListeningInstances, SessionOptions, StoredSession } from '@hermes/core';
 import type { GatewayConnection } from '../connection.js';
 import type { GatewayState } from '../gateway-state.js';
 import type { LiveSession } from '../live-session.js';
@@ -211,13 +211,17 @@ export async function sessionResume(context: MethodContext) {
   const omit = booleanParam(params, 'omit_messages') ?? false;
   let storedId: string | null = null;
   const store = gateway.host.store;
-  let row: Awaited<ReturnType<typeof store.resolveSession>>;
+  const relay = gateway.relay;
+  // The session, its transcript, usage and lease in one read (one statement on PostgreSQL), and beside it the
+  // instances listening on the bus: for an open session live nowhere else, all a resume reads (issue 34, ADR 0065).
+  let found: StoredSession | null;
+  let listed: ListeningInstances | null = null;
   try {
-    row = await store.resolveSession(target);
+    [found, listed] = await Promise.all([store.readSession(target), relay ? relay.listening() : null]);
   } catch (error) {
     fail(ErrorCode.genericFailure, `resume failed: ${error instanceof Error ? error.message : String(error)}`);
   }
-  if (row) storedId = row.id;
+  if (found) storedId = found.session.id;
   else {
     const live = [...gateway.sessions.values()].find(
       (candidate) =>
@@ -232,31 +236,27 @@ export async function sessionResume(context: MethodContext) {
   const existing = gateway.sessionByStoredId(storedId);
   if (existing) {
     gateway.attach(existing, context.connection);
-    return { ...(await snapshot(existing, context.connection, omit)), resumed: storedId };
+    // A stored session's projection is read from the store: the read above is that read.
+    const projection = found && existing.agent.persisted ? project(lineageRows(found.rows)) : undefined;
+    return { ...(await snapshot(existing, context.connection, omit, projection)), resumed: storedId };
   }
   // A session whose row is open may be live on another instance: then the caller attaches there (ADR 0020).
-  const relay = gateway.relay;
-  const askOwner = relay !== null && row !== null && row.endedAt === null;
-  if (askOwner) {
-    const owner = await relay.ownerOf(storedId);
+  if (relay && found && found.session.endedAt === null) {
+    const { owner, asked } = await relay.ownerOf(storedId, { listed, leaseHolder: found.leaseHolder });
     if (owner) return relay.resumeRemote(context.connection, owner, { ...params, session_id: storedId }, context.after);
-  }
-  // One read of the transcript serves the size check, the runtime's rows and the snapshot (issue 34, ADR 0065): on
-  // PostgreSQL each read is a round trip, and a resume made three of them, and read the row twice more. The row is
-  // read again beside the transcript after asking for an owner, which took time another instance may have written in.
-  let stored: { session: SessionRow; rows: StoredMessage[] } | null = null;
-  if (row) {
-    try {
-      const [session, rows] = await Promise.all([
-        askOwner ? store.getSession(storedId) : row,
-        store.loadConversation(storedId, { includeInactive: true }),
-      ]);
-      if (session) stored = { session, rows };
-    } catch (error) {
-      fail(ErrorCode.genericFailure, `resume failed: ${error instanceof Error ? error.message : String(error)}`);
+    // The answers took time, in which another instance may have written: read the session again.
+    if (asked) {
+      try {
+        found = await store.readSession(storedId);
+      } catch (error) {
+        fail(ErrorCode.genericFailure, `resume failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
+      if (!found) fail(ErrorCode.storedSessionNotFound, 'session not found');
     }
   }
-  const projected = stored ? project(lineageRows(stored.rows)) : undefined;
+  // The one read serves the size check, the runtime (its row, rows and usage) and the snapshot: a resume used to read
+  // the transcript three times and the row twice, each a round trip or more on PostgreSQL.
+  const projected = found ? project(lineageRows(found.rows)) : undefined;
   const max = gateway.maxResumeMessages();
   if (max > 0) {
     const count = (projected ?? project(lineageRows(await store.loadConversation(storedId, { includeInactive: true }))))
@@ -270,7 +270,7 @@ export async function sessionResume(context: MethodContext) {
   let session: LiveSession | null = null;
   let agent: Agent;
   // A runtime of this session already in the host (another surface's) is returned as it is, not made from these rows.
-  const madeFromStored = stored !== null && gateway.host.getAgent(storedId) === undefined;
+  const madeFromStored = found !== null && gateway.host.getAgent(storedId) === undefined;
   try {
     agent = await gateway.host.resumeSession(storedId, {
       callbacks: {
@@ -280,7 +280,7 @@ export async function sessionResume(context: MethodContext) {
         secret: (request, signal) => requireLive(session).callbacks().secret(request, signal),
         clientRequest: (request, signal) => requireLive(session).callbacks().clientRequest(request, signal),
       },
-      ...(stored ? { stored } : {}),
+      ...(found ? { stored: found } : {}),
     });
   } catch (error) {
     fail(ErrorCode.genericFailure, `resume failed: ${error instanceof Error ? error.message : String(error)}`);
