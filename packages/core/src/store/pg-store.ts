@@ -738,15 +738,18 @@ export class PostgresSessionStore implements SessionStore {
     return row;
   }
 
-  private updateExisting(id: string, fields: () => Partial<SessionRecord>): Promise<void> {
-    return this.connection.write('other', async (tx) => {
-      const updated = await tx
+  private async updateExisting(id: string, fields: () => Partial<SessionRecord>): Promise<void> {
+    // One statement is a transaction of its own: no BEGIN and COMMIT around it (two round trips of three; issue 34,
+    // every session.close ends its session this way).
+    const updated = await this.connection.withRetry('other', async () => {
+      this.connection.assertOpen();
+      return this.connection.db
         .update(sessions)
         .set({ ...fields(), lastActivityAt: this.now })
         .where(eq(sessions.id, id))
         .returning({ id: sessions.id });
-      if (updated.length === 0) throw sessionNotFound(id);
     });
+    if (updated.length === 0) throw sessionNotFound(id);
   }
 
   private async refreshCounters(tx: PgTransaction, sessionId: string): Promise<void> {
