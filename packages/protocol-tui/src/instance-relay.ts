@@ -148,8 +148,13 @@ export class InstanceRelay {
 
   // ---- B: the client's instance ----------------------------------------------------------------
 
+  /** This instance's holder id on the bus. */
+  get holder(): string {
+    return this.bus.holder;
+  }
+
   /** The other instances listening on the bus now, or null when they could not be listed. */
-  listening(): Promise<ListeningInstances | null> {
+  private listening(): Promise<ListeningInstances | null> {
     return this.bus.listening().catch(() => null);
   }
 
@@ -158,8 +163,8 @@ export class InstanceRelay {
    * instance that holds the session's turn lease but does not answer (frozen, overloaded) makes this throw: resuming a
    * second copy beside its running turn would split the session.
    *
-   * `known` is what the caller read a moment ago: the listening instances ({@link listening}) and the session's lease
-   * holder. When no other instance listens, none is asked (none could hear the question, nor hold the session's
+   * `known` is what the caller read a moment ago: the listening instances (`SessionStore.readSession` with
+   * `listeningBesides`, or `RunBus.listening`) and the session's lease holder. When no other instance listens, none is asked (none could hear the question, nor hold the session's
    * frames) and the lease read with the list decides; `asked` is then false, and what the caller read beside the list
    * is still current. Otherwise the question goes out as it always did, and the lease is read again after the answers.
    */

@@ -6,6 +6,7 @@
  * named statement once per connection and then only binds it, so neither the SQL nor its plan is built again.
  */
 import type pg from 'pg';
+import { LISTENER_NAME_PREFIX, listeningFrom } from './pg-bus.js';
 import type { PgConnection } from './pg-connection.js';
 import { toUsageByModelRow } from './store-common.js';
 import type { SessionRow, StoredMessage, StoredSession, UsageByModelRow } from './types.js';
@@ -56,7 +57,8 @@ const MESSAGE_ARRAY = `json_build_array(m.id, m.session_id, m.turn_id, m.role, m
  * one row of one statement (one snapshot, one round trip): the rows and the usage as JSON arrays, which PostgreSQL
  * builds and `JSON.parse` reads at once, where a result row per message costs `pg` a parse per field.
  */
-const STORED_SESSION = `WITH found AS (
+function storedSessionQuery(listing: boolean): string {
+  return `WITH found AS (
   SELECT * FROM (
     SELECT 0 AS rank, sessions.* FROM sessions WHERE id = $1
     UNION ALL
@@ -72,8 +74,19 @@ SELECT ${SESSION_COLUMNS},
       'reasoningTokens', u.reasoning_tokens, 'costUsd', u.cost_usd, 'costStatus', u.cost_status,
       'updatedAt', u.updated_at) ORDER BY u.task COLLATE "C", u.provider COLLATE "C", u.model COLLATE "C"), '[]')
     FROM usage_by_model u WHERE u.session_id = s.id) AS "usageRows",
-  (SELECT l.holder FROM turn_leases l WHERE l.session_id = s.id AND l.expires_at > $3) AS "leaseHolder"
+  (SELECT l.holder FROM turn_leases l WHERE l.session_id = s.id AND l.expires_at > $3) AS "leaseHolder"${
+    listing
+      ? `,
+  (SELECT coalesce(array_agg(DISTINCT a.application_name), '{}') FROM pg_stat_activity a
+    WHERE a.datname = current_database() AND starts_with(a.application_name, $4)) AS "listenerNames"`
+      : ''
+  }
 FROM found s`;
+}
+
+const STORED_SESSION = storedSessionQuery(false);
+/** The same with the run buses listening on this database (`pg-bus.ts`), as `PgRunBus.listening` lists them. */
+const STORED_SESSION_LISTENING = storedSessionQuery(true);
 
 /**
  * The session's rows in order, and whether it exists, in one statement: no row at all when the session is missing,
@@ -104,6 +117,7 @@ interface StoredSessionColumns {
   transcriptRows: unknown[][];
   usageRows: UsageRecord[];
   leaseHolder: string | null;
+  listenerNames?: string[];
 }
 
 /** The store's single-statement reads of one session, over its connection's pool. */
@@ -143,20 +157,30 @@ export class PgSessionReads {
     return { ...session, modelConfig: { ...session.modelConfig } };
   }
 
-  /** The session with this id, else this (normalised) title, its transcript, usage and lease holder at `now`. */
-  async storedSession(id: string, title: string | null, now: number): Promise<StoredSession | null> {
-    const [row] = await this.run<SessionRecord & StoredSessionColumns>('hermes_stored_session_v1', STORED_SESSION, [
-      id,
-      title,
-      now,
-    ]);
+  /**
+   * The session with this id, else this (normalised) title, its transcript, usage and lease holder at `now`; with
+   * `listeningBesides` (this instance's holder id), also the other instances whose run bus listens.
+   */
+  async storedSession(
+    id: string,
+    title: string | null,
+    now: number,
+    listeningBesides?: string,
+  ): Promise<StoredSession | null> {
+    const listing = listeningBesides !== undefined;
+    const [row] = await this.run<SessionRecord & StoredSessionColumns>(
+      listing ? 'hermes_stored_session_listening_v1' : 'hermes_stored_session_v1',
+      listing ? STORED_SESSION_LISTENING : STORED_SESSION,
+      listing ? [id, title, now, LISTENER_NAME_PREFIX] : [id, title, now],
+    );
     if (!row) return null;
-    const { transcriptRows, usageRows, leaseHolder, ...session } = row;
+    const { transcriptRows, usageRows, leaseHolder, listenerNames, ...session } = row;
     return {
       session: { ...session, modelConfig: { ...session.modelConfig } },
       rows: transcriptRows.map(storedMessageOf),
       usage: usageRows.map(toUsageByModelRow),
       leaseHolder,
+      ...(listeningBesides !== undefined ? { listening: listeningFrom(listenerNames ?? [], listeningBesides) } : {}),
     };
   }
 

@@ -72,6 +72,7 @@ import type {
   NewMessage,
   NewSession,
   Page,
+  ReadSessionOptions,
   RecordedTurn,
   RewindResult,
   SearchHit,
@@ -279,8 +280,8 @@ export class PostgresSessionStore implements SessionStore {
     return this.reads.sessionByIdOrTitle(idOrTitle, normalizeTitle(idOrTitle));
   }
 
-  async readSession(idOrTitle: string): Promise<StoredSession | null> {
-    return this.reads.storedSession(idOrTitle, normalizeTitle(idOrTitle), this.now);
+  async readSession(idOrTitle: string, options: ReadSessionOptions = {}): Promise<StoredSession | null> {
+    return this.reads.storedSession(idOrTitle, normalizeTitle(idOrTitle), this.now, options.listeningBesides);
   }
 
   async listSessions(query: ListQuery = {}): Promise<Page<SessionSummary>> {

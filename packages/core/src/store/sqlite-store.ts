@@ -84,6 +84,7 @@ import type {
   NewMessage,
   NewSession,
   Page,
+  ReadSessionOptions,
   RecordedTurn,
   RewindResult,
   SearchHit,
@@ -362,7 +363,7 @@ export class SqliteSessionStore implements SessionStore {
     });
   }
 
-  async readSession(idOrTitle: string): Promise<StoredSession | null> {
+  async readSession(idOrTitle: string, options: ReadSessionOptions = {}): Promise<StoredSession | null> {
     const usage = this.usageStatement();
     this.leaseHolderOf ??= this.connection.sqlite
       .prepare('SELECT holder FROM turn_leases WHERE session_id = ? AND expires_at > ?')
@@ -377,6 +378,8 @@ export class SqliteSessionStore implements SessionStore {
         rows: (this.loadStatement(true).all(found.id) as unknown[][]).map(storedMessageFromColumns),
         usage: usage.all({ sessionId: found.id }).map(toUsageByModelRow),
         leaseHolder: holder ?? null,
+        // One process on one file: no other instance listens (the in-process run bus has none either).
+        ...(options.listeningBesides !== undefined ? { listening: { size: 0, covers: () => true } } : {}),
       };
     });
   }

@@ -1,4 +1,5 @@
 import type { ContentPart, CostStatus, JsonObject, JsonValue, StoredToolCall, TitleSource, Usage } from '../types.js';
+import type { ListeningInstances } from './run-bus-types.js';
 
 /** Kinds of session rows. */
 export type SessionKind = 'root' | 'branch' | 'subagent';
@@ -405,6 +406,18 @@ export interface StoredSession {
   usage: UsageByModelRow[];
   /** The holder of an unexpired turn lease on the session, or null. */
   leaseHolder: string | null;
+  /** With `listeningBesides`: the other instances whose run bus listens now, as `RunBus.listening` lists them. */
+  listening?: ListeningInstances;
+}
+
+/** Options of {@link SessionStore.readSession}. */
+export interface ReadSessionOptions {
+  /**
+   * Also list the other instances whose run bus listens right now (as `RunBus.listening` does), this instance being
+   * the holder `listeningBesides`: a resume needs both, and on PostgreSQL they come from the same statement. The
+   * SQLite store has no other instance.
+   */
+  listeningBesides?: string;
 }
 
 /** The durable session store (spec/core.md §9.3). */
@@ -417,7 +430,7 @@ export interface SessionStore {
    * model and its lease holder, read in one snapshot; null when there is none. What a resume reads: on PostgreSQL one
    * statement, where the separate reads took a round trip each (issue 34, ADR 0065).
    */
-  readSession(idOrTitle: string): Promise<StoredSession | null>;
+  readSession(idOrTitle: string, options?: ReadSessionOptions): Promise<StoredSession | null>;
   listSessions(query?: ListQuery): Promise<Page<SessionSummary>>;
   updateSession(id: string, patch: SessionPatch, options?: WriteOptions): Promise<void>;
   endSession(id: string, endReason: string): Promise<void>;

@@ -254,6 +254,11 @@ describe.each<StoreLocation>(STORE_LOCATIONS)('sessions (%s)', (location) => {
     expect(await store.readSession(id)).toEqual(expected);
     expect(await store.readSession('RESUME me')).toEqual(expected);
     expect(await store.readSession('nothing like it')).toBeNull();
+    // No run bus listens on this store: asked for the listening instances, it lists none.
+    const { listening, ...withListing } = (await store.readSession(id, { listeningBesides: 'me' })) ?? {};
+    expect(withListing).toEqual(expected);
+    expect(listening?.size).toBe(0);
+    expect(listening?.covers([])).toBe(true);
 
     const empty = sessionId();
     await store.createSession({ id: empty });

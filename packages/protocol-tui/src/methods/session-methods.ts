@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
-import type { Agent, ChatMessage, ListeningInstances, SessionOptions, StoredSession } from '@hermes/core';
+import type { Agent, ChatMessage, SessionOptions, StoredSession } from '@hermes/core';
 import type { GatewayConnection } from '../connection.js';
 import type { GatewayState } from '../gateway-state.js';
 import type { LiveSession } from '../live-session.js';
@@ -212,12 +212,11 @@ export async function sessionResume(context: MethodContext) {
   let storedId: string | null = null;
   const store = gateway.host.store;
   const relay = gateway.relay;
-  // The session, its transcript, usage and lease in one read (one statement on PostgreSQL), and beside it the
-  // instances listening on the bus: for an open session live nowhere else, all a resume reads (issue 34, ADR 0065).
+  // The session, its transcript, usage and lease, and the instances listening on the bus, in one read (one statement
+  // on PostgreSQL): for an open session live nowhere else, all a resume reads (issue 34, ADR 0065).
   let found: StoredSession | null;
-  let listed: ListeningInstances | null = null;
   try {
-    [found, listed] = await Promise.all([store.readSession(target), relay ? relay.listening() : null]);
+    found = await store.readSession(target, relay ? { listeningBesides: relay.holder } : {});
   } catch (error) {
     fail(ErrorCode.genericFailure, `resume failed: ${error instanceof Error ? error.message : String(error)}`);
   }
@@ -242,7 +241,8 @@ export async function sessionResume(context: MethodContext) {
   }
   // A session whose row is open may be live on another instance: then the caller attaches there (ADR 0020).
   if (relay && found && found.session.endedAt === null) {
-    const { owner, asked } = await relay.ownerOf(storedId, { listed, leaseHolder: found.leaseHolder });
+    const known = { listed: found.listening ?? null, leaseHolder: found.leaseHolder };
+    const { owner, asked } = await relay.ownerOf(storedId, known);
     if (owner) return relay.resumeRemote(context.connection, owner, { ...params, session_id: storedId }, context.after);
     // The answers took time, in which another instance may have written: read the session again.
     if (asked) {
