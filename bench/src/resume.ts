@@ -80,13 +80,21 @@ interface Gateway {
   child: ChildProcess;
   request(method: string, params: object): Promise<{ result?: Record<string, unknown>; error?: unknown }>;
   cpu(): number;
-  close(): void;
+  close(): Promise<void>;
 }
 
-async function startGateway(bin: string, env: NodeJS.ProcessEnv, label: string): Promise<Gateway> {
+async function startGateway(
+  bin: string,
+  env: NodeJS.ProcessEnv,
+  label: string,
+  profileDir: string | undefined,
+): Promise<Gateway> {
   const isolation = setUpIsolation();
   const group = isolation.serverGroup(`resume ${label}`, null);
-  const child = spawn(process.execPath, [bin, 'gateway'], { env, stdio: ['pipe', 'pipe', 'ignore'] });
+  const profile = profileDir
+    ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=resume-${label}.cpuprofile`]
+    : [];
+  const child = spawn(process.execPath, [...profile, bin, 'gateway'], { env, stdio: ['pipe', 'pipe', 'ignore'] });
   if (group && child.pid !== undefined) group.add(child.pid);
   const waiters = new Map<number, (frame: { result?: Record<string, unknown>; error?: unknown }) => void>();
   let ready: () => void = () => {};
@@ -132,7 +140,15 @@ async function startGateway(bin: string, env: NodeJS.ProcessEnv, label: string):
       return Promise.race([answered, exited]);
     },
     cpu: cpuMeter(child.pid as number, group),
-    close: () => child.kill('SIGKILL'),
+    async close() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      // SIGTERM lets `--cpu-prof` write its profile; SIGKILL after 10 s, or at once without a profile.
+      const ended = new Promise((resolve) => child.once('exit', resolve));
+      child.kill(profileDir ? 'SIGTERM' : 'SIGKILL');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await ended;
+      clearTimeout(timer);
+    },
   };
 }
 
@@ -153,7 +169,7 @@ async function resumeAll(gateway: Gateway, ids: string[]): Promise<{ medianMs: n
 /** The benchmark: `sessions` stored sessions per store, `rounds` interleaved rounds of resuming all of them. */
 export async function runResume(
   bin: string,
-  options: { sessions?: number; rounds?: number } = {},
+  options: { sessions?: number; rounds?: number; profileDir?: string } = {},
 ): Promise<ResumeResult> {
   const sessions = options.sessions ?? 30;
   const rounds = Math.max(3, options.rounds ?? 3);
@@ -172,9 +188,14 @@ export async function runResume(
       const postgresIds = await seed(postgresStore, total);
       await postgresStore.close();
       const env = { PATH: process.env.PATH ?? '', HOME: home, HERMES_HOME: home };
-      const sqlite = await startGateway(bin, env, 'sqlite');
+      const sqlite = await startGateway(bin, env, 'sqlite', options.profileDir);
       gateways.push(sqlite);
-      const postgres = await startGateway(bin, { ...env, HERMES_DATABASE_URL: databaseUrl }, 'postgres');
+      const postgres = await startGateway(
+        bin,
+        { ...env, HERMES_DATABASE_URL: databaseUrl },
+        'postgres',
+        options.profileDir,
+      );
       gateways.push(postgres);
       // One uncounted pass each: the first resumes compile the code and open the connections.
       await resumeAll(sqlite, sqliteIds.slice(rounds * sessions));
@@ -202,7 +223,7 @@ export async function runResume(
         databaseGiven: databaseIsGiven(),
       };
     } finally {
-      for (const gateway of gateways) gateway.close();
+      for (const gateway of gateways) await gateway.close();
       rmSync(home, { recursive: true, force: true });
     }
   });

@@ -49,7 +49,7 @@ const scaleQuota = quotaIndex > 0 ? Number(process.argv[quotaIndex + 1]) : undef
 const isolation = setUpIsolation();
 process.stderr.write(`bench: isolation: ${isolation.description}\n`);
 const profileIndex = process.argv.indexOf('--profile');
-/** `--profile DIR`: the agent processes of the stream paths and the turn-cost servers write CPU profiles there. */
+/** `--profile DIR`: the agent processes of the stream paths, the turn-cost servers and the resume section's gateways write CPU profiles there. */
 const profileDir = profileIndex > 0 ? process.argv[profileIndex + 1] : undefined;
 const require = createRequire(import.meta.url);
 const hermesBin = join(dirname(require.resolve('@hermes/cli/package.json')), 'dist', 'bin.js');
@@ -440,7 +440,7 @@ await section('store', async () => {
 });
 
 await section('session resume', async () => {
-  const resume = await runResume(hermesBin, { sessions: quick ? 10 : 30 });
+  const resume = await runResume(hermesBin, { sessions: quick ? 10 : 30, ...(profileDir ? { profileDir } : {}) });
   const ratio = median(resume.roundRatios);
   results.push({
     name: 'session.resume: PostgreSQL / SQLite',

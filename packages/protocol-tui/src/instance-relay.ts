@@ -148,33 +148,59 @@ export class InstanceRelay {
 
   // ---- B: the client's instance ----------------------------------------------------------------
 
+  /** This instance's holder id on the bus. */
+  get holder(): string {
+    return this.bus.holder;
+  }
+
+  /** The other instances listening on the bus now, or null when they could not be listed. */
+  private listening(): Promise<ListeningInstances | null> {
+    return this.bus.listening().catch(() => null);
+  }
+
   /**
-   * The instance where the session with this stored id is live, or null when it is live nowhere else. An instance
-   * that holds the session's turn lease but does not answer (frozen, overloaded) makes this throw: resuming a
+   * The instance where the session with this stored id is live (`owner`), or null when it is live nowhere else. An
+   * instance that holds the session's turn lease but does not answer (frozen, overloaded) makes this throw: resuming a
    * second copy beside its running turn would split the session.
+   *
+   * `known` is what the caller read a moment ago: the listening instances (`SessionStore.readSession` with
+   * `listeningBesides`, or `RunBus.listening`) and the session's lease holder. When no other instance listens, none is asked (none could hear the question, nor hold the session's
+   * frames) and the lease read with the list decides; `asked` is then false, and what the caller read beside the list
+   * is still current. Otherwise the question goes out as it always did, and the lease is read again after the answers.
    */
-  async ownerOf(storedId: string): Promise<string | null> {
-    const owner = await this.askOwner(storedId);
-    if (owner) return owner;
-    const holder = await this.bus.leaseHolder(storedId).catch(() => null);
+  async ownerOf(
+    storedId: string,
+    known?: { listed: ListeningInstances | null; leaseHolder: string | null },
+  ): Promise<{ owner: string | null; asked: boolean }> {
+    if (known?.listed && known.listed.size === 0) {
+      this.refuseForeignLease(known.leaseHolder);
+      return { owner: null, asked: false };
+    }
+    const owner = await this.askOwner(storedId, known?.listed ?? null);
+    if (owner) return { owner, asked: true };
+    this.refuseForeignLease(await this.bus.leaseHolder(storedId).catch(() => null));
+    return { owner: null, asked: true };
+  }
+
+  private refuseForeignLease(holder: string | null): void {
     if (holder && holder !== this.bus.holder)
       throw new RpcError(
         ErrorCode.genericFailure,
         `resume failed: the session is live on instance ${holder}, which did not answer; retry resume`,
         { reason: 'session_owner_unreachable', holder },
       );
-    return null;
   }
 
   /**
    * Broadcasts `who` and resolves with the instance that answers `here`, or with null once every instance listening on
    * the bus (listed by PostgreSQL) has answered `not-here`, or after `ownerWaitMs` when one of them has not (it may be
    * slow, or not run a relay). An instance not listening cannot hear the question, nor hold the session's frames.
+   * `known` is the list when the caller has just read it; otherwise it is read while the question travels.
    */
-  private askOwner(storedId: string): Promise<string | null> {
+  private askOwner(storedId: string, known: ListeningInstances | null): Promise<string | null> {
     const ask = `${this.bus.holder}#${++this.serial}`;
     const notHere = new Set<string>();
-    let listed: ListeningInstances | null = null;
+    let listed: ListeningInstances | null = known;
     return new Promise<string | null>((resolve) => {
       const settle = (owner: string | null) => {
         if (!this.asks.delete(ask)) return;
@@ -201,10 +227,8 @@ export class InstanceRelay {
         },
       });
       // Listed while the question travels; an instance that starts listening after the list was read answers too.
-      void this.bus
-        .listening()
-        .catch(() => null)
-        .then((instances) => {
+      if (!known)
+        void this.listening().then((instances) => {
           listed = instances;
           answeredByAll();
         });

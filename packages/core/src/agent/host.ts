@@ -425,6 +425,9 @@ class HostImpl implements HostContext {
 
   async resumeSession(idOrTitle: string, options: ResumeOptions = {}): Promise<Agent> {
     this.assertOpen();
+    const stored = options.stored?.session.id === idOrTitle ? options.stored : undefined;
+    // An id is looked up before a title, so a row the caller read under this id is the one a lookup would find.
+    if (stored) return this.resumeRow(stored.session, options, { rows: stored.rows, usage: stored.usage });
     const row = await this.store.resolveSession(idOrTitle);
     if (!row) throw new HermesError('session_not_found', `No session with id or title "${idOrTitle}".`);
     return this.resumeRow(row, options);
@@ -470,6 +473,7 @@ class HostImpl implements HostContext {
       return live;
     }
     if (row.endedAt !== null) await this.store.reopenSession(row.id);
+    // Known rows may include inactive ones (a caller's read for display): the agent keeps the active ones only.
     const rows = known ? known.rows : await this.store.loadConversation(row.id);
     const sessionOptions: SessionOptions = {};
     if (options.callbacks) sessionOptions.callbacks = options.callbacks;

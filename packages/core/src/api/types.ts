@@ -9,7 +9,7 @@ import type { AgentEvent } from '../events.js';
 import type { LiveSessionHub } from '../live-session-hub.js';
 import type { McpManager, McpServerConfig } from '../mcp/types.js';
 import type { SkillRegistry } from '../skills/types.js';
-import type { RewindResult, SessionStore, StoredMessage } from '../store/types.js';
+import type { RewindResult, SessionStore, StoredMessage, StoredSession } from '../store/types.js';
 import type { CommandRunner, FileAccess, ProcessRegistry, ToolRegistry } from '../tools/types.js';
 import type { InterruptOptions, RunTurnOptions, SteerResult, TurnInput, TurnResult } from '../turn-types.js';
 import type { TurnsInFlight } from '../turns-in-flight.js';
@@ -61,6 +61,11 @@ export interface ResumeOptions {
   cwd?: string;
   fileAccess?: FileAccess;
   commandRunner?: CommandRunner;
+  /**
+   * The stored session as `SessionStore.readSession` read it, when the caller has just read it to look at the session
+   * itself: the resume then reads none of it again (issue 34, ADR 0065). Used only when `session.id` is the id resumed.
+   */
+  stored?: StoredSession;
 }
 
 /** Options of {@link AgentHost.openSession}: those of a resume, and whether a missing session is created. */

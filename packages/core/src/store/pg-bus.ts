@@ -38,7 +38,7 @@ const RECONNECT_DELAYS_MS = [100, 250, 500, 1_000, 2_000];
  * The `application_name` of the bus's listening connection starts with this; the rest is {@link instanceTag} of the
  * holder, so any instance can list the others that listen right now (`pg_stat_activity`).
  */
-const LISTENER_NAME_PREFIX = 'hermes-bus ';
+export const LISTENER_NAME_PREFIX = 'hermes-bus ';
 
 /**
  * A holder id as the listening connection names it: a hash, because an `application_name` is cut at 63 bytes and
@@ -46,6 +46,26 @@ const LISTENER_NAME_PREFIX = 'hermes-bus ';
  */
 function instanceTag(holder: string): string {
   return createHash('sha256').update(holder).digest('hex').slice(0, 24);
+}
+
+/**
+ * The other instances listening, from the `application_name`s of the listening connections (all starting with
+ * {@link LISTENER_NAME_PREFIX}); `holder` is this instance, left out.
+ */
+export function listeningFrom(names: string[], holder: string): ListeningInstances {
+  const tags = new Set(names.map((name) => name.slice(LISTENER_NAME_PREFIX.length)));
+  tags.delete(instanceTag(holder));
+  return {
+    size: tags.size,
+    covers: (holders) => {
+      const answered = new Set<string>();
+      for (const holder of holders) {
+        const tag = instanceTag(holder);
+        if (tags.has(tag)) answered.add(tag);
+      }
+      return answered.size === tags.size;
+    },
+  };
 }
 
 /** A failed connect or `LISTEN` of the listening connection, already logged: the one failure retried. */
@@ -419,7 +439,6 @@ export class PgRunBus implements RunBus {
   }
 
   async listening(): Promise<ListeningInstances | null> {
-    const own = instanceTag(this.holder);
     let result: { rows: { name: string }[] };
     try {
       result = await this.pool.query<{ name: string }>(
@@ -431,19 +450,10 @@ export class PgRunBus implements RunBus {
       this.warn('listening instances not listed', { reason: String(error) });
       return null;
     }
-    const tags = new Set(result.rows.map((row) => row.name.slice(LISTENER_NAME_PREFIX.length)));
-    tags.delete(own);
-    return {
-      size: tags.size,
-      covers: (holders) => {
-        const answered = new Set<string>();
-        for (const holder of holders) {
-          const tag = instanceTag(holder);
-          if (tags.has(tag)) answered.add(tag);
-        }
-        return answered.size === tags.size;
-      },
-    };
+    return listeningFrom(
+      result.rows.map((row) => row.name),
+      this.holder,
+    );
   }
 
   async settleIfUnfinished(runId: string, settlement: RunSettlement): Promise<boolean> {

@@ -16,6 +16,7 @@ import {
   resolvePgMigrationsFolder,
 } from './pg-connection.js';
 import { checkFencePg } from './pg-fence.js';
+import { PgSessionReads } from './pg-reads.js';
 import { PgLeaseStatements, PgResponseStore, PgRunStore } from './pg-records.js';
 import { messages, sessions, usageByModel } from './pg-schema.js';
 import { type OpenableSession, type OpenOrCreateRow, openedRecord, openOrCreateQuery } from './pg-session-open.js';
@@ -57,7 +58,6 @@ import {
   summaryPage,
   titleCandidates,
   titleToApply,
-  toUsageByModelRow,
   turnStartCondition,
   usageAmounts,
   usageInsertValues,
@@ -73,6 +73,7 @@ import type {
   NewMessage,
   NewSession,
   Page,
+  ReadSessionOptions,
   RecordedTurn,
   RewindResult,
   SearchHit,
@@ -82,6 +83,7 @@ import type {
   SessionStore,
   SessionSummary,
   StoredMessage,
+  StoredSession,
   TurnCommit,
   TurnLease,
   UsageByModelRow,
@@ -195,12 +197,14 @@ export class PostgresSessionStore implements SessionStore {
   readonly responses: PgResponseStore;
   readonly runs: PgRunStore;
   private readonly leases: PgLeaseStatements;
+  private readonly reads: PgSessionReads;
 
   /** @internal Use {@link openPostgresStore}. */
   constructor(private readonly connection: PgConnection) {
     this.responses = new PgResponseStore(connection);
     this.runs = new PgRunStore(connection);
     this.leases = new PgLeaseStatements(connection);
+    this.reads = new PgSessionReads(connection, pg.types);
   }
 
   /** The database URL without its password. */
@@ -303,23 +307,15 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   async getSession(id: string): Promise<SessionRow | null> {
-    const row = await this.connection.query((db) => this.findSession(db, id));
-    return row ? toSessionRow(row) : null;
+    return this.reads.session(id);
   }
 
   async resolveSession(idOrTitle: string): Promise<SessionRow | null> {
-    return this.connection.read(async (tx) => {
-      const byIdRow = await this.findSession(tx, idOrTitle);
-      if (byIdRow) return toSessionRow(byIdRow);
-      const title = normalizeTitle(idOrTitle);
-      if (title === null) return null;
-      const [byTitle] = await tx
-        .select()
-        .from(sessions)
-        .where(sql`lower(${sessions.title}) = lower(${title})`)
-        .limit(1);
-      return byTitle ? toSessionRow(byTitle) : null;
-    });
+    return this.reads.sessionByIdOrTitle(idOrTitle, normalizeTitle(idOrTitle));
+  }
+
+  async readSession(idOrTitle: string, options: ReadSessionOptions = {}): Promise<StoredSession | null> {
+    return this.reads.storedSession(idOrTitle, normalizeTitle(idOrTitle), this.now, options.listeningBesides);
   }
 
   async listSessions(query: ListQuery = {}): Promise<Page<SessionSummary>> {
@@ -448,17 +444,9 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   async loadConversation(sessionId: string, options: { includeInactive?: boolean } = {}): Promise<StoredMessage[]> {
-    return this.connection.read(async (tx) => {
-      await this.requireSession(tx, sessionId);
-      const conditions = [eq(messages.sessionId, sessionId)];
-      if (options.includeInactive !== true) conditions.push(eq(messages.active, true));
-      const rows = await tx
-        .select(messageColumns)
-        .from(messages)
-        .where(and(...conditions))
-        .orderBy(asc(messages.id));
-      return rows.map((row) => toStoredMessage(row));
-    });
+    const rows = await this.reads.transcript(sessionId, options.includeInactive === true);
+    if (!rows) throw sessionNotFound(sessionId);
+    return rows;
   }
 
   async generation(sessionId: string): Promise<{ lastRowId: number; rewindCount: number } | null> {
@@ -717,18 +705,7 @@ export class PostgresSessionStore implements SessionStore {
   }
 
   async usageByModel(sessionId: string): Promise<UsageByModelRow[]> {
-    const rows = await this.connection.query((db) =>
-      db
-        .select()
-        .from(usageByModel)
-        .where(eq(usageByModel.sessionId, sessionId))
-        .orderBy(
-          sql`${usageByModel.task} COLLATE "C"`,
-          sql`${usageByModel.provider} COLLATE "C"`,
-          sql`${usageByModel.model} COLLATE "C"`,
-        ),
-    );
-    return rows.map(toUsageByModelRow);
+    return this.reads.usageByModel(sessionId);
   }
 
   // ------------------------------------------------------------------- lease
@@ -796,15 +773,18 @@ export class PostgresSessionStore implements SessionStore {
     return row;
   }
 
-  private updateExisting(id: string, fields: () => Partial<SessionRecord>): Promise<void> {
-    return this.connection.write('other', async (tx) => {
-      const updated = await tx
+  private async updateExisting(id: string, fields: () => Partial<SessionRecord>): Promise<void> {
+    // One statement is a transaction of its own: no BEGIN and COMMIT around it (two round trips of three; issue 34,
+    // every session.close ends its session this way).
+    const updated = await this.connection.withRetry('other', async () => {
+      this.connection.assertOpen();
+      return this.connection.db
         .update(sessions)
         .set({ ...fields(), lastActivityAt: this.now })
         .where(eq(sessions.id, id))
         .returning({ id: sessions.id });
-      if (updated.length === 0) throw sessionNotFound(id);
     });
+    if (updated.length === 0) throw sessionNotFound(id);
   }
 
   private async refreshCounters(tx: PgTransaction, sessionId: string): Promise<void> {

@@ -84,6 +84,7 @@ import type {
   NewMessage,
   NewSession,
   Page,
+  ReadSessionOptions,
   RecordedTurn,
   RewindResult,
   SearchHit,
@@ -93,6 +94,7 @@ import type {
   SessionStore,
   SessionSummary,
   StoredMessage,
+  StoredSession,
   TurnCommit,
   TurnLease,
   UsageByModelRow,
@@ -251,6 +253,7 @@ export class SqliteSessionStore implements SessionStore {
   private titleRange: Statement | undefined;
   private titleUpdate: Statement | undefined;
   private usageOfSession: { all(values: { sessionId: string }): (typeof usageByModel.$inferSelect)[] } | undefined;
+  private leaseHolderOf: Statement | undefined;
 
   /** Rows this connection appended since it last indexed for full-text search (ADR 0060). */
   private unindexedRows = 0;
@@ -377,13 +380,39 @@ export class SqliteSessionStore implements SessionStore {
   /** By id, else by title (case-insensitive, as titles are unique that way). */
   async resolveSession(idOrTitle: string): Promise<SessionRow | null> {
     return this.connection.read(() => {
-      const byIdRow = this.findSession(idOrTitle);
-      if (byIdRow) return toSessionRow(byIdRow);
-      const title = normalizeTitle(idOrTitle);
-      if (title === null) return null;
-      const byTitle = this.db.select().from(sessions).where(sql`${sessions.title} = ${title} COLLATE NOCASE`).get();
-      return byTitle ? toSessionRow(byTitle) : null;
+      const found = this.findByIdOrTitle(idOrTitle);
+      return found ? toSessionRow(found) : null;
     });
+  }
+
+  async readSession(idOrTitle: string, options: ReadSessionOptions = {}): Promise<StoredSession | null> {
+    const usage = this.usageStatement();
+    this.leaseHolderOf ??= this.connection.sqlite
+      .prepare('SELECT holder FROM turn_leases WHERE session_id = ? AND expires_at > ?')
+      .pluck();
+    const lease = this.leaseHolderOf;
+    return this.connection.read(() => {
+      const found = this.findByIdOrTitle(idOrTitle);
+      if (!found) return null;
+      const holder = lease.get(found.id, this.now) as string | undefined;
+      return {
+        session: toSessionRow(found),
+        rows: (this.loadStatement(true).all(found.id) as unknown[][]).map(storedMessageFromColumns),
+        usage: usage.all({ sessionId: found.id }).map(toUsageByModelRow),
+        leaseHolder: holder ?? null,
+        // One process on one file: no other instance listens (the in-process run bus has none either).
+        ...(options.listeningBesides !== undefined ? { listening: { size: 0, covers: () => true } } : {}),
+      };
+    });
+  }
+
+  /** The session with this id, else the one with this title; inside a read. */
+  private findByIdOrTitle(idOrTitle: string): SessionRecord | undefined {
+    const byIdRow = this.findSession(idOrTitle);
+    if (byIdRow) return byIdRow;
+    const title = normalizeTitle(idOrTitle);
+    if (title === null) return undefined;
+    return this.db.select().from(sessions).where(sql`${sessions.title} = ${title} COLLATE NOCASE`).get();
   }
 
   async listSessions(query: ListQuery = {}): Promise<Page<SessionSummary>> {
@@ -777,6 +806,11 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   async usageByModel(sessionId: string): Promise<UsageByModelRow[]> {
+    const statement = this.usageStatement();
+    return this.connection.read(() => statement.all({ sessionId }).map(toUsageByModelRow));
+  }
+
+  private usageStatement(): NonNullable<SqliteSessionStore['usageOfSession']> {
     // Prepared once: every resume reads it (a header-named chat turn resumes its session), and building the drizzle
     // query cost more than running it (issue 34.3).
     this.usageOfSession ??= this.db
@@ -785,8 +819,7 @@ export class SqliteSessionStore implements SessionStore {
       .where(eq(usageByModel.sessionId, sql.placeholder('sessionId')))
       .orderBy(asc(usageByModel.task), asc(usageByModel.provider), asc(usageByModel.model))
       .prepare();
-    const statement = this.usageOfSession;
-    return this.connection.read(() => statement.all({ sessionId }).map(toUsageByModelRow));
+    return this.usageOfSession;
   }
 
   // ------------------------------------------------------------------- lease

@@ -1,4 +1,5 @@
 import type { ContentPart, CostStatus, JsonObject, JsonValue, StoredToolCall, TitleSource, Usage } from '../types.js';
+import type { ListeningInstances } from './run-bus-types.js';
 
 /** Kinds of session rows. */
 export type SessionKind = 'root' | 'branch' | 'subagent';
@@ -396,6 +397,29 @@ export interface RunStore {
   ): Promise<{ holders: string[]; leases: number; runs: number }>;
 }
 
+/** A stored session as a resume reads it ({@link SessionStore.readSession}): all of it from one snapshot. */
+export interface StoredSession {
+  session: SessionRow;
+  /** Every row of its transcript in id order, inactive ones included (`loadConversation` with `includeInactive`). */
+  rows: StoredMessage[];
+  /** As `usageByModel` returns it. */
+  usage: UsageByModelRow[];
+  /** The holder of an unexpired turn lease on the session, or null. */
+  leaseHolder: string | null;
+  /** With `listeningBesides`: the other instances whose run bus listens now, as `RunBus.listening` lists them. */
+  listening?: ListeningInstances;
+}
+
+/** Options of {@link SessionStore.readSession}. */
+export interface ReadSessionOptions {
+  /**
+   * Also list the other instances whose run bus listens right now (as `RunBus.listening` does), this instance being
+   * the holder `listeningBesides`: a resume needs both, and on PostgreSQL they come from the same statement. The
+   * SQLite store has no other instance.
+   */
+  listeningBesides?: string;
+}
+
 /** The durable session store (spec/core.md §9.3). */
 export interface SessionStore {
   createSession(init: NewSession, seed?: NewMessage[]): Promise<SessionRow>;
@@ -411,6 +435,12 @@ export interface SessionStore {
     options?: { lease?: { holder: string; turnId: string; ttlMs: number } },
   ): Promise<{ row: SessionRow; created: boolean; lease: TurnLease | null }>;
   resolveSession(idOrTitle: string): Promise<SessionRow | null>;
+  /**
+   * The session with this id, else this title (as `resolveSession` finds it), with its whole transcript, its usage by
+   * model and its lease holder, read in one snapshot; null when there is none. What a resume reads: on PostgreSQL one
+   * statement, where the separate reads took a round trip each (issue 34, ADR 0065).
+   */
+  readSession(idOrTitle: string, options?: ReadSessionOptions): Promise<StoredSession | null>;
   listSessions(query?: ListQuery): Promise<Page<SessionSummary>>;
   updateSession(id: string, patch: SessionPatch, options?: WriteOptions): Promise<void>;
   endSession(id: string, endReason: string): Promise<void>;

@@ -93,4 +93,30 @@ describe('AgentHost.openSession', () => {
     expect(two?.sessionId).toBe('raced-session');
     expect((await host.store.listSessions({})).items.filter((item) => item.id === 'raced-session')).toHaveLength(1);
   });
+
+  it('resumeSession with the session its caller just read (ResumeOptions.stored) keeps the active rows and the usage', async () => {
+    host = await createTestHost({
+      script: [step(text('first answer')), step(text('kept answer')), step(text('after resume'))],
+      config: { session: { auto_title: false } },
+    });
+    const agent = await host.newSession();
+    await collectTurn(agent.runTurn({ text: 'undone question' }));
+    await agent.undo();
+    await collectTurn(agent.runTurn({ text: 'kept question' }));
+    const usage = agent.usage().byModel;
+    await agent.close();
+
+    const stored = await host.store.readSession(agent.sessionId);
+    if (!stored) throw new Error('expected the stored session');
+    // The read holds the undone rows too; the resumed agent keeps the active ones only, as a plain resume does.
+    expect(stored.rows.some((row) => !row.active)).toBe(true);
+    const resumed = await host.resumeSession(agent.sessionId, { stored });
+    expect((await host.store.getSession(agent.sessionId))?.endedAt).toBeNull();
+    expect(resumed.usage().byModel).toEqual(usage);
+    await collectTurn(resumed.runTurn({ text: 'next question' }));
+    const sent = JSON.stringify(host.model.calls.at(-1)?.messages);
+    expect(sent).toContain('kept question');
+    expect(sent).toContain('kept answer');
+    expect(sent).not.toContain('undone question');
+  });
 });

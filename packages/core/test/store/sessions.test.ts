@@ -285,6 +285,67 @@ describe.each<StoreLocation>(STORE_LOCATIONS)('sessions (%s)', (location) => {
     expect(await store.resolveSession('nothing like it')).toBeNull();
   });
 
+  it('readSession reads, by id or by title, what getSession, loadConversation with inactive rows, usageByModel and the lease say', async () => {
+    const store = await openTestStore(location);
+    const id = sessionId();
+    await store.createSession({ id, title: 'Resume me', model: 'p:m', modelConfig: { yolo: true }, cwd: '/tmp/r' });
+    const [first] = await store.appendMessages(id, [
+      user('look', {
+        contentParts: [
+          { type: 'text', text: 'look' },
+          { type: 'text', text: 'here' },
+        ],
+        turnId: 't1',
+      }),
+      assistant('', {
+        toolCalls: [{ id: 'c1', name: 'todo', arguments: '{"a":1}' }],
+        reasoning: 'think',
+        providerMetadata: { openai: { id: 'x' } },
+        tokenCount: 12,
+        finishReason: 'tool-calls',
+      }),
+      { ...tool('c1', 'todo', 'ok'), displayKind: 'tool', displayMetadata: { todos: [{ text: 'a' }] } },
+      user('again'),
+    ]);
+    await store.rewind(id, { beforeRowId: (first as number) + 3 });
+    await store.appendMessages(id, [user('instead')]);
+    for (const task of ['title', 'main'] as const)
+      await store.recordUsage(id, {
+        provider: 'p',
+        model: 'm',
+        task,
+        usage: usage({ inputTokens: 7, outputTokens: 3 }),
+        costUsd: 0.25,
+        costStatus: 'estimated',
+      });
+    await store.acquireTurnLease(id, { holder: 'holder-a', turnId: 't9', ttlMs: 60_000, waitMs: 0 });
+
+    const expected = {
+      session: await store.getSession(id),
+      rows: await store.loadConversation(id, { includeInactive: true }),
+      usage: await store.usageByModel(id),
+      leaseHolder: 'holder-a',
+    };
+    expect(expected.rows.some((row) => !row.active)).toBe(true);
+    expect(await store.readSession(id)).toEqual(expected);
+    expect(await store.readSession('RESUME me')).toEqual(expected);
+    expect(await store.readSession('nothing like it')).toBeNull();
+    // No run bus listens on this store: asked for the listening instances, it lists none.
+    const { listening, ...withListing } = (await store.readSession(id, { listeningBesides: 'me' })) ?? {};
+    expect(withListing).toEqual(expected);
+    expect(listening?.size).toBe(0);
+    expect(listening?.covers([])).toBe(true);
+
+    const empty = sessionId();
+    await store.createSession({ id: empty });
+    expect(await store.readSession(empty)).toEqual({
+      session: await store.getSession(empty),
+      rows: [],
+      usage: [],
+      leaseHolder: null,
+    });
+  });
+
   it('a user title is never replaced by an llm, derived or branch title', async () => {
     const store = await openTestStore(location);
     const id = sessionId();

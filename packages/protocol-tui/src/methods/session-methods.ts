@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
-import type { Agent, ChatMessage, SessionOptions } from '@hermes/core';
+import type { Agent, ChatMessage, SessionOptions, StoredSession } from '@hermes/core';
 import type { GatewayConnection } from '../connection.js';
 import type { GatewayState } from '../gateway-state.js';
 import type { LiveSession } from '../live-session.js';
@@ -35,10 +35,18 @@ export async function displayRows(session: LiveSession) {
   return lineageRows(await agent.history({ includeInactive: true }));
 }
 
-/** The live-session snapshot of §9.1. */
-export async function snapshot(session: LiveSession, caller: GatewayConnection | null, omitMessages: boolean) {
+/**
+ * The live-session snapshot of §9.1. `projected` is the session's display projection when the caller has just built
+ * it from the store (a resume); otherwise it is read.
+ */
+export async function snapshot(
+  session: LiveSession,
+  caller: GatewayConnection | null,
+  omitMessages: boolean,
+  projected?: TranscriptMessage[],
+) {
   const gateway = session.gateway;
-  const messages = await projectionOf(session);
+  const messages = projected ?? (await projectionOf(session));
   const openRequests = listOpenRequests(session, caller);
   const status =
     openRequests.length > 0
@@ -203,13 +211,16 @@ export async function sessionResume(context: MethodContext) {
   const omit = booleanParam(params, 'omit_messages') ?? false;
   let storedId: string | null = null;
   const store = gateway.host.store;
-  let row: Awaited<ReturnType<typeof store.resolveSession>>;
+  const relay = gateway.relay;
+  // The session, its transcript, usage and lease, and the instances listening on the bus, in one read (one statement
+  // on PostgreSQL): for an open session live nowhere else, all a resume reads (issue 34, ADR 0065).
+  let found: StoredSession | null;
   try {
-    row = await store.resolveSession(target);
+    found = await store.readSession(target, relay ? { listeningBesides: relay.holder } : {});
   } catch (error) {
     fail(ErrorCode.genericFailure, `resume failed: ${error instanceof Error ? error.message : String(error)}`);
   }
-  if (row) storedId = row.id;
+  if (found) storedId = found.session.id;
   else {
     const live = [...gateway.sessions.values()].find(
       (candidate) =>
@@ -224,18 +235,32 @@ export async function sessionResume(context: MethodContext) {
   const existing = gateway.sessionByStoredId(storedId);
   if (existing) {
     gateway.attach(existing, context.connection);
-    return { ...(await snapshot(existing, context.connection, omit)), resumed: storedId };
+    // A stored session's projection is read from the store: the read above is that read.
+    const projection = found && existing.agent.persisted ? project(lineageRows(found.rows)) : undefined;
+    return { ...(await snapshot(existing, context.connection, omit, projection)), resumed: storedId };
   }
   // A session whose row is open may be live on another instance: then the caller attaches there (ADR 0020).
-  if (gateway.relay && row && row.endedAt === null) {
-    const owner = await gateway.relay.ownerOf(storedId);
-    if (owner)
-      return gateway.relay.resumeRemote(context.connection, owner, { ...params, session_id: storedId }, context.after);
+  if (relay && found && found.session.endedAt === null) {
+    const known = { listed: found.listening ?? null, leaseHolder: found.leaseHolder };
+    const { owner, asked } = await relay.ownerOf(storedId, known);
+    if (owner) return relay.resumeRemote(context.connection, owner, { ...params, session_id: storedId }, context.after);
+    // The answers took time, in which another instance may have written: read the session again.
+    if (asked) {
+      try {
+        found = await store.readSession(storedId);
+      } catch (error) {
+        fail(ErrorCode.genericFailure, `resume failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
+      if (!found) fail(ErrorCode.storedSessionNotFound, 'session not found');
+    }
   }
+  // The one read serves the size check, the runtime (its row, rows and usage) and the snapshot: a resume used to read
+  // the transcript three times and the row twice, each a round trip or more on PostgreSQL.
+  const projected = found ? project(lineageRows(found.rows)) : undefined;
   const max = gateway.maxResumeMessages();
   if (max > 0) {
-    const rows = lineageRows(await store.loadConversation(storedId, { includeInactive: true }));
-    const count = project(rows).length;
+    const count = (projected ?? project(lineageRows(await store.loadConversation(storedId, { includeInactive: true }))))
+      .length;
     if (count > max)
       fail(
         ErrorCode.sessionTooLarge,
@@ -244,6 +269,8 @@ export async function sessionResume(context: MethodContext) {
   }
   let session: LiveSession | null = null;
   let agent: Agent;
+  // A runtime of this session already in the host (another surface's) is returned as it is, not made from these rows.
+  const madeFromStored = found !== null && gateway.host.getAgent(storedId) === undefined;
   try {
     agent = await gateway.host.resumeSession(storedId, {
       callbacks: {
@@ -253,6 +280,7 @@ export async function sessionResume(context: MethodContext) {
         secret: (request, signal) => requireLive(session).callbacks().secret(request, signal),
         clientRequest: (request, signal) => requireLive(session).callbacks().clientRequest(request, signal),
       },
+      ...(found ? { stored: found } : {}),
     });
   } catch (error) {
     fail(ErrorCode.genericFailure, `resume failed: ${error instanceof Error ? error.message : String(error)}`);
@@ -277,7 +305,8 @@ export async function sessionResume(context: MethodContext) {
   }
   gateway.attach(created, context.connection);
   await gateway.host.live.announced();
-  return { ...(await snapshot(created, context.connection, omit)), resumed: storedId };
+  const ownProjection = madeFromStored ? projected : undefined;
+  return { ...(await snapshot(created, context.connection, omit, ownProjection)), resumed: storedId };
 }
 
 /** `session.activate` (§4.2). */
