@@ -13,8 +13,11 @@ export default defineConfig({
   // schemas use instead of resolving and loading zod's ~95 modules (ADR 0057).
   // ws and json-rpc-2.0 likewise (CommonJS, ~20 files resolved and lexed by Node at every start; ADR 0073).
   noExternal: ['zod', 'ws', 'json-rpc-2.0'],
-  // The bundled CommonJS packages `require` Node built-ins: an ES module needs a real `require` for that.
+  // The bundled CommonJS packages `require` Node built-ins (and try optional add-ons such as `bufferutil`): an ES
+  // module needs a `require` for that. It is made from `process.getBuiltinModule` (Node ≥ 20.16), not by importing
+  // `node:module`, because the `wire/*` entries are bundled for browsers by client-sdk's hosts: a module that only
+  // declares this function loads anywhere; a non-built-in id throws MODULE_NOT_FOUND as Node's `require` would.
   banner: {
-    js: "import { createRequire as __hermesCreateRequire } from 'node:module';\nconst require = __hermesCreateRequire(import.meta.url);",
+    js: "const require = (id) => { const loaded = globalThis.process?.getBuiltinModule?.(id); if (loaded === undefined) throw Object.assign(new Error(`Cannot find module '${id}'`), { code: 'MODULE_NOT_FOUND' }); return loaded; };",
   },
 });
