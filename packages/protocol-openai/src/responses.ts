@@ -1,5 +1,5 @@
 import type { AgentEvent, ChatMessage, ClientToolResult, JsonValue, ResponseRecord, TurnResult } from '@hermes/core';
-import { pendingToolCalls, redactSecrets } from '@hermes/core';
+import { pendingToolCalls, redactSecrets, TextChunks } from '@hermes/core';
 import type { Context, Hono } from 'hono';
 import { NO_APPROVAL_CHANNEL } from './chat-completions.js';
 import {
@@ -329,17 +329,20 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
         logprobs: [],
       });
     let openMessage: Item | null = null;
-    let openText = '';
+    // Gathered in chunks, not with `+=`: a rope of one node per delta would live, and be promoted, for the whole
+    // answer (ADR 0059, ADR 0069).
+    let openText = new TextChunks();
     const calls = new Map<string, Item>();
     const indexOf = (item: Item) => output.indexOf(item);
     const closeMessage = async (phase: string, status: string) => {
       if (!openMessage) return;
       const item = openMessage;
       openMessage = null;
-      const part = { type: 'output_text', text: openText, annotations: [] };
+      const text = openText.toString();
+      const part = { type: 'output_text', text, annotations: [] };
       Object.assign(item, { status, phase, content: [part] });
       const base = { item_id: item.id, output_index: indexOf(item), content_index: 0 };
-      await emit({ type: 'response.output_text.done', ...base, text: openText, logprobs: [] });
+      await emit({ type: 'response.output_text.done', ...base, text, logprobs: [] });
       await emit({ type: 'response.content_part.done', ...base, part });
       await emit({ type: 'response.output_item.done', output_index: indexOf(item), item: { ...item } });
     };
@@ -353,7 +356,7 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
       };
       output.push(item);
       openMessage = item;
-      openText = '';
+      openText = new TextChunks();
       await emit({ type: 'response.output_item.added', output_index: indexOf(item), item: { ...item, content: [] } });
       await emit({
         type: 'response.content_part.added',
@@ -366,7 +369,7 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
     };
     // Reasoning items (spec §14.7, only with show_reasoning): one per burst, never overlapping a message item.
     let openReasoning: Item | null = null;
-    let reasoningText = '';
+    let reasoningText = new TextChunks();
     let heldReasoning = '';
     const reasonedSteps = new Set<string>();
     const reasoningBase = (item: Item) => ({ item_id: item.id, output_index: indexOf(item), summary_index: 0 });
@@ -374,7 +377,7 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
       const item: Item = { id: hexId('rs_', 24), type: 'reasoning', summary: [] };
       output.push(item);
       openReasoning = item;
-      reasoningText = '';
+      reasoningText = new TextChunks();
       await emit({ type: 'response.output_item.added', output_index: indexOf(item), item: { ...item, summary: [] } });
       await emit({
         type: 'response.reasoning_summary_part.added',
@@ -384,16 +387,17 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
       return item;
     };
     const reasoningDelta = async (item: Item, delta: string) => {
-      reasoningText += delta;
+      reasoningText.push(delta);
       await emit({ type: 'response.reasoning_summary_text.delta', ...reasoningBase(item), delta });
     };
     const closeReasoning = async () => {
       if (!openReasoning) return;
       const item = openReasoning;
       openReasoning = null;
-      const part = { type: 'summary_text', text: reasoningText };
+      const text = reasoningText.toString();
+      const part = { type: 'summary_text', text };
       item.summary = [part];
-      await emit({ type: 'response.reasoning_summary_text.done', ...reasoningBase(item), text: reasoningText });
+      await emit({ type: 'response.reasoning_summary_text.done', ...reasoningBase(item), text });
       await emit({ type: 'response.reasoning_summary_part.done', ...reasoningBase(item), part });
       await emit({ type: 'response.output_item.done', output_index: indexOf(item), item: { ...item } });
     };
@@ -417,7 +421,7 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
       } else if (event.type === 'message.delta' && event.text) {
         if (openReasoning) await closeReasoning();
         const item = openMessage ?? (await openMessageItem());
-        openText += event.text;
+        openText.push(event.text);
         await emitTextDelta(item, event.text);
       } else if (event.type === 'message.end') {
         await closeMessage(
@@ -491,7 +495,8 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
       }
       if (!output.some((item) => item.type === 'message') && result.finalText) {
         const item = await openMessageItem();
-        openText = result.finalText;
+        openText = new TextChunks();
+        openText.push(result.finalText);
         await emit({
           type: 'response.output_text.delta',
           item_id: item.id,

@@ -21,6 +21,7 @@ import { hexId, nativeTime } from './ids.js';
 import { selectModel } from './model-selection.js';
 import { isValidSessionId, normalizeContent, normalizeConversation, toTurnInput } from './normalize-input.js';
 import { type Placement, placeTurn, previousResponse } from './placement.js';
+import { type BacklogEvent, RunBacklog } from './run-backlog.js';
 import {
   type ApprovalQueue,
   agentForSession,
@@ -80,7 +81,7 @@ export interface LiveRun {
   controller: AbortController;
   agent: Agent | null;
   status: 'queued' | 'running' | 'stopping' | 'completed' | 'cancelled' | 'failed' | 'interrupted';
-  backlog: RunEventPayload[];
+  backlog: RunBacklog;
   nextSeq: number;
   lastEvent: string | null;
   subscribers: Set<() => void>;
@@ -243,7 +244,7 @@ export class RunRegistry {
       controller: new AbortController(),
       agent: null,
       status: 'queued',
-      backlog: [],
+      backlog: new RunBacklog(RUN_BACKLOG_SIZE),
       nextSeq: 0,
       lastEvent: null,
       subscribers: new Set(),
@@ -265,8 +266,7 @@ export class RunRegistry {
     const full: RunEventPayload = { event, run_id: run.id, timestamp: Date.now() / 1000, seq: run.nextSeq, ...payload };
     run.nextSeq += 1;
     run.lastEvent = event;
-    run.backlog.push(full);
-    if (run.backlog.length > RUN_BACKLOG_SIZE) run.backlog.shift();
+    run.backlog.push(full as BacklogEvent);
     for (const wake of run.subscribers) wake();
     if (!this.server.bus.shared) return;
     // Shared with the other instances through the outbox, which keeps what the store cannot take yet (ADR 0050).
@@ -451,7 +451,7 @@ export class RunRegistry {
     run.agent = null;
     run.approvals.settled = true;
     this.emit(run, `run.${status}`, fields);
-    run.terminalPayload = run.backlog.at(-1) ?? null;
+    run.terminalPayload = run.backlog.last() ?? null;
     // Other instances' readers close on the terminal event: it is shared before the turn's slot is released, unless
     // the store is unreachable; the outbox then writes it once the store is back (ADR 0050).
     let timer: NodeJS.Timeout | undefined;
@@ -1212,8 +1212,8 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
         await writer.finish();
         return;
       }
-      let next = after === null ? (run.backlog[0]?.seq ?? 0) : after + 1;
-      const oldest = run.backlog[0]?.seq ?? run.nextSeq;
+      let next = after === null ? (run.backlog.firstSeq() ?? 0) : after + 1;
+      const oldest = run.backlog.firstSeq() ?? run.nextSeq;
       if (after !== null && next < oldest) {
         await writer.frame(replayTruncated(runId, oldest, after));
         next = oldest;
@@ -1241,9 +1241,9 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
       streamApi.onAbort(() => wake?.());
       try {
         while (!streamApi.aborted && !dropped) {
-          const first = run.backlog[0]?.seq ?? run.nextSeq;
+          const first = run.backlog.firstSeq() ?? run.nextSeq;
           if (next < first) return;
-          const pending = run.backlog.slice(next - first);
+          const pending = run.backlog.since(next);
           for (const event of pending) {
             await writer.frame(event, { id: event.seq as number });
             if (dropped) return;
