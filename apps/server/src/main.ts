@@ -1,6 +1,10 @@
 #!/usr/bin/env node
 import type { Logger } from 'pino';
-import { StartupRefused, startServer } from './server.js';
+import { applyServerHeapSettings } from './heap-settings.js';
+
+// Before the server's modules load, so that their allocations already see them (ADR 0069).
+const heapFlags = applyServerHeapSettings(process.env, process.execArgv);
+const { StartupRefused, startServer } = await import('./server.js');
 
 /**
  * A promise nobody awaited that rejects (a background task's store error during a database restart, say) must not end
@@ -23,6 +27,8 @@ process.on('unhandledRejection', (reason: unknown) => {
 try {
   const server = await startServer(process.env);
   serverLogger = server.logger;
+  if (heapFlags.length > 0)
+    server.logger.debug({ v8Flags: heapFlags }, 'V8 heap settings applied (HERMES_V8_HEAP=node: none)');
   let signals = 0;
   const stop = (signal: NodeJS.Signals) => {
     signals += 1;

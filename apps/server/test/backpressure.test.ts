@@ -346,16 +346,18 @@ async function pacedFigures(server: StartedServer, model: ScriptedServer, label:
 
 /**
  * Issue 37.2's figure with answers paced like a model's and the default bound (ADR 0062). What the server holds for a
- * non-reading client is bounded (ADR 0038); what its RSS shows at the peak is mostly V8's heap sized for the garbage of
- * 21 turns streaming at once, which only the process's V8 and allocator settings change (docs/deploy.md §7).
+ * non-reading client is bounded (ADR 0038); what its RSS showed at the peak was mostly V8's heap sized for the garbage
+ * of 21 turns streaming at once. The server now sizes its own heap for that (ADR 0069), and the deploy settings of
+ * docs/deploy.md §7 add the allocator's.
  */
 describe('RSS with 20 non-reading clients and paced answers (37.2, ADR 0062)', () => {
-  it('default settings: the reader gets its whole answer and RSS after the round is within 50 MB of idle', async () => {
+  it('default settings: the reader gets its whole answer and RSS stays within 50 MB of idle, at the peak too', async () => {
     const { model, server } = await start('', { NODE_OPTIONS: '--inspect=127.0.0.1:0' });
-    const { peakOverIdle, afterOverIdle } = await pacedFigures(server, model, 'default V8 and allocator');
+    const { peakOverIdle, afterOverIdle } = await pacedFigures(server, model, 'default settings');
     expect(afterOverIdle).toBeLessThan(50 * 2 ** 20);
-    // Not the issue's figure (ADR 0062: about 100-180 MB here); a guard against what a connection holds growing again.
-    expect(peakOverIdle).toBeLessThan(256 * 2 ** 20);
+    // The issue's figure. Measured +30 to +41 MB on a loaded 2-core machine (ADR 0069; +60 to +75 MB before the server
+    // set its own V8 heap settings): the margin is for the collector's timing under load.
+    expect(peakOverIdle).toBeLessThan(50 * 2 ** 20);
   }, 180_000);
 
   it("with docs/deploy.md's memory settings: RSS within 50 MB of idle after the round, and the peak near it", async () => {

@@ -114,6 +114,8 @@ export class RunBacklog {
       this.entries.shift();
       return;
     }
+    // The text goes now, not with its block: the backlog holds no more text than its last `limit` events'.
+    head.texts[head.start] = '';
     head.start += 1;
     if (head.start === head.texts.length) this.entries.shift();
   }
