@@ -2,8 +2,8 @@
 import type { Logger } from 'pino';
 import { applyServerHeapSettings } from './heap-settings.js';
 
-// Before the server's modules load, so that their allocations already see them (ADR 0069).
-const heapFlags = applyServerHeapSettings(process.env, process.execArgv);
+// Before the server's modules load, so that their allocations already see them (HERMES_V8_HEAP=small, ADR 0069).
+applyServerHeapSettings(process.env, process.execArgv);
 const { StartupRefused, startServer } = await import('./server.js');
 
 /**
@@ -27,8 +27,6 @@ process.on('unhandledRejection', (reason: unknown) => {
 try {
   const server = await startServer(process.env);
   serverLogger = server.logger;
-  if (heapFlags.length > 0)
-    server.logger.debug({ v8Flags: heapFlags }, 'V8 heap settings applied (HERMES_V8_HEAP=node: none)');
   let signals = 0;
   const stop = (signal: NodeJS.Signals) => {
     signals += 1;
