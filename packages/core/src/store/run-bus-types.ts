@@ -1,5 +1,7 @@
 import type { JsonObject, JsonValue } from '../types.js';
-import type { RunRecord } from './types.js';
+import type { ListeningInstances, RunRecord } from './types.js';
+
+export type { ListeningInstances } from './types.js';
 
 /** One wire event of a run, as the runs API sends it (`seq` is its position, from 0). */
 export interface RunEventRecord {
@@ -52,6 +54,11 @@ export interface RunBus {
   watch(runId: string, listener: (seq: number, events?: RunEventRecord[]) => void): () => void;
   /** Calls `listener` after the bus lost and regained its connection (wake-ups may have been missed). */
   onReconnect(listener: () => void): () => void;
+  /**
+   * Resolves once the bus hears the other instances (on PostgreSQL, once its connection listens): a message another
+   * instance sends before that is never heard. The in-process bus is ready at once.
+   */
+  ready(): Promise<void>;
   /** Serves the control requests addressed to this instance. */
   serve(handler: (request: RunControlRequest) => Promise<RunControlReply>): void;
   /**
@@ -86,14 +93,6 @@ export interface RunBus {
   onRelay(listener: (from: string, message: JsonObject) => void): () => void;
   /** Stops listening; the store stays open. */
   close(): Promise<void>;
-}
-
-/** The other instances listening on the bus at one moment ({@link RunBus.listening}). */
-export interface ListeningInstances {
-  /** How many there are. */
-  readonly size: number;
-  /** Whether every one of them is among `holders` (holder ids); true when there are none. */
-  covers(holders: Iterable<string>): boolean;
 }
 
 /** Options of `createRunBus` (run-bus.ts). */

@@ -1,5 +1,4 @@
 import type { ContentPart, CostStatus, JsonObject, JsonValue, StoredToolCall, TitleSource, Usage } from '../types.js';
-import type { ListeningInstances } from './run-bus-types.js';
 
 /** Kinds of session rows. */
 export type SessionKind = 'root' | 'branch' | 'subagent';
@@ -500,4 +499,12 @@ export interface SessionStore {
   readonly responses: ResponseStore;
   readonly runs: RunStore;
   close(): Promise<void>;
+}
+
+/** The other instances listening on the run bus at one moment (`RunBus.listening`, `SessionStore.readSession`). */
+export interface ListeningInstances {
+  /** How many there are. */
+  readonly size: number;
+  /** Whether every one of them is among `holders` (holder ids); true when there are none. */
+  covers(holders: Iterable<string>): boolean;
 }
