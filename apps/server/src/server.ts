@@ -45,6 +45,9 @@ import {
   type ServerSettings,
 } from './settings.js';
 
+/** How long the server waits for its run bus to listen before it serves anyway. */
+const BUS_READY_WAIT_MS = 15_000;
+
 /** A started server. */
 export interface RunningServer {
   readonly url: string;
@@ -234,6 +237,20 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise
     path: GATEWAY_PATH,
     pingIntervalMs: timeouts.pingIntervalMs,
   });
+  // Another instance's gateway attaches and live-session watches are messages on the bus: a request served before
+  // this instance listens could start a turn that those never reach. Bounded, so a database that refuses LISTEN
+  // alone does not keep the server from starting (its readiness says so while it retries).
+  let busWait: NodeJS.Timeout | undefined;
+  await Promise.race([
+    bus.ready(),
+    new Promise<void>((resolve) => {
+      busWait = setTimeout(() => {
+        logger.warn('the run bus is not listening yet; serving anyway');
+        resolve();
+      }, BUS_READY_WAIT_MS);
+    }),
+  ]);
+  clearTimeout(busWait);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     // A backlog of 4,096 (the kernel caps it at net.core.somaxconn) instead of node's 511: a burst of connections that

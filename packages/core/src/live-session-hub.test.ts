@@ -190,6 +190,48 @@ describe('LiveSessionHub', () => {
     stopB();
   });
 
+  it('an instance says hello once it hears the others, and again after a reconnect: what they watch reaches it', async () => {
+    const [relayA, relayB] = linkedRelays();
+    const hubA = new LiveSessionHub('a', quiet);
+    const hubB = new LiveSessionHub('b', quiet);
+    const stopA = hubA.relayThrough(relayA, { announceMs: 60_000 });
+    // B does not hear anything until its connection listens: A's watch, sent meanwhile, is lost.
+    let hearing = false;
+    let listening: () => void = () => {};
+    const reconnects = new Set<() => void>();
+    const deafRelay: LiveSessionRelay = {
+      ...relayB,
+      onRelay: (listener) => relayB.onRelay((from, message) => hearing && listener(from, message)),
+      ready: () => new Promise<void>((resolve) => (listening = resolve)),
+      onReconnect: (listener) => {
+        reconnects.add(listener);
+        return () => reconnects.delete(listener);
+      },
+    };
+    const stopB = hubB.relayThrough(deafRelay, { announceMs: 60_000 });
+    const seen: LiveSessionEvent[] = [];
+    hubA.subscribe('S', (delivered) => seen.push(delivered));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(hubB.watched('S')).toBe(false);
+    hearing = true;
+    listening();
+    await until(() => hubB.watched('S'));
+    hubB.publish({ ...event('S', 'turn.start', { input: { text: 'heard', attachments: 0 } }), seq: 1 });
+    hubB.publish({ ...event('S', 'turn.end', { result: {} }), seq: 2 });
+    await until(() => seen.length === 2);
+
+    // A connection lost and regained: B hears A's watches again from the hello it says then.
+    hearing = false;
+    hubA.subscribe('T', () => {});
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(hubB.watched('T')).toBe(false);
+    hearing = true;
+    for (const listener of reconnects) listener();
+    await until(() => hubB.watched('T'));
+    stopA();
+    stopB();
+  });
+
   it('a remote turn whose instance lost the turn lease is ended for the watchers, as a failed turn', async () => {
     const [relayA, relayB] = linkedRelays();
     let bHoldsTheLease = true;

@@ -23,6 +23,10 @@ export interface LiveSessionRelay {
   onRelay(listener: (from: string, message: JsonObject) => void): () => void;
   /** Whether `holder` still holds the session's turn lease: a remote turn whose instance lost it is ended here. */
   leaseHeld?(sessionId: string, holder: string): Promise<boolean>;
+  /** Resolves once this instance hears the others: the hub says hello then, so they tell it what they watch. */
+  ready?(): Promise<void>;
+  /** Calls `listener` after the connection was lost and regained: what the others said meanwhile was not heard. */
+  onReconnect?(listener: () => void): () => void;
 }
 
 /** Options of {@link LiveSessionHub.relayThrough}. */
@@ -263,8 +267,16 @@ export class LiveSessionHub {
     this.relay = bus;
     const announceMs = options.announceMs ?? 15_000;
     const unsubscribe = bus.onRelay((from, message) => this.received(from, message));
-    void this.send('*', { t: HELLO });
-    this.announce('*', WATCH, [...this.listeners.keys()]);
+    // The others answer a hello with what they watch. Said once this instance hears them (a watch sent before it
+    // listened is lost: a short turn run here on that session would reach no one), and again after each reconnect.
+    const hello = () => {
+      if (this.relay !== bus) return;
+      void this.send('*', { t: HELLO });
+      this.announce('*', WATCH, [...this.listeners.keys()]);
+    };
+    if (bus.ready) void bus.ready().then(hello, hello);
+    else hello();
+    const unreconnect = bus.onReconnect?.(hello) ?? (() => {});
     const timer = setInterval(() => {
       this.announce('*', WATCH, [...this.listeners.keys()]);
       void this.checkRemoteTurns(bus);
@@ -277,6 +289,7 @@ export class LiveSessionHub {
     timer.unref();
     return () => {
       clearInterval(timer);
+      unreconnect();
       unsubscribe();
       this.announce('*', UNWATCH, [...this.listeners.keys()]);
       this.relay = null;
@@ -365,7 +378,8 @@ export class LiveSessionHub {
   private received(from: string, message: JsonObject): void {
     const kind = message.t;
     if (kind === HELLO) {
-      this.announce(from, WATCH, [...this.listeners.keys()]);
+      // Watched since before the hello: a turn the newcomer ended before it heard this (kept a few seconds) is sent.
+      this.announce(from, WATCH, [...this.listeners.keys()], 0);
       return;
     }
     if (kind === WATCH || kind === UNWATCH) {

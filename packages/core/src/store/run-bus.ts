@@ -71,6 +71,8 @@ export class LocalRunBus implements RunBus {
     return () => {};
   }
 
+  async ready(): Promise<void> {}
+
   serve(handler: (request: RunControlRequest) => Promise<RunControlReply>): void {
     this.handler = handler;
   }
