@@ -610,9 +610,14 @@ export class RunRegistry {
               // Events still missing before the row's terminal seq are on their way from the owner's outbox after an
               // outage (ADR 0050): they get longer than the usual two seconds to arrive.
               const terminalSeq = (current.result as { wire_seq?: unknown } | null)?.wire_seq;
-              const missing = latest !== null && typeof terminalSeq === 'number' && latest.seq + 1 < terminalSeq;
+              const missing = typeof terminalSeq === 'number' && (latest?.seq ?? -1) + 1 < terminalSeq;
               const patience = (missing ? 15 : 2) * REMOTE_POLL_MS;
-              if (latest === null || Date.now() - settledSeenAt > patience) {
+              // No shared event at all: a run whose events were pruned, or one that never had any, gets its terminal
+              // event rebuilt at once. One that ended a moment ago is waited for: its row is written before its
+              // owner's outbox has shared the events (a reader that came then got the terminal event alone).
+              const endedJustNow = current.endedAt !== null && Date.now() - current.endedAt < 60_000;
+              const waitForEvents = latest !== null || (missing && endedJustNow);
+              if (!waitForEvents || Date.now() - settledSeenAt > patience) {
                 if (latest === null || latest.seq < next) await this.writeRebuiltTerminal(current, after, writer);
                 await writer.comment('stream closed');
                 return;
