@@ -181,6 +181,9 @@ describe('one live session across protocols (35.4)', () => {
     };
     expect(waiting.status).toBe('waiting_for_approval');
     expect(waiting.approval?.request_id).toBe(asked.params?.request_id);
+    // The HTTP run is the gateway session's running turn too, in its snapshot and its info.
+    const during = await client.call('session.activate', { session_id: runtimeId, omit_messages: true });
+    expect(during.result).toMatchObject({ running: true, status: 'waiting', info: { running: true } });
     client.send({ jsonrpc: '2.0', id: asked.id, result: { choice: 'once' } });
     const done = await until(
       async () =>

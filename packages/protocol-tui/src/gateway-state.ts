@@ -284,7 +284,8 @@ export class GatewayState implements SessionGateway {
       cwd: session.agent.cwd,
       branch: gitBranch(session.agent.cwd),
       project: null,
-      running: session.running,
+      // Another surface's turn on the stored session, shown here, is this session's running turn for a client.
+      running: session.running || session.foreignTurn,
       turn_started_at: session.turnStartedAt,
       title: status.title ?? '',
       stored_session_id: session.storedId,

@@ -63,7 +63,7 @@ export async function snapshot(
     message_count: messages.length,
     messages: omitMessages ? [] : messages,
     info: gateway.info(session),
-    running: session.running,
+    running: session.running || session.foreignTurn,
     status,
     started_at: session.startedAt,
     turn_started_at: session.turnStartedAt,
