@@ -27,7 +27,7 @@ import { ContentDeltaCounter } from './content-deltas.js';
 import { send } from './http-load.js';
 import { createDatabase, databaseIsGiven, withDatabase } from './postgres.js';
 import { startRemoteModel } from './remote-model.js';
-import { startBenchServer } from './server-process.js';
+import { startBenchServer, stopChild } from './server-process.js';
 
 /** One short answer: 10 deltas of 2 characters (as turn-cpu.ts). */
 const ANSWER = 'abcdefghijklmnopqrst';
@@ -251,16 +251,6 @@ function roundTrips(counts: Record<string, number>): number {
   return (counts.S ?? 0) + (counts.Q ?? 0);
 }
 
-/** Ends a child and waits for it (SIGTERM so `--cpu-prof` can write, SIGKILL after 10 s). */
-async function stop(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill(signal);
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-  await exited;
-  clearTimeout(timer);
-}
-
 /**
  * The section: one SQLite and one PostgreSQL instance, `rounds` interleaved rounds of `turns` turns each after as many
  * uncounted turns on each; `profileDir` starts both instances with `--cpu-prof`.
@@ -372,7 +362,7 @@ export async function runPgTurn(
     } finally {
       for (const instance of instances) {
         instance.agent.destroy();
-        await stop(instance.child, options.profileDir ? 'SIGTERM' : 'SIGKILL');
+        await stopChild(instance.child, options.profileDir ? 'SIGTERM' : 'SIGKILL');
       }
       await model.close();
       await relay.close();

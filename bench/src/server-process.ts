@@ -54,3 +54,13 @@ export async function startBenchServer(options: {
   });
   return { child, url };
 }
+
+/** Ends a child and waits for it (SIGTERM so `--cpu-prof` can write, SIGKILL after 10 s). */
+export async function stopChild(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill(signal);
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}

@@ -23,7 +23,7 @@ import { type CpuGroup, cpuMeter, setUpIsolation } from './cgroups.js';
 import { ContentDeltaCounter } from './content-deltas.js';
 import { send } from './http-load.js';
 import { startRemoteModel } from './remote-model.js';
-import { startBenchServer } from './server-process.js';
+import { startBenchServer, stopChild } from './server-process.js';
 import { median, percentile } from './stats.js';
 
 /** One short answer: 10 deltas of 2 characters. */
@@ -130,16 +130,6 @@ async function startProxy(modelUrl: string, group: CpuGroup | null): Promise<{ c
   return { child, url };
 }
 
-/** Ends a child and waits for it (SIGTERM so `--cpu-prof` can write, SIGKILL after 10 s). */
-async function stop(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill(signal);
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-  await exited;
-  clearTimeout(timer);
-}
-
 /**
  * The proxy floor and the three apps/server set-ups, `rounds` interleaved rounds of `turns` turns each after as many
  * uncounted turns on each; `profileDir` starts the apps/server processes with `--cpu-prof`.
@@ -221,7 +211,7 @@ export async function runTurnCpu(
   } finally {
     for (const entry of running) {
       entry.agent.destroy();
-      await stop(entry.child, options.profileDir && entry.target !== 'proxy' ? 'SIGTERM' : 'SIGKILL');
+      await stopChild(entry.child, options.profileDir && entry.target !== 'proxy' ? 'SIGTERM' : 'SIGKILL');
     }
     await model.close();
     for (const home of homes) rmSync(home, { recursive: true, force: true });
