@@ -8,6 +8,7 @@
 import type pg from 'pg';
 import { LISTENER_NAME_PREFIX, listeningFrom } from './pg-bus.js';
 import type { PgConnection } from './pg-connection.js';
+import { storedMessageFromPgColumns } from './rows.js';
 import { toUsageByModelRow } from './store-common.js';
 import type { SessionRow, StoredMessage, StoredSession, UsageByModelRow } from './types.js';
 
@@ -47,7 +48,7 @@ const SESSION_BY_ID_OR_TITLE = `SELECT * FROM (
     LIMIT 1)
 ) AS found ORDER BY rank LIMIT 1`;
 
-/** Each transcript row as a JSON array, in the column order {@link storedMessageOf} reads. */
+/** Each transcript row as a JSON array, in the column order {@link storedMessageFromPgColumns} (the columns of rows.ts's `LOAD_MESSAGES_SQL`) reads. */
 const MESSAGE_ARRAY = `json_build_array(m.id, m.session_id, m.turn_id, m.role, m.content, m.content_parts, m.tool_calls,
   m.tool_call_id, m.tool_name, m.reasoning, m.provider_metadata, m.timestamp, m.token_count, m.finish_reason, m.active,
   m.compacted, m.superseded_by, m.display_kind, m.display_metadata)`;
@@ -177,7 +178,7 @@ export class PgSessionReads {
     const { transcriptRows, usageRows, leaseHolder, listenerNames, ...session } = row;
     return {
       session: { ...session, modelConfig: { ...session.modelConfig } },
-      rows: transcriptRows.map(storedMessageOf),
+      rows: transcriptRows.map(storedMessageFromPgColumns),
       usage: usageRows.map(toUsageByModelRow),
       leaseHolder,
       ...(listeningBesides !== undefined ? { listening: listeningFrom(listenerNames ?? [], listeningBesides) } : {}),
@@ -198,7 +199,7 @@ export class PgSessionReads {
     });
     if (result.rows.length === 0) return null;
     const messages: StoredMessage[] = [];
-    for (const columns of result.rows) if (columns[0] !== null) messages.push(storedMessageOf(columns));
+    for (const columns of result.rows) if (columns[0] !== null) messages.push(storedMessageFromPgColumns(columns));
     return messages;
   }
 
@@ -207,29 +208,4 @@ export class PgSessionReads {
     const rows = await this.run<UsageRecord>('hermes_usage_by_model_v1', USAGE_BY_MODEL, [sessionId]);
     return rows.map(toUsageByModelRow);
   }
-}
-
-/** A stored message from a row of the transcript query (jsonb columns arrive parsed, `bigint` as numbers). */
-function storedMessageOf(columns: unknown[]): StoredMessage {
-  return {
-    rowId: columns[0] as number,
-    sessionId: columns[1] as string,
-    turnId: columns[2] as string | null,
-    role: columns[3] as StoredMessage['role'],
-    content: columns[4] as string,
-    contentParts: columns[5] as StoredMessage['contentParts'],
-    toolCalls: columns[6] as StoredMessage['toolCalls'],
-    toolCallId: columns[7] as string | null,
-    toolName: columns[8] as string | null,
-    reasoning: columns[9] as string | null,
-    providerMetadata: columns[10] as StoredMessage['providerMetadata'],
-    timestamp: columns[11] as number,
-    tokenCount: columns[12] as number | null,
-    finishReason: columns[13] as string | null,
-    active: columns[14] as boolean,
-    compacted: columns[15] as boolean,
-    supersededBy: columns[16] as number | null,
-    displayKind: columns[17] as string | null,
-    displayMetadata: columns[18] as StoredMessage['displayMetadata'],
-  };
 }

@@ -43,33 +43,56 @@ export function toStoredMessage(row: MessageRecord): StoredMessage {
 export const LOAD_MESSAGES_SQL =
   'SELECT id, session_id, turn_id, role, content, content_parts, tool_calls, tool_call_id, tool_name, reasoning, provider_metadata, timestamp, token_count, finish_reason, active, compacted, superseded_by, display_kind, display_metadata FROM messages WHERE session_id = ?';
 
-function parseJsonColumn<T>(value: unknown): T | null {
-  return typeof value === 'string' ? (JSON.parse(value) as T) : null;
+/** How a store's driver hands over the JSON and boolean columns of a message row. */
+interface ColumnDecoding {
+  json(value: unknown): unknown;
+  flag(value: unknown): boolean;
 }
 
-/** A stored message from a raw row of {@link LOAD_MESSAGES_SQL}. */
-export function storedMessageFromColumns(columns: unknown[]): StoredMessage {
+/** better-sqlite3: JSON as text, booleans as 0 or 1. */
+const SQLITE_COLUMNS: ColumnDecoding = {
+  json: (value) => (typeof value === 'string' ? JSON.parse(value) : null),
+  flag: (value) => value === 1,
+};
+
+/** PostgreSQL through `pg` (or `json_build_array`): jsonb already parsed, booleans as booleans. */
+const PG_COLUMNS: ColumnDecoding = {
+  json: (value) => value,
+  flag: (value) => value as boolean,
+};
+
+function messageFromColumns(columns: unknown[], decoding: ColumnDecoding): StoredMessage {
   return {
     rowId: columns[0] as number,
     sessionId: columns[1] as string,
     turnId: columns[2] as string | null,
     role: columns[3] as StoredMessage['role'],
     content: columns[4] as string,
-    contentParts: parseJsonColumn(columns[5]),
-    toolCalls: parseJsonColumn(columns[6]),
+    contentParts: decoding.json(columns[5]) as StoredMessage['contentParts'],
+    toolCalls: decoding.json(columns[6]) as StoredMessage['toolCalls'],
     toolCallId: columns[7] as string | null,
     toolName: columns[8] as string | null,
     reasoning: columns[9] as string | null,
-    providerMetadata: parseJsonColumn(columns[10]),
+    providerMetadata: decoding.json(columns[10]) as StoredMessage['providerMetadata'],
     timestamp: columns[11] as number,
     tokenCount: columns[12] as number | null,
     finishReason: columns[13] as string | null,
-    active: columns[14] === 1,
-    compacted: columns[15] === 1,
+    active: decoding.flag(columns[14]),
+    compacted: decoding.flag(columns[15]),
     supersededBy: columns[16] as number | null,
     displayKind: columns[17] as string | null,
-    displayMetadata: parseJsonColumn(columns[18]),
+    displayMetadata: decoding.json(columns[18]) as StoredMessage['displayMetadata'],
   };
+}
+
+/** A stored message from a raw row of {@link LOAD_MESSAGES_SQL}. */
+export function storedMessageFromColumns(columns: unknown[]): StoredMessage {
+  return messageFromColumns(columns, SQLITE_COLUMNS);
+}
+
+/** A stored message from a PostgreSQL row of the same columns in the same order (pg-reads.ts). */
+export function storedMessageFromPgColumns(columns: unknown[]): StoredMessage {
+  return messageFromColumns(columns, PG_COLUMNS);
 }
 
 /** A session row in the API's shape (a fresh object, so callers cannot alias stored state). */
