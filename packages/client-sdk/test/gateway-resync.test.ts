@@ -20,12 +20,10 @@ function event(type: string, payload: Record<string, unknown>, seq?: number) {
 }
 
 /**
- * A gateway stand-in on a real loopback WebSocket that plays the congestion case of spec §1.4: the
- * deltas of seq 3–699 were dropped on the wire and the replay ring holds only seq 189–700, so
- * `session.events.since` answers `truncated` — while the turn's `message.complete` (seq 701) has
- * already arrived live and waits in the client's buffer.
+ * A gateway stand-in on a real loopback WebSocket: `turn` sends the frames of a prompt's turn, `since` is the answer to
+ * `session.events.since`, and every method a client calls is recorded in `calls`.
  */
-async function congestedGateway() {
+async function standInGateway(turn: (send: (frame: string) => void) => void, since: unknown, calls: string[] = []) {
   const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   cleanups.add(() => new Promise<void>((resolve) => server.close(() => resolve())));
@@ -33,27 +31,41 @@ async function congestedGateway() {
     socket.send(event('gateway.ready', { skin: {}, change_events: false, replay_epoch: EPOCH, heartbeat: false }));
     socket.on('message', (data) => {
       const request = JSON.parse(String(data)) as { id: number | string; method: string; params: unknown };
+      calls.push(request.method);
       const reply = (result: unknown) => socket.send(JSON.stringify({ jsonrpc: '2.0', id: request.id, result }));
       if (request.method === 'client.capabilities') reply({ server_requests: true });
       else if (request.method === 'prompt.submit') {
         reply({ status: 'streaming' });
-        socket.send(event('message.start', {}, 1));
-        socket.send(event('message.delta', { text: 'a' }, 2));
-        // seq 3–699 were dropped while the connection was congested.
-        socket.send(event('message.delta', { text: 'z' }, 700));
-        socket.send(event('message.complete', { text: 'done', usage: USAGE, status: 'complete' }, 701));
-      } else if (request.method === 'session.events.since') {
-        const events = Array.from({ length: 512 }, (_, index) => ({
-          type: 'message.delta',
-          session_id: SESSION,
-          payload: { text: 'r' },
-          seq: 189 + index,
-        }));
-        reply({ events, latest_seq: 701, truncated: true, epoch: EPOCH, open_requests: [] });
-      } else reply({});
+        turn((frame) => socket.send(frame));
+      } else if (request.method === 'session.events.since') reply(since);
+      else reply({});
     });
   });
   return `ws://127.0.0.1:${(server.address() as AddressInfo).port}/api/ws`;
+}
+
+/**
+ * The congestion case of spec §1.4: the deltas of seq 3–699 were dropped on the wire and the replay ring holds only
+ * seq 189–700, so `session.events.since` answers `truncated` — while the turn's `message.complete` (seq 701) has
+ * already arrived live and waits in the client's buffer.
+ */
+function congestedGateway() {
+  const events = Array.from({ length: 512 }, (_, index) => ({
+    type: 'message.delta',
+    session_id: SESSION,
+    payload: { text: 'r' },
+    seq: 189 + index,
+  }));
+  return standInGateway(
+    (send) => {
+      send(event('message.start', {}, 1));
+      send(event('message.delta', { text: 'a' }, 2));
+      // seq 3–699 were dropped while the connection was congested.
+      send(event('message.delta', { text: 'z' }, 700));
+      send(event('message.complete', { text: 'done', usage: USAGE, status: 'complete' }, 701));
+    },
+    { events, latest_seq: 701, truncated: true, epoch: EPOCH, open_requests: [] },
+  );
 }
 
 describe('GatewayClient when the replay ring cannot fill a gap', () => {
@@ -75,38 +87,26 @@ describe('GatewayClient when the replay ring cannot fill a gap', () => {
 });
 
 /**
- * A gateway stand-in that plays a congested connection whose held deltas were joined (ADR 0059): the deltas of seq
- * 3–699 arrive as one frame with `first_seq: 3`. Nothing is missing, so nothing is replayed.
+ * A congested connection whose held deltas were joined (ADR 0059): the deltas of seq 3–699 arrive as one frame with
+ * `first_seq: 3`. Nothing is missing, so nothing is replayed.
  */
-async function joiningGateway(calls: string[]) {
-  const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
-  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
-  cleanups.add(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  server.on('connection', (socket: WebSocket) => {
-    socket.send(event('gateway.ready', { skin: {}, change_events: false, replay_epoch: EPOCH, heartbeat: false }));
-    socket.on('message', (data) => {
-      const request = JSON.parse(String(data)) as { id: number | string; method: string; params: unknown };
-      calls.push(request.method);
-      const reply = (result: unknown) => socket.send(JSON.stringify({ jsonrpc: '2.0', id: request.id, result }));
-      if (request.method === 'client.capabilities') reply({ server_requests: true });
-      else if (request.method === 'prompt.submit') {
-        reply({ status: 'streaming' });
-        socket.send(event('message.start', {}, 1));
-        socket.send(event('message.delta', { text: 'a' }, 2));
-        const joined = JSON.parse(event('message.delta', { text: 'j'.repeat(697) }, 699)) as {
-          params: Record<string, unknown>;
-        };
-        joined.params.first_seq = 3;
-        socket.send(JSON.stringify(joined));
-        socket.send(event('message.delta', { text: 'z' }, 700));
-        socket.send(event('message.complete', { text: 'done', usage: USAGE, status: 'complete' }, 701));
-      } else if (request.method === 'session.events.since') {
-        // Answered as a ring that lost seq 3–188 would: taking this path would lose the joined frame's text.
-        reply({ events: [], latest_seq: 701, truncated: true, epoch: EPOCH, open_requests: [] });
-      } else reply({});
-    });
-  });
-  return `ws://127.0.0.1:${(server.address() as AddressInfo).port}/api/ws`;
+function joiningGateway(calls: string[]) {
+  return standInGateway(
+    (send) => {
+      send(event('message.start', {}, 1));
+      send(event('message.delta', { text: 'a' }, 2));
+      const joined = JSON.parse(event('message.delta', { text: 'j'.repeat(697) }, 699)) as {
+        params: Record<string, unknown>;
+      };
+      joined.params.first_seq = 3;
+      send(JSON.stringify(joined));
+      send(event('message.delta', { text: 'z' }, 700));
+      send(event('message.complete', { text: 'done', usage: USAGE, status: 'complete' }, 701));
+    },
+    // Answered as a ring that lost seq 3–188 would: taking this path would lose the joined frame's text.
+    { events: [], latest_seq: 701, truncated: true, epoch: EPOCH, open_requests: [] },
+    calls,
+  );
 }
 
 describe('GatewayClient and a frame of joined deltas', () => {
