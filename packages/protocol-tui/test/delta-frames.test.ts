@@ -1,8 +1,8 @@
-import { startScriptedOpenAIServer, step, text } from '@hermes/core/testing';
+import { step, text } from '@hermes/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as ws from 'ws';
 import { textMessages } from '../src/websocket-endpoint.js';
-import { createWebSocketFixture, spawnGateway } from './support/client.js';
+import { createWebSocketFixture, promptedChildGateway } from './support/client.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -62,20 +62,13 @@ describe('delta frames written without encoding a frame object per delta (ADR 00
   });
 
   it('stdio: every delta line is the JSON of its frame, the text whole and the seqs rising', async () => {
-    const server = await startScriptedOpenAIServer({ script: [step(text(answer, 1))], apiKey: 'test-key' });
-    cleanups.push(() => server.close());
-    const gateway = spawnGateway(server.baseURL);
-    cleanups.push(() => gateway.dispose());
-    const client = gateway.client;
-    await client.waitFor((frame) => frame.params?.type === 'gateway.ready', 30_000);
-    const created = await client.result('session.create', {});
-    await client.result('prompt.submit', { session_id: created.session_id, text: 'go' });
-    const complete = await client.event('message.complete', created.session_id, () => true, 60_000);
+    const { gateway, client, sessionId } = await promptedChildGateway([step(text(answer, 1))], cleanups);
+    const complete = await client.event('message.complete', sessionId, () => true, 60_000);
     expect(complete.payload.text).toBe(answer);
     const lines = gateway.lines.filter(isDeltaText);
     expect(lines.length).toBeGreaterThan(0);
     for (const line of lines) expect(line).toBe(canonical(line));
-    const deltas = client.events('message.delta', created.session_id);
+    const deltas = client.events('message.delta', sessionId);
     expect(deltas.map((event) => event.payload.text).join('')).toBe(answer);
     const seqs = deltas.map((event) => event.seq as number);
     expect(seqs).toEqual([...seqs].sort((left, right) => left - right));

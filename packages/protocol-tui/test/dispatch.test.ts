@@ -1,6 +1,6 @@
-import { delay, startScriptedOpenAIServer, step, text, toolCall } from '@hermes/core/testing';
+import { delay, step, text, toolCall } from '@hermes/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createFixture, type GatewayFixture, sleep, spawnGateway } from './support/client.js';
+import { createFixture, type GatewayFixture, promptedChildGateway, sleep } from './support/client.js';
 import { stubbornTool } from './support/tools.js';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -111,22 +111,16 @@ describe('dispatch (§12 checks 8–14)', () => {
   });
 
   it('14. retiring (process): SIGTERM mid-turn interrupts the turn and exits 0', async () => {
-    const server = await startScriptedOpenAIServer({
-      script: [step(text('slow '), delay(5000), text('reply'))],
-      apiKey: 'test-key',
-    });
-    cleanups.push(() => server.close());
-    const gateway = spawnGateway(server.baseURL);
-    cleanups.push(() => gateway.dispose());
-    const client = gateway.client;
-    await client.waitFor((frame) => frame.params?.type === 'gateway.ready', 20_000);
-    const created = await client.result('session.create', {});
-    await client.result('prompt.submit', { session_id: created.session_id, text: 'hi' });
-    await client.event('message.delta', created.session_id);
+    const { gateway, client, sessionId } = await promptedChildGateway(
+      [step(text('slow '), delay(5000), text('reply'))],
+      cleanups,
+      { prompt: 'hi', readyTimeoutMs: 20_000 },
+    );
+    await client.event('message.delta', sessionId);
     gateway.child.kill('SIGTERM');
     const code = await gateway.exit;
     expect(code).toBe(0);
-    const complete = client.events('message.complete', created.session_id)[0];
+    const complete = client.events('message.complete', sessionId)[0];
     expect(complete?.payload.status).toBe('interrupted');
   });
 });

@@ -1,6 +1,6 @@
-import { startScriptedOpenAIServer, step, text } from '@hermes/core/testing';
+import { step, text } from '@hermes/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { sleep, spawnGateway } from './support/client.js';
+import { promptedChildGateway, sleep } from './support/client.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -13,21 +13,14 @@ const answer = Array.from({ length: DELTAS }, (_, index) => String.fromCharCode(
 
 describe('every delta reaches a stdio client that reads (ADR 0059)', () => {
   it('a client that stops reading for a while and then reads as fast as it can gets every character of a 30,000-delta turn', async () => {
-    const server = await startScriptedOpenAIServer({ script: [step(text(answer, 1))], apiKey: 'test-key' });
-    cleanups.push(() => server.close());
-    const gateway = spawnGateway(server.baseURL);
-    cleanups.push(() => gateway.dispose());
-    const client = gateway.client;
-    await client.waitFor((frame) => frame.params?.type === 'gateway.ready', 30_000);
-    const created = await client.result('session.create', {});
-    await client.result('prompt.submit', { session_id: created.session_id, text: 'go' });
+    const { gateway, client, sessionId } = await promptedChildGateway([step(text(answer, 1))], cleanups);
     // Not reading fills the pipe, then the gateway's output buffer past the congestion bound: its deltas are held.
     gateway.child.stdout.pause();
     await sleep(4_000);
     gateway.child.stdout.resume();
-    const complete = await client.event('message.complete', created.session_id, () => true, 60_000);
+    const complete = await client.event('message.complete', sessionId, () => true, 60_000);
     expect(complete.payload.text).toBe(answer);
-    const deltas = client.events('message.delta', created.session_id);
+    const deltas = client.events('message.delta', sessionId);
     expect(deltas.map((event) => event.payload.text).join('')).toBe(answer);
     // Frames joined while held carry the newest seq of what they hold: seqs still rise.
     const seqs = deltas.map((event) => event.seq as number);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defaultConfig, systemClock } from '@hermes/core';
-import { createTestHost, type ModelScript, type TestHost } from '@hermes/core/testing';
+import { createTestHost, type ModelScript, startScriptedOpenAIServer, type TestHost } from '@hermes/core/testing';
 import WebSocket from 'ws';
 import { createGateway, type Gateway, type GatewayOptions } from '../../src/index.js';
 import { createLinkedPair } from '../../src/wire/index.js';
@@ -314,6 +314,26 @@ export function spawnGateway(baseURL: string, args: string[] = [], env: Record<s
       rmSync(home, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A `hermes gateway` child on a scripted model that plays `script`, ready, with one new session whose first prompt
+ * (`prompt`, default `go`) is submitted. The model server and the child are disposed through `cleanups`.
+ */
+export async function promptedChildGateway(
+  script: ModelScript,
+  cleanups: (() => Promise<void>)[],
+  options: { prompt?: string; readyTimeoutMs?: number } = {},
+): Promise<{ gateway: ChildGateway; client: TestClient; sessionId: string }> {
+  const server = await startScriptedOpenAIServer({ script, apiKey: 'test-key' });
+  cleanups.push(() => server.close());
+  const gateway = spawnGateway(server.baseURL);
+  cleanups.push(() => gateway.dispose());
+  const client = gateway.client;
+  await client.waitFor((frame) => frame.params?.type === 'gateway.ready', options.readyTimeoutMs ?? 30_000);
+  const created = await client.result('session.create', {});
+  await client.result('prompt.submit', { session_id: created.session_id, text: options.prompt ?? 'go' });
+  return { gateway, client, sessionId: created.session_id as string };
 }
 
 /** A gateway fixture served over a real loopback WebSocket. */
