@@ -8,6 +8,8 @@ import {
   type SqliteSessionStore,
   type SqliteStoreOptions,
 } from '../../src/store/index.js';
+import type { PgRunBus } from '../../src/store/pg-bus.js';
+import { createRunBus } from '../../src/store/run-bus.js';
 import type { NewMessage, SessionStore } from '../../src/store/types.js';
 import type { Clock } from '../../src/types.js';
 import { createTestDatabase } from '../support/postgres.js';
@@ -21,6 +23,23 @@ afterEach(async () => {
 /** Registers work to undo after the current test. */
 export function onCleanup(cleanup: () => Promise<void> | void): void {
   cleanups.push(cleanup);
+}
+
+/**
+ * Two instances on one fresh PostgreSQL database: their stores and their run buses (`instance-0`, `instance-1`), both
+ * listening; all closed and the database dropped after the test.
+ */
+export async function twoPostgresInstances() {
+  const database = await createTestDatabase();
+  onCleanup(database.drop);
+  const stores = await Promise.all([1, 2].map(() => openPostgresStore({ url: database.url, poolSize: 2 })));
+  const buses = stores.map((store, index) => createRunBus(store, `instance-${index}`) as PgRunBus);
+  onCleanup(async () => {
+    for (const bus of buses) await bus.close();
+    for (const store of stores) await store.close();
+  });
+  await Promise.all(buses.map((bus) => bus.ready()));
+  return { url: database.url, stores, buses };
 }
 
 /** A fresh temporary directory, removed after the test. */

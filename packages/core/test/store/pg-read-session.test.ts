@@ -1,21 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { openPostgresStore } from '../../src/store/index.js';
-import type { PgRunBus } from '../../src/store/pg-bus.js';
-import { createRunBus } from '../../src/store/run-bus.js';
-import { createTestDatabase } from '../support/postgres.js';
-import { onCleanup, sessionId } from './helpers.js';
+import { sessionId, twoPostgresInstances } from './helpers.js';
 
 describe('readSession on PostgreSQL with the listening instances (ADR 0065)', () => {
   it('lists the other run buses listening on the database in the same read, as RunBus.listening does', async () => {
-    const database = await createTestDatabase();
-    onCleanup(database.drop);
-    const stores = await Promise.all([1, 2].map(() => openPostgresStore({ url: database.url, poolSize: 2 })));
-    const buses = stores.map((store, index) => createRunBus(store, `instance-${index}`) as PgRunBus);
-    onCleanup(async () => {
-      for (const bus of buses) await bus.close();
-      for (const store of stores) await store.close();
-    });
-    await Promise.all(buses.map((bus) => bus.ready()));
+    const { stores, buses } = await twoPostgresInstances();
     const [first, second] = stores;
     const id = sessionId();
     await first?.createSession({ id, title: 'Listened' });

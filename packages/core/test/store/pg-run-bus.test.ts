@@ -3,19 +3,11 @@ import { openPostgresStore } from '../../src/store/index.js';
 import type { PgRunBus } from '../../src/store/pg-bus.js';
 import { createRunBus, type RunEventRecord } from '../../src/store/run-bus.js';
 import { createTestDatabase } from '../support/postgres.js';
-import { onCleanup, sessionId } from './helpers.js';
+import { onCleanup, sessionId, twoPostgresInstances } from './helpers.js';
 
 /** Two instances' buses on one fresh database; a run created through the first. */
 async function twoBuses() {
-  const database = await createTestDatabase();
-  onCleanup(database.drop);
-  const stores = await Promise.all([1, 2].map(() => openPostgresStore({ url: database.url, poolSize: 2 })));
-  const buses = stores.map((store, index) => createRunBus(store, `instance-${index}`) as PgRunBus);
-  onCleanup(async () => {
-    for (const bus of buses) await bus.close();
-    for (const store of stores) await store.close();
-  });
-  await Promise.all(buses.map((bus) => bus.ready()));
+  const { url, stores, buses } = await twoPostgresInstances();
   const [first] = stores;
   const id = sessionId();
   await first?.createSession({ id });
@@ -27,7 +19,7 @@ async function twoBuses() {
     reader: buses[1] as PgRunBus,
     runId: run?.id as string,
     createRun,
-    url: database.url,
+    url,
   };
 }
 
