@@ -182,19 +182,17 @@ const cutsOf = (server: StartedServer) =>
     .filter((line) => line.includes('stream cut')).length;
 
 /**
- * One round: 20 clients open a chat completion, Responses or session chat stream (7, 7 and 6 of them, the session
- * chats on new stored sessions) for a 6 MB answer served at the model's full speed and never read, while another
- * client reads a 6 MB answer whole. Resolves once every never-read stream is cut and every turn has ended.
+ * 20 clients that open a stream and never read it: 7 chat completions, 7 Responses and 6 session chats on new stored
+ * sessions, each answered with an `answer()` step. Resolves once the model has been asked for all 20.
  */
-async function round(server: StartedServer, model: ScriptedServer, answer: string): Promise<string> {
+async function twentyNonReaders(server: StartedServer, model: ScriptedServer, answer: () => ScriptStep): Promise<void> {
   const sessions: string[] = [];
   for (let index = 0; index < 6; index += 1) {
     const created = await fetch(`${server.url}/api/sessions`, { method: 'POST', headers: auth, body: '{}' });
     sessions.push(((await created.json()) as { id: string }).id);
   }
-  const cutsBefore = cutsOf(server);
   const callsBefore = model.calls.length;
-  model.push(...Array.from({ length: 20 }, () => step(text(answer, 1024))));
+  model.push(...Array.from({ length: 20 }, answer));
   for (let index = 0; index < 7; index += 1)
     nonReader(server.url, 'POST', '/v1/chat/completions', {
       model: 'hermes-agent',
@@ -209,9 +207,19 @@ async function round(server: StartedServer, model: ScriptedServer, answer: strin
     });
   for (const sessionId of sessions)
     nonReader(server.url, 'POST', `/api/sessions/${sessionId}/chat/stream`, { message: 'never read' });
+  for (let attempt = 0; attempt < 2400 && model.calls.length < callsBefore + 20; attempt += 1) await sleep(25);
+}
+
+/**
+ * One round: 20 clients open a chat completion, Responses or session chat stream (7, 7 and 6 of them, the session
+ * chats on new stored sessions) for a 6 MB answer served at the model's full speed and never read, while another
+ * client reads a 6 MB answer whole. Resolves once every never-read stream is cut and every turn has ended.
+ */
+async function round(server: StartedServer, model: ScriptedServer, answer: string): Promise<string> {
+  const cutsBefore = cutsOf(server);
+  await twentyNonReaders(server, model, () => step(text(answer, 1024)));
   // Another client streams meanwhile and gets every delta of its answer, in order. Its answer comes in slices a
   // moment apart, so that this test process, busy serving 20 answers at full speed, keeps up with it.
-  for (let attempt = 0; attempt < 2400 && model.calls.length < callsBefore + 20; attempt += 1) await sleep(25);
   model.push(
     step(
       ...Array.from({ length: 64 }, (_, index) => [
@@ -291,28 +299,7 @@ function pacedAnswer(answer: string): ScriptStep {
  * and reads it. Resolves with what the reader got once every turn has ended.
  */
 async function pacedRound(server: StartedServer, model: ScriptedServer, answer: string): Promise<string> {
-  const sessions: string[] = [];
-  for (let index = 0; index < 6; index += 1) {
-    const created = await fetch(`${server.url}/api/sessions`, { method: 'POST', headers: auth, body: '{}' });
-    sessions.push(((await created.json()) as { id: string }).id);
-  }
-  const callsBefore = model.calls.length;
-  model.push(...Array.from({ length: 20 }, () => pacedAnswer(answer)));
-  for (let index = 0; index < 7; index += 1)
-    nonReader(server.url, 'POST', '/v1/chat/completions', {
-      model: 'hermes-agent',
-      stream: true,
-      messages: [{ role: 'user', content: `never read ${index}` }],
-    });
-  for (let index = 0; index < 7; index += 1)
-    nonReader(server.url, 'POST', '/v1/responses', {
-      model: 'hermes-agent',
-      stream: true,
-      input: `never read ${index}`,
-    });
-  for (const sessionId of sessions)
-    nonReader(server.url, 'POST', `/api/sessions/${sessionId}/chat/stream`, { message: 'never read' });
-  for (let attempt = 0; attempt < 2400 && model.calls.length < callsBefore + 20; attempt += 1) await sleep(25);
+  await twentyNonReaders(server, model, () => pacedAnswer(answer));
   model.push(pacedAnswer(answer));
   const reader = await fetch(`${server.url}/v1/chat/completions`, {
     method: 'POST',
