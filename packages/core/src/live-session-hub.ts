@@ -162,6 +162,11 @@ export class LiveSessionHub {
     const now = Date.now();
     this.endedTurns.delete(sessionId);
     this.endedTurns.set(sessionId, { events, endedAt: now });
+    this.dropEndedTurns(now);
+  }
+
+  /** Lets go of the ended turns past their time or beyond the bound (also on the announce timer, when none end). */
+  private dropEndedTurns(now: number): void {
     // Insertion order is end order: the oldest are first.
     for (const [oldest, turn] of this.endedTurns) {
       if (this.endedTurns.size <= ENDED_TURNS_MAX && turn.endedAt >= now - ENDED_TURN_KEEP_MS) break;
@@ -279,6 +284,7 @@ export class LiveSessionHub {
     const unreconnect = bus.onReconnect?.(hello) ?? (() => {});
     const timer = setInterval(() => {
       this.announce('*', WATCH, [...this.listeners.keys()]);
+      this.dropEndedTurns(Date.now());
       void this.checkRemoteTurns(bus);
       const stale = Date.now() - 3 * announceMs;
       for (const [sessionId, instances] of this.watchers) {
