@@ -229,8 +229,17 @@ describe('runs API across instances on one PostgreSQL database (17.2)', () => {
     expect(all.at(-1)?.event).toBe('run.completed');
     // The bus trims a run's oldest events past the backlog size (core test/store/run-events-retention.test.ts);
     // here the first three go as a trim would delete them.
-    const pool = (a.host.store as unknown as { pool: { query(text: string, values: unknown[]): Promise<unknown> } })
-      .pool;
+    const pool = (
+      a.host.store as unknown as {
+        pool: { query(text: string, values: unknown[]): Promise<{ rows: { count: number }[] }> };
+      }
+    ).pool;
+    // A's own stream ends on its terminal event, which its outbox may still be writing to the shared events: the trim
+    // comes once all of them are there, or an event written after it would stand in the trimmed range.
+    await until(async () => {
+      const stored = await pool.query('SELECT count(*)::int AS count FROM run_events WHERE run_id = $1', [runId]);
+      return stored.rows[0]?.count === all.length;
+    });
     await pool.query('DELETE FROM run_events WHERE run_id = $1 AND seq <= 2', [runId]);
 
     const replay = eventsOf(
