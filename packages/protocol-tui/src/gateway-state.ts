@@ -248,10 +248,18 @@ export class GatewayState implements SessionGateway {
     await this.options.onAgentBuild?.({ runtimeId: session.runtimeId, storedId: session.storedId });
     // The built info lists the session's skills (§2.7), so the build reads them.
     await loadSkills(this.host, session.agent.cwd);
+    // A host MCP server that failed at start for a missing variable asks this session's client for it (§6.4).
+    this.host.mcp.askMissingVariables(session.agent.sessionId);
     if (session.modelPin) {
       const result = await session.agent.switchModel(session.modelPin);
-      if (!result.ok) throw new Error(result.error?.message ?? `cannot use model ${session.modelPin}`);
-      return;
+      if (result.ok) return;
+      // A pinned model whose key is missing is not a failed build either: the first turn asks the client for
+      // the key (`secret`, §6.4) and switches to the pin then (LiveSession.switchModelAsking).
+      if (result.error?.code === 'missing_credentials') {
+        session.deferredModel ??= session.modelPin;
+        return;
+      }
+      throw new Error(result.error?.message ?? `cannot use model ${session.modelPin}`);
     }
     const spec = this.host.config.model.default ?? this.host.lookupEnv('HERMES_MODEL');
     if (!spec) throw new Error('no model configured');

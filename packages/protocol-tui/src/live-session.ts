@@ -5,11 +5,13 @@ import type {
   ApprovalRequest,
   LiveSessionEvent,
   Logger,
+  ModelSwitchResult,
   TurnClaim,
   TurnResult,
 } from '@hermes/core';
-import { TextChunks } from '@hermes/core';
+import { HermesError, TextChunks } from '@hermes/core';
 import type { GatewayConnection } from './connection.js';
+import { randomHex } from './ids.js';
 import { contentWithImages } from './image-parts.js';
 import type { OpenServerRequest, RequestSession, ServerRequestRegistry } from './server-requests.js';
 import { approvalFields, pickApprovalChoice, sessionCallbacks, settleAllApprovals } from './session-callbacks.js';
@@ -418,7 +420,7 @@ export class LiveSession implements RequestSession {
     if (this.deferredModel) {
       const spec = this.deferredModel;
       this.deferredModel = null;
-      const switched = await this.agent.switchModel(spec).catch((error: unknown) => ({
+      const switched = await this.switchModelAsking(spec, abort.signal).catch((error: unknown) => ({
         ok: false,
         error: { code: 'error', message: error instanceof Error ? error.message : String(error) },
       }));
@@ -454,6 +456,30 @@ export class LiveSession implements RequestSession {
       return;
     }
     this.finishTurn(result, true);
+  }
+
+  /**
+   * Switches to `spec`; when its provider's key is missing, asks this session's client for it with a `secret`
+   * request (§6.4, core §24.7), saves the answer as the provider's key and switches again.
+   */
+  private async switchModelAsking(spec: string, signal: AbortSignal): Promise<ModelSwitchResult> {
+    const first = await this.agent.switchModel(spec);
+    if (first.ok || first.error?.code !== 'missing_credentials') return first;
+    const missing = missingKeyOf(this.gateway.host, spec);
+    if (missing === null) return first;
+    const secret = this.callbacks().secret;
+    const answer = await secret(
+      {
+        requestId: `sec_${randomHex(8)}`,
+        sessionId: this.agent.sessionId,
+        envVar: missing.envVar,
+        prompt: `${first.error.message} Enter ${missing.envVar}:`,
+      },
+      signal,
+    ).catch(() => null);
+    if (answer === null || answer.value.trim() === '') return first;
+    await this.gateway.host.saveProviderKey(missing.provider, answer.value);
+    return this.agent.switchModel(spec);
   }
 
   private usage() {
@@ -681,5 +707,19 @@ export class LiveSession implements RequestSession {
   /** Host callbacks of this session: human prompts become server requests (§6). */
   callbacks() {
     return sessionCallbacks(this, this.gateway);
+  }
+}
+
+/** The provider and key variable a model spec lacks, or null when its failure is not a missing key. */
+function missingKeyOf(host: AgentHost, spec: string): { provider: string; envVar: string } | null {
+  try {
+    host.resolveModel(spec);
+    return null;
+  } catch (error) {
+    if (!HermesError.isInstance(error) || error.code !== 'missing_credentials') return null;
+    const provider = error.details?.provider;
+    const envVar = error.details?.envVar;
+    if (typeof provider !== 'string' || typeof envVar !== 'string' || envVar === 'HERMES_BASE_URL') return null;
+    return { provider, envVar };
   }
 }

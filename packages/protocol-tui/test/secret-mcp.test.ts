@@ -41,4 +41,32 @@ describe('the secret server request for an MCP server (§6.4, core §24.7)', () 
     expect(gateway.host.mcp.status()).toEqual([expect.objectContaining({ name: 'keyed', state: 'connected' })]);
     expect(readFileSync(join(gateway.host.homeDir, '.env'), 'utf8')).toContain('HERMES_GW_MCP_MISSING=mcp-token-value');
   }, 120_000);
+
+  it('a server that failed at host start for a missing variable asks the first session client; the answer connects it', async () => {
+    const gateway = await createFixture({
+      config: {
+        mcp_servers: {
+          keyed: {
+            command: process.execPath,
+            args: [STDIO_SERVER],
+            env: { TOKEN: reference('HERMES_GW_MCP_AT_START') },
+          },
+        },
+      },
+      connectMcp: true,
+    });
+    cleanups.push(() => gateway.dispose());
+    // No client existed when the host started its servers: the server failed, naming the variable.
+    await expect.poll(() => gateway.host.mcp.status()[0]?.state, { timeout: 60_000 }).toBe('failed');
+    expect(gateway.host.mcp.status()[0]?.error).toContain('HERMES_GW_MCP_AT_START');
+    const client = await gateway.connect();
+    await client.result('session.create', {});
+    const request = await client.waitFor((frame) => frame.method === 'secret', 60_000);
+    expect(request.params).toMatchObject({ env_var: 'HERMES_GW_MCP_AT_START' });
+    await client.result('request.answer', { id: request.id, result: { value: 'start-token-value' } });
+    await expect.poll(() => gateway.host.mcp.status()[0]?.state, { timeout: 60_000, interval: 100 }).toBe('connected');
+    expect(readFileSync(join(gateway.host.homeDir, '.env'), 'utf8')).toContain(
+      'HERMES_GW_MCP_AT_START=start-token-value',
+    );
+  }, 120_000);
 });

@@ -36,4 +36,34 @@ describe('the secret server request (§6.4, core §24.7)', () => {
     expect(done.payload.text).toBe('keyed reply');
     expect(readFileSync(join(gateway.host.homeDir, '.env'), 'utf8')).toContain(`MINE_API_KEY=${key}`);
   });
+
+  it('is raised when the key of a model pinned by session.create is missing; the turn then runs on the pin', async () => {
+    const key = 'pinned-answer-0123456789';
+    const server = await endpoint(key);
+    const other = await startScriptedOpenAIServer({ script: [step(text('default reply'))], models: ['plain'] });
+    cleanups.push(() => other.close());
+    const gateway = await createFixture({
+      config: {
+        model: { default: 'open:plain' },
+        providers: {
+          open: { base_url: other.baseURL, api_key: 'not-needed' },
+          mine: { base_url: server.baseURL, api_key_env: 'MINE_API_KEY' },
+        },
+      },
+    });
+    cleanups.push(() => gateway.dispose());
+    const client = await gateway.connect();
+    const created = await client.result('session.create', { model: 'mine:keyed' });
+    await client.result('prompt.submit', { session_id: created.session_id, text: 'hello' });
+    const request = await client.waitFor((frame) => frame.method === 'secret', 30_000);
+    expect(request.params).toMatchObject({ env_var: 'MINE_API_KEY' });
+    expect(await client.result('request.answer', { id: request.id, result: { value: key } })).toEqual({ status: 'ok' });
+    const done = await client.event('message.complete', created.session_id);
+    // The pinned model answered, not the default one: the key reached the pin's provider.
+    expect(done.payload.text).toBe('keyed reply');
+    expect(readFileSync(join(gateway.host.homeDir, '.env'), 'utf8')).toContain(`MINE_API_KEY=${key}`);
+    // The pin is the session's model now, stored with it.
+    const stored = await gateway.host.store.getSession(created.stored_session_id);
+    expect(stored?.model).toBe('mine:keyed');
+  });
 });

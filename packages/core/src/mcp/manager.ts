@@ -78,7 +78,8 @@ export interface McpManagerHost {
   /**
    * `secret` is asked for a variable that a session server's `env` or `headers` reference and that
    * is not set (spec/core.md §24.7). Host servers connect while the host is being created, before
-   * any client can answer, so for them a missing variable fails the server at once.
+   * any client can answer, so for them a missing variable fails the server at once; a live session's
+   * client is asked later (`askMissingVariables`, `reload({sessionId})`).
    */
   callbacks?: HostCallbacks;
   /** The `secret` callback of a live session (its client), preferred over the host's for that session. */
@@ -142,6 +143,8 @@ interface Connection {
   /** Settles when the latest connection attempt has ended, either way. */
   ready: Promise<void>;
   stderrTail: string;
+  /** The latest attempt failed only because a `${VAR}` was missing and nobody could be asked for it. */
+  missingVariable: boolean;
 }
 
 interface VisibleTool {
@@ -173,6 +176,9 @@ export function mcpToolName(server: string, tool: string, taken: Set<string> = n
   taken.add(name);
   return name;
 }
+
+/** A `${VAR}` an MCP server's configuration references is not set and nobody answered for it. */
+class MissingVariableError extends Error {}
 
 /** Replaces `${VAR}` references; names that resolve to nothing are collected in `missing`. */
 function expandVariables(value: string, lookup: (name: string) => string | undefined, missing: Set<string>): string {
@@ -337,6 +343,7 @@ export function createMcpManager(options: McpManagerOptions): McpManagerInternal
     retired: false,
     ready: Promise.resolve(),
     stderrTail: '',
+    missingVariable: false,
   });
 
   const closeClient = (client: Client | null, transport: Transport | null): Promise<void> => {
@@ -425,7 +432,9 @@ export function createMcpManager(options: McpManagerOptions): McpManagerInternal
         }
       }
       if (value === '')
-        throw new Error(`${name} is not set (referenced by the ${config.name} MCP server configuration)`);
+        throw new MissingVariableError(
+          `${name} is not set (referenced by the ${config.name} MCP server configuration)`,
+        );
       answeredSecrets.set(name, value);
       if (host.homeDir !== undefined) {
         await writeDotenvValue(host.homeDir, name, value).catch((error: unknown) =>
@@ -492,6 +501,7 @@ export function createMcpManager(options: McpManagerOptions): McpManagerInternal
     connection.tools = [];
     connection.definitions = new Map();
     connection.stderrTail = '';
+    connection.missingVariable = false;
     connection.status = {
       name: config.name,
       transport: connection.status.transport,
@@ -576,6 +586,8 @@ export function createMcpManager(options: McpManagerOptions): McpManagerInternal
           error: message,
         };
         connection.tools = [];
+        // Asked of nobody (the host's start): a session's client can still answer it (askMissingVariables).
+        connection.missingVariable = error instanceof MissingVariableError && !signal.aborted;
         if (connection.client === client) {
           connection.client = null;
           connection.transport = null;
@@ -794,6 +806,24 @@ export function createMcpManager(options: McpManagerOptions): McpManagerInternal
       } finally {
         if (reloading === current) reloading = null;
       }
+    },
+
+    askMissingVariables(sessionId) {
+      if (closed) return [];
+      const retried: string[] = [];
+      for (const connection of hostConnections) {
+        if (connection.retired || !connection.missingVariable || connection.status.state !== 'failed') continue;
+        retried.push(connection.config.name);
+        void connect(connection, sessionId).then(() => {
+          if (connection.status.state !== 'connected') return;
+          notify(
+            audienceOf(connection),
+            'mcp_tools_changed',
+            `MCP server ${connection.config.name} connected and its tools are available.`,
+          );
+        });
+      }
+      return retried;
     },
 
     attachSessionServers(sessionId, servers) {

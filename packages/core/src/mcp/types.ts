@@ -40,6 +40,13 @@ export interface McpManager {
    * that session's `secret` callback instead of failing the server (spec/core.md §24.7).
    */
   reload(options?: { sessionId?: string }): Promise<McpServerStatus[]>;
+  /**
+   * Host servers that failed only because a `${VAR}` was missing when no client could be asked (the host's
+   * start) connect again, asking the live session's `secret` callback for the variable (spec/core.md §24.7).
+   * Resolves with the names of the servers it retries; their connections go on in the background, since an
+   * answer waits on a person (each attempt is still bounded by its server's `connect_timeout`).
+   */
+  askMissingVariables(sessionId: string): string[];
   /** Called again for a session, replaces that session's previous list (spec/core.md §24.6). */
   attachSessionServers(sessionId: string, servers: McpServerConfig[]): Promise<McpServerStatus[]>;
 }

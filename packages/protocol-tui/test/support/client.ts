@@ -161,6 +161,8 @@ export async function createFixture(
     /** Written as HERMES_HOME/config.yaml before the host starts (protocol-owned sections live there). */
     configYaml?: string;
     storage?: 'memory' | 'file';
+    /** Connect the configured MCP servers when the host starts (the test host does not by default). */
+    connectMcp?: boolean;
     tools?: Parameters<typeof createTestHost>[0] extends infer O ? (O extends { tools?: infer T } ? T : never) : never;
   } = {},
 ): Promise<GatewayFixture> {
@@ -183,6 +185,7 @@ export async function createFixture(
       ...(options.config ?? {}),
     } as never,
     ...(options.storage ? { storage: options.storage } : {}),
+    ...(options.connectMcp ? { connectMcp: true } : {}),
   });
   const gateway = createGateway({ host, buildDelayMs: 5, ...options.gateway });
   const clients: { close(): Promise<void> }[] = [];
