@@ -24,8 +24,8 @@ export class AgentEventLog {
    */
   private readonly deltaTexts: (string | null)[] = [];
   /**
-   * The times of those deltas, made on the first delta that joins a run: 16 KB made with every Agent tripled the
-   * memory of an idle gateway session, and most sessions never stream (issue 34's memory row).
+   * The times of those deltas, made on the first delta that joins a run: 16 KB made with every Agent took an idle
+   * gateway session, which never streams, from about 10 to 26 KB of RSS (issue 34's memory row, ADR 0084).
    */
   private deltaTimes: Float64Array | null = null;
   private lastDelta: AgentEvent | null = null;
