@@ -23,7 +23,11 @@ export class AgentEventLog {
    * answer filled the old generation with dead ones (ADR 0059). `null` marks a slot holding its event itself.
    */
   private readonly deltaTexts: (string | null)[] = [];
-  private readonly deltaTimes = new Float64Array(EVENT_BUFFER_SIZE);
+  /**
+   * The times of those deltas, made on the first delta that joins a run: 16 KB made with every Agent took an idle
+   * gateway session, which never streams, from about 10 to 26 KB of RSS (issue 34's memory row, ADR 0084).
+   */
+  private deltaTimes: Float64Array | null = null;
   private lastDelta: AgentEvent | null = null;
   private readonly listeners = new Set<(event: AgentEvent) => void>();
 
@@ -82,7 +86,7 @@ export class AgentEventLog {
       events.push(
         text === null || text === undefined
           ? kept
-          : ({ ...kept, seq: next, ts: this.deltaTimes[slot] as number, text } as AgentEvent),
+          : ({ ...kept, seq: next, ts: (this.deltaTimes as Float64Array)[slot] as number, text } as AgentEvent),
       );
     }
     return events;
@@ -101,6 +105,7 @@ export class AgentEventLog {
     ) {
       this.ring[slot] = last;
       this.deltaTexts[slot] = event.text;
+      this.deltaTimes ??= new Float64Array(EVENT_BUFFER_SIZE);
       this.deltaTimes[slot] = event.ts;
       return;
     }
