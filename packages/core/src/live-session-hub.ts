@@ -123,6 +123,8 @@ const ANSWER = 'hub.answer';
 /** A question about one turn (its state, or an action on it) for the instance running it, and that instance's reply. */
 const TURN = 'hub.turn';
 const TURN_REPLY = 'hub.turn.reply';
+/** How far past its asker's wait (by the asker's clock) an action on a turn is still applied: clocks differ a little. */
+const LATE_ACTION_GRACE_MS = 2_000;
 /** How long a turn of this process that ended is still described (its terminal status), and how many such are kept. */
 const ENDED_TURN_INFO_MS = 600_000;
 const ENDED_TURN_INFO_MAX = 1_000;
@@ -512,7 +514,11 @@ export class LiveSessionHub {
       });
       const message: JsonObject = { t: TURN, id, turn_id: turnId };
       if (origin === undefined) message.to_all = true;
-      if (action !== null) message.action = action as unknown as JsonObject;
+      if (action !== null) {
+        message.action = action as unknown as JsonObject;
+        // Past this the asker has told its client the owner did not answer: a late action is not applied then.
+        message.expires_at = Date.now() + this.turnRequestTimeoutMs;
+      }
       void this.send(origin ?? '*', message);
     });
   }
@@ -529,6 +535,11 @@ export class LiveSessionHub {
       return;
     }
     const action = message.action as LiveTurnAction | undefined;
+    const expiresAt = typeof message.expires_at === 'number' ? message.expires_at : Number.POSITIVE_INFINITY;
+    if (action && Date.now() > expiresAt + LATE_ACTION_GRACE_MS) {
+      this.logger.warn('a stop or steer of a turn arrived after its asker gave up; not applied', { turnId, from });
+      return;
+    }
     const reply: JsonObject = { t: TURN_REPLY, id };
     if (action && (action.kind === 'interrupt' || action.kind === 'steer'))
       reply.outcome = this.actHere(record, action) as unknown as JsonObject;
