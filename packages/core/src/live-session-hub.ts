@@ -181,6 +181,8 @@ export class LiveSessionHub {
   private readonly sessionTurns = new Map<string, string>();
   /** Ended turns in end order, for their expiry. */
   private readonly endedTurnInfo: TurnRecord[] = [];
+  /** The record {@link trackTurn} found last. */
+  private lastTurn: TurnRecord | null = null;
   private controls: LiveTurnControls | null = null;
   /** Questions about turns of other instances waiting for their reply, by request id. */
   private readonly turnRequests = new Map<string, (reply: JsonObject | null) => void>();
@@ -251,11 +253,14 @@ export class LiveSessionHub {
         endedAt: 0,
       };
       this.turns.set(turnId, record);
+      this.lastTurn = record;
       this.sessionTurns.set(event.sessionId, turnId);
       return;
     }
-    const record = this.turns.get(turnId);
+    // A turn's events come in runs (thousands of deltas): the last record found is tried before the map.
+    const record = this.lastTurn?.turnId === turnId ? this.lastTurn : this.turns.get(turnId);
     if (!record) return;
+    this.lastTurn = record;
     record.updatedAt = event.ts;
     record.lastEvent = event.type;
     if (event.type !== 'turn.end') return;
@@ -263,6 +268,7 @@ export class LiveSessionHub {
     record.stopping = false;
     record.endedAt = Date.now();
     if (this.sessionTurns.get(record.sessionId) === turnId) this.sessionTurns.delete(record.sessionId);
+    this.lastTurn = null;
     this.endedTurnInfo.push(record);
     this.dropEndedTurnInfo(record.endedAt);
   }
@@ -464,8 +470,12 @@ export class LiveSessionHub {
   private localTurn(turnId: string): LiveTurn | null {
     const record = this.turns.get(turnId);
     if (!record) return null;
+    // One turn at a time runs on a session: every approval of the session is this turn's while it runs, those of its
+    // subagents (asked under the root session, with the child's turn id) included.
     const approvals = [...this.approvals.values()]
-      .filter((pending) => pending.request.turnId === turnId)
+      .filter((pending) =>
+        record.result === null ? pending.request.sessionId === record.sessionId : pending.request.turnId === turnId,
+      )
       .map((pending) => ({ request: pending.request, requestedAt: pending.requestedAt }));
     return {
       turnId,
