@@ -541,11 +541,14 @@ describe('one live session across instances on one PostgreSQL database (35.4)', 
     expect(JSON.stringify(model.calls.at(-1))).toContain('prefer the left door');
   }, 240_000);
 
-  it('an interrupt from a client on A of a turn on a frozen B is an error, and goes through once B answers again', async () => {
-    const { a, b, model } = await startInstancePair([step(text('B holding '), hang())], {
-      key: KEY,
-      configYaml: 'session:\n  auto_title: false\n',
-    });
+  it('an interrupt from a client on A of a turn on a frozen B is an error, then goes through; busy input redirects a run streaming on B', async () => {
+    const { a, b, model } = await startInstancePair(
+      [step(text('B holding '), hang()), step(text('B streaming '), hang()), step(text('plan b it is'))],
+      {
+        key: KEY,
+        configYaml: 'session:\n  auto_title: false\n',
+      },
+    );
     const { client, runtimeId, storedId } = await attachedClient(a);
     const created = await post(b, '/v1/runs', { input: 'hold on B', session_id: storedId });
     const runId = ((await created.json()) as { run_id: string }).run_id;
@@ -582,5 +585,35 @@ describe('one live session across instances on one PostgreSQL database (35.4)', 
       'B’s run cancelled',
     );
     expect(status.turn_exit_reason).toBe('interrupted_by_user');
+
+    // Input sent while a run on B streams (busy mode `interrupt`, the default) redirects that run, on B.
+    const next = await post(b, '/v1/runs', { input: 'stream on B', session_id: storedId });
+    const nextId = ((await next.json()) as { run_id: string }).run_id;
+    await until(
+      () => model.calls.length,
+      (count) => count === 2,
+      'the second run on B reaching the model',
+    );
+    const streamStart = await client.waitFor(
+      (frame) =>
+        frame.params?.type === 'message.start' &&
+        (frame.params.payload?.input as { text?: string } | null)?.text === 'stream on B',
+      'the second run on A’s client',
+    );
+    await client.waitFor(
+      (frame) =>
+        frame.params?.type === 'message.delta' && (frame.params.seq as number) > (streamStart.params?.seq as number),
+      'the second run streaming on A’s client',
+    );
+    const redirected = await client.call('prompt.submit', { session_id: runtimeId, text: 'switch to plan b' });
+    expect(redirected.result).toEqual({ status: 'redirected' });
+    const finished = await until(
+      async () =>
+        (await (await fetch(`${b.url}/v1/runs/${nextId}`, { headers: auth })).json()) as Record<string, unknown>,
+      (current) => current.status === 'completed',
+      'the redirected run on B completing',
+    );
+    expect(finished.output).toBe('plan b it is');
+    expect(JSON.stringify(model.calls.at(-1))).toContain('switch to plan b');
   }, 180_000);
 });
