@@ -430,7 +430,7 @@ describe('one live session across instances on one PostgreSQL database (35.4)', 
       expect(history).toContain(answer);
   }, 180_000);
 
-  it('a gateway turn on A is answered and stopped through the runs API of B; a client on A interrupts and steers turns running on B', async () => {
+  it('a gateway turn on A is read, answered and stopped through the runs API of B; a client on A interrupts and steers turns running on B', async () => {
     const workspace = temp('hermes-workspace-');
     mkdirSync(join(workspace, 'cross-scratch'));
     const { a, b, model } = await startInstancePair(
@@ -458,6 +458,10 @@ describe('one live session across instances on one PostgreSQL database (35.4)', 
       session_id: storedId,
       approval: { request_id: asked.params?.request_id },
     });
+    // B's reader of the turn's events: B watches the session from now on, and A sends it the turn from its start.
+    const stream = await fetch(`${b.url}/v1/runs/${runId}/events`, { headers: auth });
+    expect(stream.status).toBe(200);
+    const streamed = stream.text();
     const answered = await post(b, `/v1/runs/${runId}/approval`, { choice: 'once' });
     expect(answered.status).toBe(200);
     await client.waitFor(
@@ -474,6 +478,17 @@ describe('one live session across instances on one PostgreSQL database (35.4)', 
       status: 'completed',
       output: 'removed after B said yes',
     });
+    const events = (await streamed)
+      .split('\n')
+      .filter((line) => line.startsWith('data: '))
+      .map((line) => JSON.parse(line.slice(6)) as Record<string, unknown>);
+    const names = events.map((event) => event.event);
+    for (const name of ['approval.request', 'tool.started', 'approval.responded', 'tool.completed'])
+      expect(names.filter((seen) => seen === name)).toHaveLength(1);
+    expect(names.at(-1)).toBe('run.completed');
+    expect(events.at(-1)).toMatchObject({ run_id: runId, output: 'removed after B said yes' });
+    expect(events.map((event) => event.delta ?? '').join('')).toBe('removed after B said yes');
+    expect(events.map((event) => event.seq)).toEqual(events.map((_event, index) => index));
 
     // A stop through B's runs API ends A's next gateway turn.
     await client.call('prompt.submit', { session_id: runtimeId, text: 'hold on A' });
