@@ -554,6 +554,9 @@ describe('one live session across instances on one PostgreSQL database (35.4)', 
     );
     expect(done.output).toBe('steered on B');
     expect(JSON.stringify(model.calls.at(-1))).toContain('prefer the left door');
+    // A turn id no instance knows: every instance says so, and the answer is 404.
+    const unknown = await fetch(`${b.url}/v1/runs/run_turn_nowhere`, { headers: auth });
+    expect(unknown.status).toBe(404);
   }, 240_000);
 
   it('an interrupt from a client on A of a turn on a frozen B is an error, then goes through; busy input redirects a run streaming on B', async () => {

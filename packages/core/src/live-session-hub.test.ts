@@ -359,4 +359,18 @@ describe('LiveSessionHub', () => {
     });
     stopA();
   });
+
+  it('a question to every instance about a turn none runs ends once all listening instances said so', async () => {
+    const [relayA, relayB] = linkedRelays();
+    const listening = async () => ({ covers: (holders: Iterable<string>) => new Set(holders).has('b') });
+    const hubA = new LiveSessionHub('a', quiet);
+    const hubB = new LiveSessionHub('b', quiet);
+    // A wait of a minute would outlast the test: the answer comes from B's "not here", not from the timeout.
+    const stopA = hubA.relayThrough({ ...relayA, listening }, { announceMs: 60_000, turnRequestTimeoutMs: 60_000 });
+    const stopB = hubB.relayThrough(relayB, { announceMs: 60_000 });
+    expect(await hubA.turn('t_nowhere')).toBeNull();
+    expect(await hubA.actOnTurn('t_nowhere', { kind: 'interrupt', options: {} })).toEqual({ status: 'not_running' });
+    stopA();
+    stopB();
+  }, 10_000);
 });

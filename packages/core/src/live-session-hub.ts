@@ -28,6 +28,11 @@ export interface LiveSessionRelay {
   ready?(): Promise<void>;
   /** Calls `listener` after the connection was lost and regained: what the others said meanwhile was not heard. */
   onReconnect?(listener: () => void): () => void;
+  /**
+   * The other instances listening now (core's `RunBus.listening`), or null when unknown: a question to every instance
+   * about a turn ends as soon as all of them said the turn is not theirs, instead of at its timeout.
+   */
+  listening?(): Promise<{ covers(holders: Iterable<string>): boolean } | null>;
 }
 
 /** Options of {@link LiveSessionHub.relayThrough}. */
@@ -185,7 +190,7 @@ export class LiveSessionHub {
   private lastTurn: TurnRecord | null = null;
   private controls: LiveTurnControls | null = null;
   /** Questions about turns of other instances waiting for their reply, by request id. */
-  private readonly turnRequests = new Map<string, (reply: JsonObject | null) => void>();
+  private readonly turnRequests = new Map<string, (reply: JsonObject, from: string) => void>();
   private turnRequestTimeoutMs = 3_000;
 
   constructor(
@@ -508,22 +513,40 @@ export class LiveSessionHub {
    * that is, else every instance (only the one running it answers). Null without an answer in time.
    */
   private askAboutTurn(turnId: string, action: LiveTurnAction | null): Promise<JsonObject | null> {
-    if (this.relay === null) return Promise.resolve(null);
+    const relay = this.relay;
+    if (relay === null) return Promise.resolve(null);
     const origin = this.originOf(turnId);
     const id = randomUUID();
     return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.turnRequests.delete(id);
-        resolve(null);
-      }, this.turnRequestTimeoutMs);
-      timer.unref?.();
-      this.turnRequests.set(id, (reply) => {
+      const notHere = new Set<string>();
+      let listed: { covers(holders: Iterable<string>): boolean } | null = null;
+      const settle = (reply: JsonObject | null) => {
+        if (!this.turnRequests.delete(id)) return;
         clearTimeout(timer);
-        this.turnRequests.delete(id);
         resolve(reply);
+      };
+      const timer = setTimeout(() => settle(null), this.turnRequestTimeoutMs);
+      timer.unref?.();
+      this.turnRequests.set(id, (reply, from) => {
+        if (reply.turn !== null || origin !== undefined) {
+          settle(reply);
+          return;
+        }
+        // Asked of every instance: each without the turn says so; once all listening have, nobody runs it.
+        notHere.add(from);
+        if (listed?.covers(notHere)) settle(null);
       });
       const message: JsonObject = { t: TURN, id, turn_id: turnId };
-      if (origin === undefined) message.to_all = true;
+      if (origin === undefined) {
+        message.to_all = true;
+        void relay
+          .listening?.()
+          .then((instances) => {
+            listed = instances;
+            if (listed?.covers(notHere)) settle(null);
+          })
+          .catch(() => undefined);
+      }
       if (action !== null) {
         message.action = action as unknown as JsonObject;
         // Past this the asker has told its client the owner did not answer: a late action is not applied then.
@@ -540,8 +563,8 @@ export class LiveSessionHub {
     if (typeof id !== 'string' || typeof turnId !== 'string') return;
     const record = this.turns.get(turnId);
     if (!record) {
-      // Asked directly (the asker saw this instance run it): say it is not here, so it need not wait.
-      if (message.to_all !== true && this.relay !== null) void this.send(from, { t: TURN_REPLY, id, turn: null });
+      // Not here: said so, so that the asker need not wait for its timeout.
+      void this.send(from, { t: TURN_REPLY, id, turn: null });
       return;
     }
     const action = message.action as LiveTurnAction | undefined;
@@ -687,8 +710,8 @@ export class LiveSessionHub {
     }
     if (kind === TURN_REPLY) {
       const settle = typeof message.id === 'string' ? this.turnRequests.get(message.id) : undefined;
-      // A broadcast question gets silence from the instances without the turn; a direct one a `turn: null`.
-      settle?.(message);
+      if (message.turn === undefined) message.turn = null;
+      settle?.(message, from);
       return;
     }
     if (kind === HELLO) {
