@@ -227,7 +227,7 @@ describe('one live session across protocols (35.4)', () => {
     expect(await server.exited).toBe(0);
   }, 180_000);
 
-  it('a gateway turn is a run of the runs API: active_run_id names it, its approval and events are served through /v1/runs, and a stop ends it', async () => {
+  it('a gateway turn is a run of the runs API: active_run_id names it, its approval, events and a steer are served through /v1/runs, and a stop ends it', async () => {
     const model = await scriptedModel();
     const server = await startServer(scriptedServerEnv(KEY, model));
     const workspace = temp('hermes-workspace-');
@@ -257,6 +257,12 @@ describe('one live session across protocols (35.4)', () => {
     const stream = await fetch(`${server.url}/v1/runs/${runId}/events`, { headers: auth });
     expect(stream.status).toBe(200);
     const streamed = stream.text();
+    // The rules of §19.7 and §19.8 hold for it: a choice the request does not know, a steer while it waits.
+    const code = async (response: Response) => ((await response.json()) as { error: { code: string } }).error.code;
+    const unknownChoice = await post(server, `/v1/runs/${runId}/approval`, { choice: 'maybe' });
+    expect([unknownChoice.status, await code(unknownChoice)]).toEqual([400, 'invalid_approval_choice']);
+    const steerWhileWaiting = await post(server, `/v1/runs/${runId}/steer`, { input: 'hurry' });
+    expect([steerWhileWaiting.status, await code(steerWhileWaiting)]).toEqual([409, 'run_not_accepting_steer']);
 
     const answered = await post(server, `/v1/runs/${runId}/approval`, { choice: 'once' });
     expect(answered.status).toBe(200);
@@ -289,20 +295,42 @@ describe('one live session across protocols (35.4)', () => {
     expect(events.at(-1)).toMatchObject({ output: 'gateway turn done', completed: true });
     expect(await get(`/v1/runs/${runId}`)).toMatchObject({ status: 'completed', output: 'gateway turn done' });
     expect((await get(`/api/sessions/${storedId}`)).active_run_id).toBeNull();
+    const late = await post(server, `/v1/runs/${runId}/approval`, { choice: 'once' });
+    expect([late.status, await code(late)]).toEqual([409, 'approval_not_active']);
+    const stopAfterEnd = await post(server, `/v1/runs/${runId}/stop`, {});
+    expect(await stopAfterEnd.json()).toMatchObject({ run_id: runId, status: 'completed' });
+
+    // A steer through the runs API reaches the next gateway turn at its tool boundary.
+    model.push(step(toolCall('terminal', { command: 'sleep 3' })), step(text('steer answered')));
+    await client.call('prompt.submit', { session_id: runtimeId, text: 'take your time' });
+    await client.waitFor(
+      (frame) =>
+        frame.params?.type === 'tool.start' &&
+        (frame.params.payload?.args as { command?: string } | undefined)?.command === 'sleep 3',
+      'the gateway turn’s tool call',
+    );
+    const steerId = (await get(`/api/sessions/${storedId}`)).active_run_id as string;
+    expect(steerId).toMatch(/^run_turn_/);
+    const steered = await post(server, `/v1/runs/${steerId}/steer`, { input: 'prefer brevity' });
+    expect(steered.status).toBe(200);
+    expect(await steered.json()).toEqual({ object: 'hermes.run.steer', run_id: steerId, accepted: true });
+    const steeredTurn = await turnSeen(client, runtimeId, 'take your time');
+    expect(steeredTurn.at(-1)?.params?.payload).toMatchObject({ text: 'steer answered', status: 'complete' });
+    expect(JSON.stringify(model.calls.at(-1))).toContain('prefer brevity');
 
     // A stop through the runs API ends the next gateway turn, which the gateway shows interrupted.
     model.push(step(text('holding '), hang()));
     await client.call('prompt.submit', { session_id: runtimeId, text: 'hold on' });
     const holding = await until(
       () => get(`/api/sessions/${storedId}`),
-      (current) => typeof current.active_run_id === 'string' && current.active_run_id !== runId,
-      'the second gateway turn as the active run',
+      (current) => typeof current.active_run_id === 'string' && current.active_run_id !== steerId,
+      'the fourth gateway turn as the active run',
     );
     const stopId = holding.active_run_id as string;
     await until(
       () => model.calls.length,
-      (count) => count === 3,
-      'the second gateway turn reaching the model',
+      (count) => count === 5,
+      'the fourth gateway turn reaching the model',
     );
     const stopped = await post(server, `/v1/runs/${stopId}/stop`, {});
     expect(stopped.status).toBe(200);
