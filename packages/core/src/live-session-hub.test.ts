@@ -373,4 +373,16 @@ describe('LiveSessionHub', () => {
     stopA();
     stopB();
   }, 10_000);
+
+  it('ended turns are described for a while within a bound on the text they hold: the oldest go first', async () => {
+    const hub = new LiveSessionHub('a', quiet);
+    const long = 'x'.repeat(1_500_000);
+    for (const turnId of ['t1', 't2', 't3', 't4']) {
+      hub.publish({ ...event('S', 'turn.start', { input: { text: turnId, attachments: 0 }, model: null }), turnId });
+      hub.publish({ ...event('S', 'turn.end', { result: { outcome: 'completed', finalText: long } }), turnId });
+    }
+    expect(await hub.turn('t1')).toBeNull();
+    expect((await hub.turn('t4'))?.result).toMatchObject({ outcome: 'completed' });
+    expect((await hub.turn('t3'))?.input).toBe('t3');
+  });
 });

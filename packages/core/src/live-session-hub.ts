@@ -130,9 +130,13 @@ const TURN = 'hub.turn';
 const TURN_REPLY = 'hub.turn.reply';
 /** How far past its asker's wait (by the asker's clock) an action on a turn is still applied: clocks differ a little. */
 const LATE_ACTION_GRACE_MS = 2_000;
-/** How long a turn of this process that ended is still described (its terminal status), and how many such are kept. */
+/**
+ * How long a turn of this process that ended is still described (its terminal status), how many such are kept, and how
+ * many characters of their final texts at most (a server running long replies must not hold minutes of them).
+ */
 const ENDED_TURN_INFO_MS = 600_000;
 const ENDED_TURN_INFO_MAX = 1_000;
+const ENDED_TURN_TEXT_MAX = 4_000_000;
 /** Events of one turn in flight kept for a late watcher (its start and its newest). */
 const REPLAY_LIMIT = 1_000;
 /**
@@ -186,6 +190,8 @@ export class LiveSessionHub {
   private readonly sessionTurns = new Map<string, string>();
   /** Ended turns in end order, for their expiry. */
   private readonly endedTurnInfo: TurnRecord[] = [];
+  /** Characters of the final texts and reasoning the ended turns hold. */
+  private endedTurnText = 0;
   /** The record {@link trackTurn} found last. */
   private lastTurn: TurnRecord | null = null;
   private controls: LiveTurnControls | null = null;
@@ -275,6 +281,7 @@ export class LiveSessionHub {
     if (this.sessionTurns.get(record.sessionId) === turnId) this.sessionTurns.delete(record.sessionId);
     this.lastTurn = null;
     this.endedTurnInfo.push(record);
+    this.endedTurnText += textSize(event.result);
     this.dropEndedTurnInfo(record.endedAt);
   }
 
@@ -283,10 +290,12 @@ export class LiveSessionHub {
     while (
       drop < this.endedTurnInfo.length &&
       (this.endedTurnInfo.length - drop > ENDED_TURN_INFO_MAX ||
+        this.endedTurnText > ENDED_TURN_TEXT_MAX ||
         (this.endedTurnInfo[drop] as TurnRecord).endedAt < now - ENDED_TURN_INFO_MS)
     ) {
       const record = this.endedTurnInfo[drop] as TurnRecord;
       if (this.turns.get(record.turnId) === record) this.turns.delete(record.turnId);
+      this.endedTurnText -= record.result ? textSize(record.result) : 0;
       drop += 1;
     }
     if (drop > 0) this.endedTurnInfo.splice(0, drop);
@@ -756,6 +765,11 @@ export class LiveSessionHub {
       if (pending) pending.answer(pending.request.choices.includes(choice) ? choice : 'deny');
     }
   }
+}
+
+/** The characters an ended turn's result holds in its texts (what dominates its size). */
+function textSize(result: TurnResult): number {
+  return (result.finalText?.length ?? 0) + (result.lastReasoning?.length ?? 0);
 }
 
 /** The `turn.end` of a remote turn whose instance lost its turn lease before it could send one. */
