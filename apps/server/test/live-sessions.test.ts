@@ -223,19 +223,128 @@ describe('one live session across protocols (35.4)', () => {
     expect(secondTurn.at(-1)?.params?.payload?.text).toBe('removed after the runs API said yes');
     expect(existsSync(join(workspace, 'scratch-two'))).toBe(false);
 
-    // A gateway-started turn has no run id: the runs API cannot name it, and the gateway answers it.
-    model.push(step(toolCall('terminal', { command: 'rm -rf ./scratch-three' })), step(text('gateway turn done')));
-    await client.call('prompt.submit', { session_id: runtimeId, text: 'clean scratch three' });
-    const own = await client.waitFor(
-      (frame) => frame.method === 'approval' && frame.id !== asked.id && frame.id !== secondAsk.id,
-      'the gateway turn’s approval',
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+  }, 180_000);
+
+  it('a gateway turn is a run of the runs API: active_run_id names it, its approval, events and a steer are served through /v1/runs, and a stop ends it', async () => {
+    const model = await scriptedModel();
+    const server = await startServer(scriptedServerEnv(KEY, model));
+    const workspace = temp('hermes-workspace-');
+    mkdirSync(join(workspace, 'scratch-gateway'));
+    const { client, runtimeId, storedId } = await attachedClient(server, workspace);
+    const get = async (path: string) =>
+      (await fetch(`${server.url}${path}`, { headers: auth })).json() as Promise<Record<string, unknown>>;
+
+    model.push(
+      step(toolCall('terminal', { command: 'rm -rf ./scratch-gateway' })),
+      step(text('gateway turn '), text('done')),
     );
-    const listed = (await (await fetch(`${server.url}/api/sessions/${storedId}`, { headers: auth })).json()) as {
-      active_run_id: string | null;
-    };
-    expect(listed.active_run_id).toBeNull();
-    client.send({ jsonrpc: '2.0', id: own.id, result: { choice: 'deny' } });
-    await turnSeen(client, runtimeId, 'clean scratch three');
+    await client.call('prompt.submit', { session_id: runtimeId, text: 'clean the gateway scratch' });
+    const asked = await client.waitFor((frame) => frame.method === 'approval', 'the gateway turn’s approval');
+    const session = await get(`/api/sessions/${storedId}`);
+    const runId = session.active_run_id as string;
+    expect(runId).toMatch(/^run_turn_/);
+    const waiting = await get(`/v1/runs/${runId}`);
+    expect(waiting).toMatchObject({
+      object: 'hermes.run',
+      run_id: runId,
+      session_id: storedId,
+      status: 'waiting_for_approval',
+      approval: { request_id: asked.params?.request_id, command: 'rm -rf ./scratch-gateway', pending: 1 },
+    });
+    // A reader of the run's events, opened while it waits: the pending request leads its stream.
+    const stream = await fetch(`${server.url}/v1/runs/${runId}/events`, { headers: auth });
+    expect(stream.status).toBe(200);
+    const streamed = stream.text();
+    // The rules of §19.7 and §19.8 hold for it: a choice the request does not know, a steer while it waits.
+    const code = async (response: Response) => ((await response.json()) as { error: { code: string } }).error.code;
+    const unknownChoice = await post(server, `/v1/runs/${runId}/approval`, { choice: 'maybe' });
+    expect([unknownChoice.status, await code(unknownChoice)]).toEqual([400, 'invalid_approval_choice']);
+    const steerWhileWaiting = await post(server, `/v1/runs/${runId}/steer`, { input: 'hurry' });
+    expect([steerWhileWaiting.status, await code(steerWhileWaiting)]).toEqual([409, 'run_not_accepting_steer']);
+
+    const answered = await post(server, `/v1/runs/${runId}/approval`, { choice: 'once' });
+    expect(answered.status).toBe(200);
+    expect(await answered.json()).toMatchObject({ run_id: runId, choice: 'once', resolved: 1 });
+    await client.waitFor(
+      (frame) =>
+        frame.params?.type === 'request.cancel' &&
+        frame.params.payload?.id === asked.id &&
+        frame.params.payload?.reason === 'resolved',
+      'the gateway’s approval withdrawn as resolved',
+    );
+    const turn = await turnSeen(client, runtimeId, 'clean the gateway scratch');
+    expect(turn.at(-1)?.params?.payload).toMatchObject({ text: 'gateway turn done', status: 'complete' });
+    expect(existsSync(join(workspace, 'scratch-gateway'))).toBe(false);
+
+    const events = (await streamed)
+      .split('\n')
+      .filter((line) => line.startsWith('data: '))
+      .map((line) => JSON.parse(line.slice(6)) as Record<string, unknown>);
+    // The stream began while the approval waited (the tool's start came before it): the request, its answer, the
+    // tool's end, the reply and the terminal event, numbered from 0.
+    const names = events.map((event) => event.event);
+    expect(names.slice(0, 3)).toEqual(['approval.request', 'approval.responded', 'tool.completed']);
+    expect(names.at(-1)).toBe('run.completed');
+    expect(new Set(names.slice(3, -1))).toEqual(new Set(['message.delta']));
+    expect(events.map((event) => event.delta ?? '').join('')).toBe('gateway turn done');
+    expect(events.map((event) => event.seq)).toEqual(events.map((_event, index) => index));
+    expect(events[0]).toMatchObject({ run_id: runId, request_id: asked.params?.request_id });
+    expect(events[1]).toMatchObject({ choice: 'once', source: 'client' });
+    expect(events.at(-1)).toMatchObject({ output: 'gateway turn done', completed: true });
+    expect(await get(`/v1/runs/${runId}`)).toMatchObject({ status: 'completed', output: 'gateway turn done' });
+    expect((await get(`/api/sessions/${storedId}`)).active_run_id).toBeNull();
+    const late = await post(server, `/v1/runs/${runId}/approval`, { choice: 'once' });
+    expect([late.status, await code(late)]).toEqual([409, 'approval_not_active']);
+    const stopAfterEnd = await post(server, `/v1/runs/${runId}/stop`, {});
+    expect(await stopAfterEnd.json()).toMatchObject({ run_id: runId, status: 'completed' });
+
+    // A steer through the runs API reaches the next gateway turn at its tool boundary.
+    model.push(step(toolCall('terminal', { command: 'sleep 3' })), step(text('steer answered')));
+    await client.call('prompt.submit', { session_id: runtimeId, text: 'take your time' });
+    await client.waitFor(
+      (frame) =>
+        frame.params?.type === 'tool.start' &&
+        (frame.params.payload?.args as { command?: string } | undefined)?.command === 'sleep 3',
+      'the gateway turn’s tool call',
+    );
+    const steerId = (await get(`/api/sessions/${storedId}`)).active_run_id as string;
+    expect(steerId).toMatch(/^run_turn_/);
+    const steered = await post(server, `/v1/runs/${steerId}/steer`, { input: 'prefer brevity' });
+    expect(steered.status).toBe(200);
+    expect(await steered.json()).toEqual({ object: 'hermes.run.steer', run_id: steerId, accepted: true });
+    const steeredTurn = await turnSeen(client, runtimeId, 'take your time');
+    expect(steeredTurn.at(-1)?.params?.payload).toMatchObject({ text: 'steer answered', status: 'complete' });
+    expect(JSON.stringify(model.calls.at(-1))).toContain('prefer brevity');
+
+    // A stop through the runs API ends the next gateway turn, which the gateway shows interrupted.
+    model.push(step(text('holding '), hang()));
+    await client.call('prompt.submit', { session_id: runtimeId, text: 'hold on' });
+    const holding = await until(
+      () => get(`/api/sessions/${storedId}`),
+      (current) => typeof current.active_run_id === 'string' && current.active_run_id !== steerId,
+      'the fourth gateway turn as the active run',
+    );
+    const stopId = holding.active_run_id as string;
+    await until(
+      () => model.calls.length,
+      (count) => count === 5,
+      'the fourth gateway turn reaching the model',
+    );
+    const stopped = await post(server, `/v1/runs/${stopId}/stop`, {});
+    expect(stopped.status).toBe(200);
+    expect(await stopped.json()).toEqual({ object: 'hermes.run', run_id: stopId, status: 'stopping' });
+    const interrupted = await turnSeen(client, runtimeId, 'hold on');
+    expect(interrupted.at(-1)?.params?.payload?.status).toBe('interrupted');
+    expect(await get(`/v1/runs/${stopId}`)).toMatchObject({
+      status: 'cancelled',
+      interrupted: true,
+      turn_exit_reason: 'interrupted_by_user',
+    });
+    const unknown = await fetch(`${server.url}/v1/runs/run_turn_unknown`, { headers: auth });
+    expect(unknown.status).toBe(404);
+    expect(((await unknown.json()) as { error: { code: string } }).error.code).toBe('run_not_found');
     server.child.kill('SIGTERM');
     expect(await server.exited).toBe(0);
   }, 180_000);
@@ -347,5 +456,210 @@ describe('one live session across instances on one PostgreSQL database (35.4)', 
     const history = JSON.stringify((await client.call('session.history', { session_id: runtimeId })).result);
     for (const answer of ['answered on B', 'removed on B after A said yes', 'A continues'])
       expect(history).toContain(answer);
+  }, 180_000);
+
+  it('a gateway turn on A is read, answered and stopped through the runs API of B; a client on A interrupts and steers turns running on B', async () => {
+    const workspace = temp('hermes-workspace-');
+    mkdirSync(join(workspace, 'cross-scratch'));
+    const { a, b, model } = await startInstancePair(
+      [
+        step(toolCall('terminal', { command: 'rm -rf ./cross-scratch' })),
+        step(text('removed after B said yes')),
+        step(text('A holding '), hang()),
+        step(text('B holding '), hang()),
+        step(toolCall('terminal', { command: 'sleep 6' })),
+        step(text('steered on B')),
+      ],
+      { key: KEY, configYaml: 'session:\n  auto_title: false\n' },
+    );
+    const { client, runtimeId, storedId } = await attachedClient(a, workspace);
+    const getFrom = async (server: StartedServer, path: string) =>
+      (await fetch(`${server.url}${path}`, { headers: auth })).json() as Promise<Record<string, unknown>>;
+
+    // A's gateway turn waits for an approval; B, which does not show the session, finds the turn through the hub.
+    await client.call('prompt.submit', { session_id: runtimeId, text: 'clean up on A' });
+    const asked = await client.waitFor((frame) => frame.method === 'approval', 'the approval on A');
+    const runId = (await getFrom(a, `/api/sessions/${storedId}`)).active_run_id as string;
+    expect(runId).toMatch(/^run_turn_/);
+    expect(await getFrom(b, `/v1/runs/${runId}`)).toMatchObject({
+      status: 'waiting_for_approval',
+      session_id: storedId,
+      approval: { request_id: asked.params?.request_id },
+    });
+    // B's reader of the turn's events: B watches the session from now on, and A sends it the turn from its start.
+    const stream = await fetch(`${b.url}/v1/runs/${runId}/events`, { headers: auth });
+    expect(stream.status).toBe(200);
+    const streamed = stream.text();
+    const answered = await post(b, `/v1/runs/${runId}/approval`, { choice: 'once' });
+    expect(answered.status).toBe(200);
+    await client.waitFor(
+      (frame) =>
+        frame.params?.type === 'request.cancel' &&
+        frame.params.payload?.id === asked.id &&
+        frame.params.payload?.reason === 'resolved',
+      'A’s approval withdrawn as resolved',
+    );
+    const first = await turnSeen(client, runtimeId, 'clean up on A');
+    expect(first.at(-1)?.params?.payload).toMatchObject({ text: 'removed after B said yes', status: 'complete' });
+    expect(existsSync(join(workspace, 'cross-scratch'))).toBe(false);
+    expect(await getFrom(b, `/v1/runs/${runId}`)).toMatchObject({
+      status: 'completed',
+      output: 'removed after B said yes',
+    });
+    const events = (await streamed)
+      .split('\n')
+      .filter((line) => line.startsWith('data: '))
+      .map((line) => JSON.parse(line.slice(6)) as Record<string, unknown>);
+    const names = events.map((event) => event.event);
+    for (const name of ['approval.request', 'tool.started', 'approval.responded', 'tool.completed'])
+      expect(names.filter((seen) => seen === name)).toHaveLength(1);
+    expect(names.at(-1)).toBe('run.completed');
+    expect(events.at(-1)).toMatchObject({ run_id: runId, output: 'removed after B said yes' });
+    expect(events.map((event) => event.delta ?? '').join('')).toBe('removed after B said yes');
+    expect(events.map((event) => event.seq)).toEqual(events.map((_event, index) => index));
+
+    // A stop through B's runs API ends A's next gateway turn.
+    await client.call('prompt.submit', { session_id: runtimeId, text: 'hold on A' });
+    const holding = await until(
+      () => getFrom(a, `/api/sessions/${storedId}`),
+      (current) => typeof current.active_run_id === 'string' && current.active_run_id !== runId,
+      'A’s second turn as the active run',
+    );
+    await until(
+      () => model.calls.length,
+      (count) => count === 3,
+      'A’s second turn reaching the model',
+    );
+    const stopId = holding.active_run_id as string;
+    const stopped = await post(b, `/v1/runs/${stopId}/stop`, {});
+    expect(stopped.status).toBe(200);
+    expect(await stopped.json()).toMatchObject({ run_id: stopId, status: 'stopping' });
+    const second = await turnSeen(client, runtimeId, 'hold on A');
+    expect(second.at(-1)?.params?.payload?.status).toBe('interrupted');
+
+    // A run on B holds the session: A's client interrupts it, on B.
+    const created = await post(b, '/v1/runs', { input: 'hold on B', session_id: storedId });
+    const heldRun = ((await created.json()) as { run_id: string }).run_id;
+    await client.waitFor(
+      (frame) =>
+        frame.params?.type === 'message.start' &&
+        (frame.params.payload?.input as { text?: string } | null)?.text === 'hold on B',
+      'B’s run on A’s client',
+    );
+    await until(
+      () => model.calls.length,
+      (count) => count === 4,
+      'B’s run reaching the model',
+    );
+    const interrupt = await client.call('session.interrupt', { session_id: runtimeId });
+    expect(interrupt.result).toEqual({ status: 'interrupted' });
+    const third = await turnSeen(client, runtimeId, 'hold on B');
+    expect(third.at(-1)?.params?.payload?.status).toBe('interrupted');
+    expect(
+      await until(
+        () => getFrom(b, `/v1/runs/${heldRun}`),
+        (status) => status.status === 'cancelled',
+        'B’s run cancelled',
+      ),
+    ).toMatchObject({ turn_exit_reason: 'interrupted_by_user' });
+
+    // Another run on B, in a tool call: A's client steers it, and B's model reads the steer.
+    const steered = await post(b, '/v1/runs', { input: 'steer me on B', session_id: storedId });
+    const steeredRun = ((await steered.json()) as { run_id: string }).run_id;
+    await client.waitFor(
+      (frame) =>
+        frame.params?.type === 'tool.start' &&
+        frame.params.session_id === runtimeId &&
+        (frame.params.payload?.args as { command?: string } | undefined)?.command === 'sleep 6',
+      'B’s tool call on A’s client',
+    );
+    const steer = await client.call('session.steer', { session_id: runtimeId, text: 'prefer the left door' });
+    expect(steer.result).toEqual({ status: 'queued', text: 'prefer the left door' });
+    const done = await until(
+      () => getFrom(b, `/v1/runs/${steeredRun}`),
+      (status) => status.status === 'completed',
+      'the steered run on B completing',
+    );
+    expect(done.output).toBe('steered on B');
+    expect(JSON.stringify(model.calls.at(-1))).toContain('prefer the left door');
+    // A turn id no instance knows: every instance says so, and the answer is 404.
+    const unknown = await fetch(`${b.url}/v1/runs/run_turn_nowhere`, { headers: auth });
+    expect(unknown.status).toBe(404);
+  }, 240_000);
+
+  it('an interrupt from a client on A of a turn on a frozen B is an error, then goes through; busy input redirects a run streaming on B', async () => {
+    const { a, b, model } = await startInstancePair(
+      [step(text('B holding '), hang()), step(text('B streaming '), hang()), step(text('plan b it is'))],
+      {
+        key: KEY,
+        configYaml: 'session:\n  auto_title: false\n',
+      },
+    );
+    const { client, runtimeId, storedId } = await attachedClient(a);
+    const created = await post(b, '/v1/runs', { input: 'hold on B', session_id: storedId });
+    const runId = ((await created.json()) as { run_id: string }).run_id;
+    await client.waitFor(
+      (frame) =>
+        frame.params?.type === 'message.start' &&
+        (frame.params.payload?.input as { text?: string } | null)?.text === 'hold on B',
+      'B’s run on A’s client',
+    );
+    await until(
+      () => model.calls.length,
+      (count) => count === 1,
+      'B’s run reaching the model',
+    );
+    b.child.kill('SIGSTOP');
+    let refused: Awaited<ReturnType<typeof client.call>>;
+    try {
+      refused = await client.call('session.interrupt', { session_id: runtimeId });
+    } finally {
+      b.child.kill('SIGCONT');
+    }
+    expect(refused.error).toMatchObject({
+      code: 5000,
+      message: 'interrupt failed: the instance running this turn did not answer; retry',
+    });
+    const retried = await client.call('session.interrupt', { session_id: runtimeId });
+    expect(retried.result).toEqual({ status: 'interrupted' });
+    const seen = await turnSeen(client, runtimeId, 'hold on B');
+    expect(seen.at(-1)?.params?.payload?.status).toBe('interrupted');
+    const status = await until(
+      async () =>
+        (await (await fetch(`${b.url}/v1/runs/${runId}`, { headers: auth })).json()) as Record<string, unknown>,
+      (current) => current.status === 'cancelled',
+      'B’s run cancelled',
+    );
+    expect(status.turn_exit_reason).toBe('interrupted_by_user');
+
+    // Input sent while a run on B streams (busy mode `interrupt`, the default) redirects that run, on B.
+    const next = await post(b, '/v1/runs', { input: 'stream on B', session_id: storedId });
+    const nextId = ((await next.json()) as { run_id: string }).run_id;
+    await until(
+      () => model.calls.length,
+      (count) => count === 2,
+      'the second run on B reaching the model',
+    );
+    const streamStart = await client.waitFor(
+      (frame) =>
+        frame.params?.type === 'message.start' &&
+        (frame.params.payload?.input as { text?: string } | null)?.text === 'stream on B',
+      'the second run on A’s client',
+    );
+    await client.waitFor(
+      (frame) =>
+        frame.params?.type === 'message.delta' && (frame.params.seq as number) > (streamStart.params?.seq as number),
+      'the second run streaming on A’s client',
+    );
+    const redirected = await client.call('prompt.submit', { session_id: runtimeId, text: 'switch to plan b' });
+    expect(redirected.result).toEqual({ status: 'redirected' });
+    const finished = await until(
+      async () =>
+        (await (await fetch(`${b.url}/v1/runs/${nextId}`, { headers: auth })).json()) as Record<string, unknown>,
+      (current) => current.status === 'completed',
+      'the redirected run on B completing',
+    );
+    expect(finished.output).toBe('plan b it is');
+    expect(JSON.stringify(model.calls.at(-1))).toContain('switch to plan b');
   }, 180_000);
 });

@@ -87,6 +87,11 @@ export {
   LiveSessionHub,
   type LiveSessionRelay,
   type LiveSessionRelayOptions,
+  type LiveTurn,
+  type LiveTurnAction,
+  type LiveTurnActionOutcome,
+  type LiveTurnApproval,
+  type LiveTurnControls,
 } from './live-session-hub.js';
 export { createStderrLogger, redactSecrets, silentLogger } from './logger.js';
 export { mcpToolName } from './mcp/manager.js';

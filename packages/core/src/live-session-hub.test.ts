@@ -257,4 +257,132 @@ describe('LiveSessionHub', () => {
     stopA();
     stopB();
   });
+
+  it('knows a turn of this process by its id while it runs and after it ended, with its approvals and its end', async () => {
+    const hub = new LiveSessionHub('a', quiet);
+    expect(await hub.turn('t1')).toBeNull();
+    hub.publish(event('S', 'turn.start', { input: { text: 'hello', attachments: 0 }, model: null }));
+    expect(hub.turnOn('S')).toBe('t1');
+    const request = approval('S');
+    void hub.ask(request, new AbortController().signal, () => new Promise<never>(() => {}));
+    const running = await hub.turn('t1');
+    expect(running).toMatchObject({ turnId: 't1', sessionId: 'S', origin: 'a', input: 'hello', result: null });
+    expect(running?.approvals.map((entry) => entry.request.requestId)).toEqual(['apr_1']);
+    hub.answerApproval('apr_1', 'once');
+    expect((await hub.turn('t1'))?.approvals).toEqual([]);
+    hub.publish(event('S', 'turn.end', { result: { outcome: 'completed', finalText: 'bye' } }));
+    expect(hub.turnOn('S')).toBeUndefined();
+    expect((await hub.turn('t1'))?.result).toMatchObject({ outcome: 'completed', finalText: 'bye' });
+  });
+
+  it('a stop or a steer of a turn reaches the host’s controls only while that turn runs', async () => {
+    const hub = new LiveSessionHub('a', quiet);
+    const acted: string[] = [];
+    hub.controlTurnsWith({
+      interrupt: (sessionId, turnId, options) => {
+        acted.push(`interrupt ${sessionId} ${turnId} ${options.issuer}`);
+        return true;
+      },
+      steer: (sessionId, turnId, text) => {
+        acted.push(`steer ${sessionId} ${turnId} ${text}`);
+        return { status: 'queued' };
+      },
+    });
+    expect(await hub.actOnTurn('t1', { kind: 'interrupt', options: { issuer: 'user' } })).toEqual({
+      status: 'not_running',
+    });
+    hub.publish(event('S', 'turn.start', { input: { text: 'hello', attachments: 0 }, model: null }));
+    expect(await hub.actOnTurn('t1', { kind: 'steer', text: 'left' })).toEqual({
+      status: 'done',
+      steer: { status: 'queued' },
+    });
+    expect(await hub.actOnTurn('t1', { kind: 'interrupt', options: { issuer: 'user', hard: true } })).toEqual({
+      status: 'done',
+    });
+    expect((await hub.turn('t1'))?.stopping).toBe(true);
+    hub.publish(event('S', 'turn.end', { result: { outcome: 'cancelled' } }));
+    expect(await hub.actOnTurn('t1', { kind: 'interrupt', options: {} })).toEqual({ status: 'not_running' });
+    expect(acted).toEqual(['steer S t1 left', 'interrupt S t1 user']);
+  });
+
+  it('across instances: a turn of another instance is described, stopped and steered by its owner, watched or not', async () => {
+    const [relayA, relayB] = linkedRelays();
+    const hubA = new LiveSessionHub('a', quiet);
+    const hubB = new LiveSessionHub('b', quiet);
+    const stopA = hubA.relayThrough(relayA, { announceMs: 60_000, turnRequestTimeoutMs: 500 });
+    const stopB = hubB.relayThrough(relayB, { announceMs: 60_000 });
+    const acted: string[] = [];
+    hubB.controlTurnsWith({
+      interrupt: (_sessionId, turnId) => acted.push(`interrupt ${turnId}`) > 0,
+      steer: (_sessionId, turnId, text) => {
+        acted.push(`steer ${turnId} ${text}`);
+        return { status: 'queued' };
+      },
+    });
+    hubB.publish(event('S', 'turn.start', { input: { text: 'on B', attachments: 0 }, model: null }));
+    const request = approval('S', 'apr_b');
+    const answer = hubB.ask(request, new AbortController().signal, () => new Promise<never>(() => {}));
+    // A does not watch S: it asks every instance, and B, which runs the turn, answers.
+    const described = await hubA.turn('t1');
+    expect(described).toMatchObject({ turnId: 't1', sessionId: 'S', origin: 'b', input: 'on B' });
+    expect(described?.approvals.map((entry) => entry.request.requestId)).toEqual(['apr_b']);
+    expect(hubA.answerApproval('apr_b', 'once', described?.origin)).toBe(true);
+    await expect(answer).resolves.toBe('once');
+    expect(await hubA.actOnTurn('t1', { kind: 'steer', text: 'go left' })).toEqual({
+      status: 'done',
+      steer: { status: 'queued' },
+    });
+    expect(await hubA.actOnTurn('t1', { kind: 'interrupt', options: { hard: true } })).toEqual({ status: 'done' });
+    expect(acted).toEqual(['steer t1 go left', 'interrupt t1']);
+    // An id no instance runs: nobody answers, and it is not running.
+    expect(await hubA.turn('t_unknown')).toBeNull();
+    expect(await hubA.actOnTurn('t_unknown', { kind: 'interrupt', options: {} })).toEqual({ status: 'not_running' });
+    stopA();
+    stopB();
+  });
+
+  it('an action on a watched remote turn whose instance does not answer is reported unreachable', async () => {
+    const [relayA, relayB] = linkedRelays();
+    const hubA = new LiveSessionHub('a', quiet);
+    const hubB = new LiveSessionHub('b', quiet);
+    const stopA = hubA.relayThrough(relayA, { announceMs: 60_000, turnRequestTimeoutMs: 200 });
+    const stopB = hubB.relayThrough(relayB, { announceMs: 60_000 });
+    const seen: LiveSessionEvent[] = [];
+    hubA.subscribe('S', (delivered) => seen.push(delivered));
+    await until(() => hubB.watched('S'));
+    hubB.publish(event('S', 'turn.start', { input: { text: 'on B', attachments: 0 }, model: null }));
+    await until(() => seen.length === 1);
+    // B stops listening (frozen or cut off): A knows the turn is B's, and says B did not answer.
+    stopB();
+    expect(await hubA.actOnTurn('t1', { kind: 'interrupt', options: { hard: true } })).toEqual({
+      status: 'unreachable',
+    });
+    stopA();
+  });
+
+  it('a question to every instance about a turn none runs ends once all listening instances said so', async () => {
+    const [relayA, relayB] = linkedRelays();
+    const listening = async () => ({ covers: (holders: Iterable<string>) => new Set(holders).has('b') });
+    const hubA = new LiveSessionHub('a', quiet);
+    const hubB = new LiveSessionHub('b', quiet);
+    // A wait of a minute would outlast the test: the answer comes from B's "not here", not from the timeout.
+    const stopA = hubA.relayThrough({ ...relayA, listening }, { announceMs: 60_000, turnRequestTimeoutMs: 60_000 });
+    const stopB = hubB.relayThrough(relayB, { announceMs: 60_000 });
+    expect(await hubA.turn('t_nowhere')).toBeNull();
+    expect(await hubA.actOnTurn('t_nowhere', { kind: 'interrupt', options: {} })).toEqual({ status: 'not_running' });
+    stopA();
+    stopB();
+  }, 10_000);
+
+  it('ended turns are described for a while within a bound on the text they hold: the oldest go first', async () => {
+    const hub = new LiveSessionHub('a', quiet);
+    const long = 'x'.repeat(1_500_000);
+    for (const turnId of ['t1', 't2', 't3', 't4']) {
+      hub.publish({ ...event('S', 'turn.start', { input: { text: turnId, attachments: 0 }, model: null }), turnId });
+      hub.publish({ ...event('S', 'turn.end', { result: { outcome: 'completed', finalText: long } }), turnId });
+    }
+    expect(await hub.turn('t1')).toBeNull();
+    expect((await hub.turn('t4'))?.result).toMatchObject({ outcome: 'completed' });
+    expect((await hub.turn('t3'))?.input).toBe('t3');
+  });
 });

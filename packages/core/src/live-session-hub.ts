@@ -1,6 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import type { AgentEvent } from './events.js';
-import type { TurnResult } from './turn-types.js';
-import type { ApprovalChoice, ApprovalRequest, JsonObject, Logger } from './types.js';
+import type { InterruptOptions, SteerResult, TurnResult } from './turn-types.js';
+import type { ApprovalChoice, ApprovalRequest, JsonObject, Logger, ModelRoute } from './types.js';
 import { zeroUsage } from './usage.js';
 
 /** One event of a live session as the hub delivers it: the core event and the instance whose turn emitted it. */
@@ -27,18 +28,95 @@ export interface LiveSessionRelay {
   ready?(): Promise<void>;
   /** Calls `listener` after the connection was lost and regained: what the others said meanwhile was not heard. */
   onReconnect?(listener: () => void): () => void;
+  /**
+   * The other instances listening now (core's `RunBus.listening`), or null when unknown: a question to every instance
+   * about a turn ends as soon as all of them said the turn is not theirs, instead of at its timeout.
+   */
+  listening?(): Promise<{ covers(holders: Iterable<string>): boolean } | null>;
 }
 
 /** Options of {@link LiveSessionHub.relayThrough}. */
 export interface LiveSessionRelayOptions {
   /** How often this instance repeats which sessions it watches (default 15 s); a watch not repeated for three times that is dropped. */
   announceMs?: number;
+  /** How long a question about a turn of another instance waits for that instance's answer (default 3 s). */
+  turnRequestTimeoutMs?: number;
+}
+
+/** An approval of a live turn, with when it was asked (this host's clock, or the asking instance's). */
+export interface LiveTurnApproval {
+  readonly request: ApprovalRequest;
+  readonly requestedAt: number;
+}
+
+/**
+ * One turn as the hub knows it (ADR 0076): a turn of this process while it runs and for a while after it ended, or
+ * such a turn of another instance as that instance told it. What the runs API shows of a turn no run started.
+ */
+export interface LiveTurn {
+  readonly turnId: string;
+  readonly sessionId: string;
+  /** The lease holder id of the instance that runs it. */
+  readonly origin: string;
+  /** Unix milliseconds of its `turn.start`. */
+  readonly startedAt: number;
+  /** Unix milliseconds of its newest event. */
+  readonly updatedAt: number;
+  /** The user's text of the turn (`turn.start`'s input). */
+  readonly input: string;
+  readonly model: Pick<ModelRoute, 'provider' | 'model'> | null;
+  /** The core type of its newest event. */
+  readonly lastEvent: string | null;
+  /** A stop was asked for and the turn has not ended yet. */
+  readonly stopping: boolean;
+  /** Its approvals still waiting, oldest first. */
+  readonly approvals: LiveTurnApproval[];
+  /** Its result once it ended, else null. */
+  readonly result: TurnResult | null;
+}
+
+/** What to do to a running turn: interrupt it (a stop), or steer it. */
+export type LiveTurnAction =
+  | { kind: 'interrupt'; options: InterruptOptions }
+  | { kind: 'steer'; text: string; redirect?: boolean };
+
+/**
+ * How an action on a turn went: `done` with the steer's result for a steer; `not_running` when the turn is not running
+ * (it ended, or no instance knows it); `unreachable` when the instance running it did not answer in time.
+ */
+export type LiveTurnActionOutcome =
+  | { status: 'done'; steer?: SteerResult }
+  | { status: 'not_running' }
+  | { status: 'unreachable' };
+
+/**
+ * What the hub needs of the host to act on a turn of this process: the host finds the session's live agent and acts
+ * only when its turn in flight is this turn. False (or a rejected steer) when it is not.
+ */
+export interface LiveTurnControls {
+  interrupt(sessionId: string, turnId: string, options: InterruptOptions): boolean;
+  steer(sessionId: string, turnId: string, text: string, redirect: boolean): SteerResult;
 }
 
 /** An approval waiting in this process, answerable from any surface. */
 interface PendingApproval {
   request: ApprovalRequest;
+  requestedAt: number;
   answer: (choice: ApprovalChoice) => void;
+}
+
+/** The hub's own record of a turn of this process (what {@link LiveTurn} is built from). */
+interface TurnRecord {
+  turnId: string;
+  sessionId: string;
+  startedAt: number;
+  updatedAt: number;
+  input: string;
+  model: Pick<ModelRoute, 'provider' | 'model'> | null;
+  lastEvent: string | null;
+  stopping: boolean;
+  result: TurnResult | null;
+  endedAt: number;
 }
 
 /** Relay message kinds of the hub; the gateway's relay ignores them (they carry no tunnel). */
@@ -47,6 +125,18 @@ const UNWATCH = 'hub.unwatch';
 const HELLO = 'hub.hello';
 const EVENTS = 'hub.events';
 const ANSWER = 'hub.answer';
+/** A question about one turn (its state, or an action on it) for the instance running it, and that instance's reply. */
+const TURN = 'hub.turn';
+const TURN_REPLY = 'hub.turn.reply';
+/** How far past its asker's wait (by the asker's clock) an action on a turn is still applied: clocks differ a little. */
+const LATE_ACTION_GRACE_MS = 2_000;
+/**
+ * How long a turn of this process that ended is still described (its terminal status), how many such are kept, and how
+ * many characters of their final texts at most (a server running long replies must not hold minutes of them).
+ */
+const ENDED_TURN_INFO_MS = 600_000;
+const ENDED_TURN_INFO_MAX = 1_000;
+const ENDED_TURN_TEXT_MAX = 4_000_000;
 /** Events of one turn in flight kept for a late watcher (its start and its newest). */
 const REPLAY_LIMIT = 1_000;
 /**
@@ -94,6 +184,20 @@ export class LiveSessionHub {
   private readonly remoteTurns = new Map<string, { origin: string; turnId: string; seq: number; lost: number }>();
   /** The last event delivered from another instance, by origin and session: a replay never delivers one twice. */
   private readonly lastRemote = new Map<string, { turnId: string | null; seq: number }>();
+  /** The turns of this process by turn id: those running, and those that ended in the past {@link ENDED_TURN_INFO_MS}. */
+  private readonly turns = new Map<string, TurnRecord>();
+  /** The turn of this process in flight on each session. */
+  private readonly sessionTurns = new Map<string, string>();
+  /** Ended turns in end order, for their expiry. */
+  private readonly endedTurnInfo: TurnRecord[] = [];
+  /** Characters of the final texts and reasoning the ended turns hold. */
+  private endedTurnText = 0;
+  /** The record {@link trackTurn} found last. */
+  private lastTurn: TurnRecord | null = null;
+  private controls: LiveTurnControls | null = null;
+  /** Questions about turns of other instances waiting for their reply, by request id. */
+  private readonly turnRequests = new Map<string, (reply: JsonObject, from: string) => void>();
+  private turnRequestTimeoutMs = 3_000;
 
   constructor(
     /** The lease holder id of this host: the origin of its own events. */
@@ -130,6 +234,7 @@ export class LiveSessionHub {
   /** Delivers an event of this process's agents: called by every agent's event log. */
   publish(event: AgentEvent): void {
     const sessionId = event.sessionId;
+    if (event.turnId !== null) this.trackTurn(event);
     this.deliver({ event, origin: this.holderId, remote: false });
     if (this.relay !== null && event.turnId !== null) this.keepTurnEvent(event);
     const remote = this.watchers.get(sessionId);
@@ -140,6 +245,60 @@ export class LiveSessionHub {
       this.outbox.set(instance, queued);
     }
     this.scheduleFlush();
+  }
+
+  /** Keeps what {@link turn} tells of a turn of this process: its start, newest event and end. */
+  private trackTurn(event: AgentEvent): void {
+    const turnId = event.turnId as string;
+    if (event.type === 'turn.start') {
+      const record: TurnRecord = {
+        turnId,
+        sessionId: event.sessionId,
+        startedAt: event.ts,
+        updatedAt: event.ts,
+        input: event.input.text,
+        model: event.model ? { provider: event.model.provider, model: event.model.model } : null,
+        lastEvent: event.type,
+        stopping: false,
+        result: null,
+        endedAt: 0,
+      };
+      this.turns.set(turnId, record);
+      this.lastTurn = record;
+      this.sessionTurns.set(event.sessionId, turnId);
+      return;
+    }
+    // A turn's events come in runs (thousands of deltas): the last record found is tried before the map.
+    const record = this.lastTurn?.turnId === turnId ? this.lastTurn : this.turns.get(turnId);
+    if (!record) return;
+    this.lastTurn = record;
+    record.updatedAt = event.ts;
+    record.lastEvent = event.type;
+    if (event.type !== 'turn.end') return;
+    record.result = event.result;
+    record.stopping = false;
+    record.endedAt = Date.now();
+    if (this.sessionTurns.get(record.sessionId) === turnId) this.sessionTurns.delete(record.sessionId);
+    this.lastTurn = null;
+    this.endedTurnInfo.push(record);
+    this.endedTurnText += textSize(event.result);
+    this.dropEndedTurnInfo(record.endedAt);
+  }
+
+  private dropEndedTurnInfo(now: number): void {
+    let drop = 0;
+    while (
+      drop < this.endedTurnInfo.length &&
+      (this.endedTurnInfo.length - drop > ENDED_TURN_INFO_MAX ||
+        this.endedTurnText > ENDED_TURN_TEXT_MAX ||
+        (this.endedTurnInfo[drop] as TurnRecord).endedAt < now - ENDED_TURN_INFO_MS)
+    ) {
+      const record = this.endedTurnInfo[drop] as TurnRecord;
+      if (this.turns.get(record.turnId) === record) this.turns.delete(record.turnId);
+      this.endedTurnText -= record.result ? textSize(record.result) : 0;
+      drop += 1;
+    }
+    if (drop > 0) this.endedTurnInfo.splice(0, drop);
   }
 
   private keepTurnEvent(event: AgentEvent): void {
@@ -209,6 +368,7 @@ export class LiveSessionHub {
       };
       const pending: PendingApproval = {
         request,
+        requestedAt: Date.now(),
         answer: (choice) => {
           if (settled) return;
           finish();
@@ -248,17 +408,185 @@ export class LiveSessionHub {
    * Answers an approval waiting here or, through the relay, on the instance whose turn raised it. A choice the request
    * does not offer is applied as `deny`. False when no such approval is known.
    */
-  answerApproval(requestId: string, choice: ApprovalChoice): boolean {
+  answerApproval(requestId: string, choice: ApprovalChoice, origin?: string): boolean {
     const pending = this.approvals.get(requestId);
     if (pending) {
       pending.answer(pending.request.choices.includes(choice) ? choice : 'deny');
       return true;
     }
-    const origin = this.remoteApprovals.get(requestId);
-    if (origin === undefined || this.relay === null) return false;
+    // `origin`: the instance a caller learned the approval from (a turn's state, {@link turn}), when no event told it.
+    const to = this.remoteApprovals.get(requestId) ?? (origin !== this.holderId ? origin : undefined);
+    if (to === undefined || this.relay === null) return false;
     this.remoteApprovals.delete(requestId);
-    void this.send(origin, { t: ANSWER, request_id: requestId, choice });
+    void this.send(to, { t: ANSWER, request_id: requestId, choice });
     return true;
+  }
+
+  // ---- turns -------------------------------------------------------------------------------------
+
+  /**
+   * Lets the hub act on the turns of this process (a stop, a steer from another surface or instance). The host sets it
+   * once with the means to reach its agents.
+   */
+  controlTurnsWith(controls: LiveTurnControls): void {
+    this.controls = controls;
+  }
+
+  /**
+   * The events of a turn of this process in flight so far (its start and its newest 1,000), when the hub keeps them
+   * (with a relay, for late watchers); else null: a late reader then starts from the events that follow.
+   */
+  turnEvents(turnId: string): readonly AgentEvent[] | null {
+    const record = this.turns.get(turnId);
+    const kept = record ? this.turnsInFlight.get(record.sessionId) : undefined;
+    return kept && kept[0]?.turnId === turnId ? kept : null;
+  }
+
+  /** The id of the turn of this process in flight on the session, if any. */
+  turnOn(sessionId: string): string | undefined {
+    return this.sessionTurns.get(sessionId);
+  }
+
+  /**
+   * What is known of a turn: one of this process while it runs and for ten minutes after it ended; else, through the
+   * relay, the answer of the instance running it (asked directly when this hub saw the turn's events, else every
+   * instance). Null when no instance answers (an unknown turn, or one that ended long ago).
+   */
+  async turn(turnId: string): Promise<LiveTurn | null> {
+    const local = this.localTurn(turnId);
+    if (local) return local;
+    const reply = await this.askAboutTurn(turnId, null);
+    if (!reply || typeof reply.turn !== 'object' || reply.turn === null) return null;
+    return reply.turn as unknown as LiveTurn;
+  }
+
+  /**
+   * Interrupts or steers a running turn of this process, or through the relay one of another instance (its owner acts
+   * and answers). See {@link LiveTurnActionOutcome}.
+   */
+  async actOnTurn(turnId: string, action: LiveTurnAction): Promise<LiveTurnActionOutcome> {
+    const local = this.turns.get(turnId);
+    if (local) return this.actHere(local, action);
+    if (this.relay === null) return { status: 'not_running' };
+    const reply = await this.askAboutTurn(turnId, action);
+    if (reply === null)
+      return this.originOf(turnId) === undefined ? { status: 'not_running' } : { status: 'unreachable' };
+    const outcome = reply.outcome as LiveTurnActionOutcome | undefined;
+    return outcome && typeof outcome.status === 'string' ? outcome : { status: 'not_running' };
+  }
+
+  /** The instance running a turn of another instance whose events reached this hub. */
+  private originOf(turnId: string): string | undefined {
+    for (const turn of this.remoteTurns.values()) if (turn.turnId === turnId) return turn.origin;
+    return undefined;
+  }
+
+  private localTurn(turnId: string): LiveTurn | null {
+    const record = this.turns.get(turnId);
+    if (!record) return null;
+    // One turn at a time runs on a session: every approval of the session is this turn's while it runs, those of its
+    // subagents (asked under the root session, with the child's turn id) included.
+    const approvals = [...this.approvals.values()]
+      .filter((pending) =>
+        record.result === null ? pending.request.sessionId === record.sessionId : pending.request.turnId === turnId,
+      )
+      .map((pending) => ({ request: pending.request, requestedAt: pending.requestedAt }));
+    return {
+      turnId,
+      sessionId: record.sessionId,
+      origin: this.holderId,
+      startedAt: record.startedAt,
+      updatedAt: record.updatedAt,
+      input: record.input,
+      model: record.model,
+      lastEvent: record.lastEvent,
+      stopping: record.stopping,
+      approvals,
+      result: record.result,
+    };
+  }
+
+  private actHere(record: TurnRecord, action: LiveTurnAction): LiveTurnActionOutcome {
+    if (record.result !== null || this.controls === null) return { status: 'not_running' };
+    if (action.kind === 'interrupt') {
+      if (!this.controls.interrupt(record.sessionId, record.turnId, action.options)) return { status: 'not_running' };
+      if (action.options.hard !== false) record.stopping = true;
+      return { status: 'done' };
+    }
+    const steer = this.controls.steer(record.sessionId, record.turnId, action.text, action.redirect === true);
+    return { status: 'done', steer };
+  }
+
+  /**
+   * Asks the instance running a turn about it (`action` null: its state), directly when its events told which instance
+   * that is, else every instance (only the one running it answers). Null without an answer in time.
+   */
+  private askAboutTurn(turnId: string, action: LiveTurnAction | null): Promise<JsonObject | null> {
+    const relay = this.relay;
+    if (relay === null) return Promise.resolve(null);
+    const origin = this.originOf(turnId);
+    const id = randomUUID();
+    return new Promise((resolve) => {
+      const notHere = new Set<string>();
+      let listed: { covers(holders: Iterable<string>): boolean } | null = null;
+      const settle = (reply: JsonObject | null) => {
+        if (!this.turnRequests.delete(id)) return;
+        clearTimeout(timer);
+        resolve(reply);
+      };
+      const timer = setTimeout(() => settle(null), this.turnRequestTimeoutMs);
+      timer.unref?.();
+      this.turnRequests.set(id, (reply, from) => {
+        if (reply.turn !== null || origin !== undefined) {
+          settle(reply);
+          return;
+        }
+        // Asked of every instance: each without the turn says so; once all listening have, nobody runs it.
+        notHere.add(from);
+        if (listed?.covers(notHere)) settle(null);
+      });
+      const message: JsonObject = { t: TURN, id, turn_id: turnId };
+      if (origin === undefined) {
+        message.to_all = true;
+        void relay
+          .listening?.()
+          .then((instances) => {
+            listed = instances;
+            if (listed?.covers(notHere)) settle(null);
+          })
+          .catch(() => undefined);
+      }
+      if (action !== null) {
+        message.action = action as unknown as JsonObject;
+        // Past this the asker has told its client the owner did not answer: a late action is not applied then.
+        message.expires_at = Date.now() + this.turnRequestTimeoutMs;
+      }
+      void this.send(origin ?? '*', message);
+    });
+  }
+
+  /** Answers another instance's question about a turn: only the instance running it answers one sent to every instance. */
+  private answerTurnRequest(from: string, message: JsonObject): void {
+    const id = message.id;
+    const turnId = message.turn_id;
+    if (typeof id !== 'string' || typeof turnId !== 'string') return;
+    const record = this.turns.get(turnId);
+    if (!record) {
+      // Not here: said so, so that the asker need not wait for its timeout.
+      void this.send(from, { t: TURN_REPLY, id, turn: null });
+      return;
+    }
+    const action = message.action as LiveTurnAction | undefined;
+    const expiresAt = typeof message.expires_at === 'number' ? message.expires_at : Number.POSITIVE_INFINITY;
+    if (action && Date.now() > expiresAt + LATE_ACTION_GRACE_MS) {
+      this.logger.warn('a stop or steer of a turn arrived after its asker gave up; not applied', { turnId, from });
+      return;
+    }
+    const reply: JsonObject = { t: TURN_REPLY, id };
+    if (action && (action.kind === 'interrupt' || action.kind === 'steer'))
+      reply.outcome = this.actHere(record, action) as unknown as JsonObject;
+    reply.turn = this.localTurn(turnId) as unknown as JsonObject;
+    void this.send(from, reply);
   }
 
   // ---- across instances --------------------------------------------------------------------------
@@ -271,6 +599,7 @@ export class LiveSessionHub {
     if (!bus.shared) return () => {};
     this.relay = bus;
     const announceMs = options.announceMs ?? 15_000;
+    this.turnRequestTimeoutMs = options.turnRequestTimeoutMs ?? 3_000;
     const unsubscribe = bus.onRelay((from, message) => this.received(from, message));
     // The others answer a hello with what they watch. Said once this instance hears them (a watch sent before it
     // listened is lost: a short turn run here on that session would reach no one), and again after each reconnect.
@@ -285,6 +614,7 @@ export class LiveSessionHub {
     const timer = setInterval(() => {
       this.announce('*', WATCH, [...this.listeners.keys()]);
       this.dropEndedTurns(Date.now());
+      this.dropEndedTurnInfo(Date.now());
       void this.checkRemoteTurns(bus);
       const stale = Date.now() - 3 * announceMs;
       for (const [sessionId, instances] of this.watchers) {
@@ -383,6 +713,16 @@ export class LiveSessionHub {
 
   private received(from: string, message: JsonObject): void {
     const kind = message.t;
+    if (kind === TURN) {
+      this.answerTurnRequest(from, message);
+      return;
+    }
+    if (kind === TURN_REPLY) {
+      const settle = typeof message.id === 'string' ? this.turnRequests.get(message.id) : undefined;
+      if (message.turn === undefined) message.turn = null;
+      settle?.(message, from);
+      return;
+    }
     if (kind === HELLO) {
       // Watched since before the hello: a turn the newcomer ended before it heard this (kept a few seconds) is sent.
       this.announce(from, WATCH, [...this.listeners.keys()], 0);
@@ -425,6 +765,11 @@ export class LiveSessionHub {
       if (pending) pending.answer(pending.request.choices.includes(choice) ? choice : 'deny');
     }
   }
+}
+
+/** The characters an ended turn's result holds in its texts (what dominates its size). */
+function textSize(result: TurnResult): number {
+  return (result.finalText?.length ?? 0) + (result.lastReasoning?.length ?? 0);
 }
 
 /** The `turn.end` of a remote turn whose instance lost its turn lease before it could send one. */

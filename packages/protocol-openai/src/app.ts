@@ -14,6 +14,7 @@ import { registerSessionRoutes } from './sessions.js';
 import { type ApiServerSettings, resolveApiServerSettings } from './settings.js';
 import { registerSkillRoutes } from './skills-routes.js';
 import { TurnAdmission } from './turn-admission.js';
+import { TurnRuns } from './turn-runs.js';
 
 /** Options of {@link createOpenAIApp}. */
 export interface OpenAIAppOptions {
@@ -131,7 +132,7 @@ export function createOpenAIApp(options: OpenAIAppOptions): OpenAIApp {
   registerInfoRoutes(app, server, { browserControl: browserControl.enabled });
   app.post('/v1/chat/completions', (context) => handleChatCompletions(server, context));
   registerResponsesRoutes(app, server);
-  registerRunsRoutes(app, server, runs);
+  registerRunsRoutes(app, server, runs, new TurnRuns(server));
   registerSessionRoutes(app, server, runs);
   registerSkillRoutes(app, server);
   registerPermissionRoutes(app, server);

@@ -21,3 +21,19 @@ export function newSessionId(now: number = Date.now()): string {
 export function nativeTime(milliseconds: number): number {
   return Math.round(milliseconds) / 1000;
 }
+
+/**
+ * Prefix of the run id the runs API gives a turn that no run started (a gateway turn, a chat completion): `run_` and
+ * the core's turn id (ADR 0076). A run's own id is `run_` and lowercase hex, so the two never meet.
+ */
+const TURN_RUN_PREFIX = 'run_turn_';
+
+/** The run id of a core turn, as the runs API names a turn that no run started. */
+export function turnRunId(turnId: string): string {
+  return `run_${turnId}`;
+}
+
+/** The core turn id a run id names, when it names a turn that no run started; else null. */
+export function turnIdOfRun(runId: string): string | null {
+  return runId.startsWith(TURN_RUN_PREFIX) ? runId.slice('run_'.length) : null;
+}

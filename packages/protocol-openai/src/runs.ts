@@ -17,11 +17,12 @@ import { HermesError, RunEventOutbox, redactSecrets } from '@hermes/core';
 import type { Context, Hono } from 'hono';
 import { approvalPayload } from './approval-payload.js';
 import { ApiError, invalidField } from './http-error.js';
-import { hexId, nativeTime } from './ids.js';
+import { hexId, nativeTime, turnIdOfRun } from './ids.js';
 import { selectModel } from './model-selection.js';
 import { isValidSessionId, normalizeContent, normalizeConversation, toTurnInput } from './normalize-input.js';
 import { type Placement, placeTurn, previousResponse } from './placement.js';
 import { type BacklogEvent, RunBacklog } from './run-backlog.js';
+import { RunEventMapper } from './run-event-map.js';
 import {
   type ApprovalQueue,
   agentForSession,
@@ -33,6 +34,7 @@ import {
 import { SSE_HEADERS, SseWriter, streamSse } from './sse-writer.js';
 import { sessionBusy, type TurnSlot } from './turn-admission.js';
 import { nativeUsage, outcomeErrorCode, outcomeErrorText } from './turn-outcome.js';
+import type { TurnRuns } from './turn-runs.js';
 
 /** Newest events kept per run (spec §19.3). */
 export const RUN_BACKLOG_SIZE = 1_000;
@@ -118,13 +120,7 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** Maps the core's `approval.resolved` source to the wire's (spec §19.7). */
-export function approvalSource(source: string): 'client' | 'timeout' | 'stop' | 'error' {
-  if (source === 'user') return 'client';
-  if (source === 'timeout') return 'timeout';
-  if (source === 'cancelled') return 'stop';
-  return 'error';
-}
+export { approvalSource } from './run-event-map.js';
 
 /** The end of a run whose outbox overflowed (ADR 0050): its terminal event is the marker after the gap. */
 function outboxOverflowEnd(): { status: 'interrupted'; stored: 'failed'; fields: Record<string, unknown> } {
@@ -316,84 +312,23 @@ export class RunRegistry {
         ...(memoryScope !== undefined ? { memoryScope } : {}),
         callbacks: { approve },
       });
-      const requested = new Set<string>();
-      const reasoned = new Set<string>();
+      const mapper = new RunEventMapper(
+        (name, payload) => this.emit(run, name, payload),
+        run.id,
+        this.server.settings.showReasoning,
+        false,
+      );
       for await (const event of turn as AsyncIterable<AgentEvent>) {
-        switch (event.type) {
-          case 'turn.start':
-            if (run.status === 'queued') run.status = 'running';
-            // The route the turn really runs on, after the request's model and any session lock were applied.
-            if (event.model) Object.assign(run.runtime, { provider: event.model.provider, model: event.model.model });
-            await store
-              .update(run.id, { status: 'running', turnId: event.turnId, startedAt: Date.now() })
-              .catch(() => undefined);
-            break;
-          case 'message.delta':
-            if (event.text) this.emit(run, 'message.delta', { delta: event.text });
-            break;
-          case 'message.end':
-            if (event.hasToolCalls && event.text)
-              this.emit(run, 'message.interim', { text: event.text, already_streamed: true });
-            break;
-          case 'reasoning.delta':
-            reasoned.add(event.messageId);
-            if (this.server.settings.showReasoning) this.emit(run, 'reasoning.delta', { delta: event.text });
-            break;
-          case 'reasoning.end':
-            // Reasoning that was not streamed arrives whole (spec §22.2).
-            if (this.server.settings.showReasoning && !reasoned.has(event.messageId) && event.text)
-              this.emit(run, 'reasoning.available', { text: event.text });
-            break;
-          case 'tool.start':
-            this.emit(run, 'tool.started', {
-              tool: event.name,
-              tool_call_id: event.callId,
-              preview: redactSecrets(event.title).slice(0, 200),
-            });
-            break;
-          case 'tool.end':
-            this.emit(run, 'tool.completed', {
-              tool: event.name,
-              tool_call_id: event.callId,
-              duration: Math.round(event.durationMs) / 1000,
-              error: event.status !== 'completed',
-              preview: redactSecrets(event.result).slice(0, 500),
-            });
-            break;
-          case 'subagent.start':
-            this.emit(run, 'subagent.start', {
-              subagent_id: event.childId,
-              child_session_id: event.childSessionId,
-              task_index: event.taskIndex,
-              goal: redactSecrets(event.goal),
-              model: event.model?.spec ?? null,
-            });
-            break;
-          case 'subagent.end':
-            this.emit(run, 'subagent.complete', {
-              subagent_id: event.childId,
-              status: event.status,
-              summary: redactSecrets(event.summary),
-              exit_reason: event.exitReason,
-              input_tokens: event.usage.inputTokens,
-              output_tokens: event.usage.outputTokens,
-            });
-            break;
-          case 'approval.request':
-            requested.add(event.request.requestId);
-            break;
-          case 'approval.resolved':
-            if (requested.has(event.requestId))
-              this.emit(run, 'approval.responded', {
-                choice: event.choice ?? 'deny',
-                request_id: event.requestId,
-                resolved: 1,
-                source: approvalSource(event.source),
-              });
-            break;
-          default:
-            break;
+        if (event.type === 'turn.start') {
+          if (run.status === 'queued') run.status = 'running';
+          // The route the turn really runs on, after the request's model and any session lock were applied.
+          if (event.model) Object.assign(run.runtime, { provider: event.model.provider, model: event.model.model });
+          await store
+            .update(run.id, { status: 'running', turnId: event.turnId, startedAt: Date.now() })
+            .catch(() => undefined);
+          continue;
         }
+        mapper.push(event);
       }
       await this.finish(run, await turn.result);
     };
@@ -1033,7 +968,8 @@ function lastSeqOf(context: Context): number | null {
   return Number(raw.trim());
 }
 
-const APPROVAL_ALIASES: Record<string, 'once' | 'session' | 'always' | 'deny'> = {
+/** The approval choices `POST /v1/runs/{id}/approval` accepts, aliases included (spec §19.7). */
+export const APPROVAL_ALIASES: Record<string, 'once' | 'session' | 'always' | 'deny'> = {
   once: 'once',
   approve: 'once',
   approved: 'once',
@@ -1043,8 +979,11 @@ const APPROVAL_ALIASES: Record<string, 'once' | 'session' | 'always' | 'deny'> =
   deny: 'deny',
 };
 
-/** The `/v1/runs*` routes (spec §19). */
-export function registerRunsRoutes(app: Hono, server: ServerContext, registry: RunRegistry): void {
+/**
+ * The `/v1/runs*` routes (spec §19). A run id that names a turn no run started (`run_turn_…`, ADR 0076) is served by
+ * `turnRuns`, from the core's live-session hub.
+ */
+export function registerRunsRoutes(app: Hono, server: ServerContext, registry: RunRegistry, turnRuns: TurnRuns): void {
   const { host, settings, admission } = server;
 
   app.post('/v1/runs', async (context) => {
@@ -1169,6 +1108,7 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
 
   app.get('/v1/runs/:run_id', async (context) => {
     const runId = context.req.param('run_id');
+    if (turnIdOfRun(runId) !== null) return context.json(await turnRuns.status(runId));
     const row = await rowOf(runId);
     const live = registry.live.get(runId);
     return context.json(live ? registry.statusObject(row, live) : await registry.remoteStatus(row));
@@ -1177,6 +1117,16 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
   app.get('/v1/runs/:run_id/events', async (context) => {
     const runId = context.req.param('run_id');
     const after = lastSeqOf(context);
+    if (turnIdOfRun(runId) !== null) {
+      const view = await turnRuns.view(runId);
+      if (!view) throw new ApiError(404, 'run_not_found', `Run not found: ${runId}`);
+      for (const [name, value] of Object.entries(SSE_HEADERS)) context.header(name, value);
+      return streamSse(context, async (streamApi) => {
+        const writer = new SseWriter(streamApi, server.keepaliveMs, { pace: 'wait' });
+        await writer.comment('open');
+        await streamBacklog(view, after, streamApi, writer);
+      });
+    }
     const row = await rowOf(runId);
     const run = registry.live.get(runId);
     for (const [name, value] of Object.entries(SSE_HEADERS)) context.header(name, value);
@@ -1217,78 +1167,96 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
         await writer.finish();
         return;
       }
-      let next = after === null ? (run.backlog.firstSeq() ?? 0) : after + 1;
-      const oldest = run.backlog.firstSeq() ?? run.nextSeq;
-      if (after !== null && next < oldest) {
-        await writer.frame(replayTruncated(runId, oldest, after));
-        next = oldest;
-      }
-      let wake: (() => void) | null = null;
-      // A subscriber too far behind on live events is dropped; it resumes with Last-Event-ID (spec §19.3). Behind
-      // means still behind once the event loop has turned: the deltas parsed from one network chunk are emitted in
-      // microtasks, several hundred at once, while node holds this subscriber's last write corked until the next
-      // tick, so a client that reads as fast as the socket allows is caught up by then. The check is armed from
-      // the run's side, on the event that puts the subscriber over the limit, since a subscriber whose client
-      // stopped reading sits in a write that waits for the socket to drain.
-      const liveFrom = run.nextSeq;
-      let lagCheck: NodeJS.Immediate | null = null;
-      let dropped = false;
-      const behind = () => next >= liveFrom && run.nextSeq - next > SLOW_SUBSCRIBER_LIMIT;
-      const subscriber = () => {
-        wake?.();
-        if (lagCheck !== null || dropped || !behind()) return;
-        lagCheck = setImmediate(() => {
-          lagCheck = null;
-          if (behind()) dropped = true;
-        });
-      };
-      run.subscribers.add(subscriber);
-      streamApi.onAbort(() => wake?.());
-      try {
-        while (!streamApi.aborted && !dropped) {
-          const first = run.backlog.firstSeq() ?? run.nextSeq;
-          if (next < first) return;
-          const pending = run.backlog.since(next);
-          for (const event of pending) {
-            await writer.frame(event, { id: event.seq as number });
-            if (dropped) return;
-            next = (event.seq as number) + 1;
-            if (TERMINAL_EVENTS.has(event.event)) {
-              await writer.comment('stream closed');
-              await writer.finish();
-              return;
-            }
-          }
-          // A resume at or past the terminal event has nothing left to receive: close instead of waiting forever.
-          if (run.terminal && next >= run.nextSeq) {
-            await writer.comment('stream closed');
-            await writer.finish();
-            return;
-          }
-          await new Promise<void>((resolve) => {
-            wake = resolve;
-            if (run.nextSeq > next || streamApi.aborted) resolve();
-          });
-          wake = null;
-        }
-      } finally {
-        if (lagCheck) clearImmediate(lagCheck);
-        run.subscribers.delete(subscriber);
-        await writer.finish();
-      }
+      await streamBacklog(run, after, streamApi, writer);
     });
   });
 
   const control = async (context: Context, kind: RunControlRequest['kind']) => {
     const runId = context.req.param('run_id') as string;
     const body = kind === 'stop' ? {} : await readJsonBody(context);
-    const reply = await registry.control({ kind, runId, body: body as JsonObject });
+    const request: RunControlRequest = { kind, runId, body: body as JsonObject };
+    const reply = turnIdOfRun(runId) !== null ? await turnRuns.control(request) : await registry.control(request);
     for (const [name, value] of Object.entries(reply.headers ?? {})) context.header(name, value);
     return context.json(reply.body, reply.status as 200);
   };
   app.post('/v1/runs/:run_id/approval', (context) => control(context, 'approval'));
   app.post('/v1/runs/:run_id/steer', (context) => control(context, 'steer'));
   app.post('/v1/runs/:run_id/stop', (context) => control(context, 'stop'));
+}
+
+/** What {@link streamBacklog} reads: a run's in-memory backlog, or that of a turn shown as a run (ADR 0076). */
+export type BacklogStream = Pick<LiveRun, 'id' | 'backlog' | 'nextSeq' | 'subscribers' | 'terminal'>;
+
+/**
+ * Streams a run held in this process from its backlog (spec §19.3): the retained events from `after` on, then each new
+ * one, until the terminal event.
+ */
+export async function streamBacklog(
+  run: BacklogStream,
+  after: number | null,
+  streamApi: { readonly aborted: boolean; onAbort(listener: () => void): void },
+  writer: SseWriter,
+): Promise<void> {
+  const runId = run.id;
+  let next = after === null ? (run.backlog.firstSeq() ?? 0) : after + 1;
+  const oldest = run.backlog.firstSeq() ?? run.nextSeq;
+  if (after !== null && next < oldest) {
+    await writer.frame(replayTruncated(runId, oldest, after));
+    next = oldest;
+  }
+  let wake: (() => void) | null = null;
+  // A subscriber too far behind on live events is dropped; it resumes with Last-Event-ID (spec §19.3). Behind
+  // means still behind once the event loop has turned: the deltas parsed from one network chunk are emitted in
+  // microtasks, several hundred at once, while node holds this subscriber's last write corked until the next
+  // tick, so a client that reads as fast as the socket allows is caught up by then. The check is armed from
+  // the run's side, on the event that puts the subscriber over the limit, since a subscriber whose client
+  // stopped reading sits in a write that waits for the socket to drain.
+  const liveFrom = run.nextSeq;
+  let lagCheck: NodeJS.Immediate | null = null;
+  let dropped = false;
+  const behind = () => next >= liveFrom && run.nextSeq - next > SLOW_SUBSCRIBER_LIMIT;
+  const subscriber = () => {
+    wake?.();
+    if (lagCheck !== null || dropped || !behind()) return;
+    lagCheck = setImmediate(() => {
+      lagCheck = null;
+      if (behind()) dropped = true;
+    });
+  };
+  run.subscribers.add(subscriber);
+  streamApi.onAbort(() => wake?.());
+  try {
+    while (!streamApi.aborted && !dropped) {
+      const first = run.backlog.firstSeq() ?? run.nextSeq;
+      if (next < first) return;
+      const pending = run.backlog.since(next);
+      for (const event of pending) {
+        await writer.frame(event, { id: event.seq as number });
+        if (dropped) return;
+        next = (event.seq as number) + 1;
+        if (TERMINAL_EVENTS.has(event.event)) {
+          await writer.comment('stream closed');
+          await writer.finish();
+          return;
+        }
+      }
+      // A resume at or past the terminal event has nothing left to receive: close instead of waiting forever.
+      if (run.terminal && next >= run.nextSeq) {
+        await writer.comment('stream closed');
+        await writer.finish();
+        return;
+      }
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        if (run.nextSeq > next || streamApi.aborted) resolve();
+      });
+      wake = null;
+    }
+  } finally {
+    if (lagCheck) clearImmediate(lagCheck);
+    run.subscribers.delete(subscriber);
+    await writer.finish();
+  }
 }
 
 /** The frame that opens a replay whose first requested events are no longer retained (spec §19.3). */

@@ -2,7 +2,7 @@ import { type AgentEvent, redactSecrets, type SessionRow, type SessionSummary, t
 import type { Context, Hono } from 'hono';
 import { approvalPayload } from './approval-payload.js';
 import { ApiError, invalidField } from './http-error.js';
-import { hexId, nativeTime, newSessionId } from './ids.js';
+import { hexId, nativeTime, newSessionId, turnRunId } from './ids.js';
 import { selectModel } from './model-selection.js';
 import { isValidSessionId, normalizeContent, toTurnInput } from './normalize-input.js';
 import { approvalSource, type LiveRun, type RunEventPayload, type RunRegistry } from './runs.js';
@@ -17,6 +17,11 @@ import { SSE_HEADERS, SseWriter, streamSse, turnStreamOptions } from './sse-writ
 import { sessionBusy } from './turn-admission.js';
 
 type SessionLike = SessionRow | SessionSummary;
+
+function liveTurnRunId(server: ServerContext, sessionId: string): string | null {
+  const turnId = server.host.live.turnOn(sessionId);
+  return turnId === undefined ? null : turnRunId(turnId);
+}
 
 function sessionObject(server: ServerContext, session: SessionLike, withUsage = false): Record<string, unknown> {
   const isRow = 'inputTokens' in session;
@@ -36,7 +41,9 @@ function sessionObject(server: ServerContext, session: SessionLike, withUsage = 
     preview: 'preview' in session ? session.preview : '',
     hidden: session.hidden,
     estimated_cost_usd: isRow ? session.estimatedCostUsd : session.costUsd,
-    active_run_id: server.admission.activeRunId(session.id) ?? null,
+    // A run's id; else, for a turn no run started (a gateway turn, a chat completion), the id the runs API serves it
+    // under (ADR 0076).
+    active_run_id: server.admission.activeRunId(session.id) ?? liveTurnRunId(server, session.id),
   };
   if (withUsage && isRow)
     object.usage = {

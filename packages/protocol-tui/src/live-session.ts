@@ -6,6 +6,7 @@ import type {
   LiveSessionEvent,
   Logger,
   ModelSwitchResult,
+  SteerResult,
   TurnClaim,
   TurnResult,
 } from '@hermes/core';
@@ -390,6 +391,41 @@ export class LiveSession implements RequestSession {
     }
     this.agent.interrupt({ issuer: 'user', hard });
     this.turnAbort?.abort(new Error('interrupted'));
+  }
+
+  /** The id of the turn another instance runs on the stored session, while it is shown here; else null. */
+  get remoteTurnId(): string | null {
+    return this.foreign?.remote ? this.foreign.turnId : null;
+  }
+
+  /**
+   * Interrupts the turn another instance runs on the stored session: the hub asks that instance, which interrupts it
+   * (ADR 0076). Null when no such turn is shown; `unreachable` when that instance did not answer.
+   */
+  async interruptRemoteTurn(hard: boolean): Promise<'done' | 'not_running' | 'unreachable' | null> {
+    const turnId = this.remoteTurnId;
+    if (turnId === null) return null;
+    const outcome = await this.gateway.host.live.actOnTurn(turnId, {
+      kind: 'interrupt',
+      options: { issuer: 'user', hard },
+    });
+    return outcome.status;
+  }
+
+  /**
+   * Steers (or, with `redirect`, redirects) the turn another instance runs on the stored session, through the hub
+   * (ADR 0076). Null when no such turn is shown; `unreachable` when that instance did not answer. An accepted text is
+   * recorded as a correction of the shown turn.
+   */
+  async steerRemoteTurn(text: string, redirect: boolean): Promise<SteerResult | 'unreachable' | null> {
+    const turnId = this.remoteTurnId;
+    if (turnId === null) return null;
+    const outcome = await this.gateway.host.live.actOnTurn(turnId, { kind: 'steer', text, redirect });
+    if (outcome.status === 'unreachable') return 'unreachable';
+    const result: SteerResult =
+      outcome.status === 'done' && outcome.steer ? outcome.steer : { status: 'rejected', reason: 'no_active_turn' };
+    if (result.status !== 'rejected' && this.foreign?.turnId === turnId) this.recordCorrection(text);
+    return result;
   }
 
   /** Records an accepted steer or redirect text (§9.2). */

@@ -174,6 +174,20 @@ class HostImpl implements HostContext {
     this.holderId = init.options.holderId ?? `${this.instanceId ?? hostname()}:${process.pid}:${newId('', 8)}`;
     liveHoldersOfThisProcess().add(this.holderId);
     this.live = new LiveSessionHub(this.holderId, this.logger);
+    // A stop or steer of a turn from a surface that did not start it (the runs API naming a gateway turn, a gateway
+    // client of another instance) reaches the session's live agent, only while that turn is its turn (ADR 0076).
+    const agentRunning = (sessionId: string, turnId: string) => {
+      const agent = this.agents.get(sessionId);
+      return agent && !agent.isClosed && agent.status().turnId === turnId ? agent : undefined;
+    };
+    this.live.controlTurnsWith({
+      interrupt: (sessionId, turnId, options) => agentRunning(sessionId, turnId)?.interrupt(options) ?? false,
+      steer: (sessionId, turnId, text, redirect) => {
+        const agent = agentRunning(sessionId, turnId);
+        if (!agent) return { status: 'rejected', reason: 'no_active_turn' };
+        return redirect ? agent.redirect(text) : agent.steer(text);
+      },
+    });
     this.catalog = this.providerCatalog();
     this.tools = createToolRegistry();
     for (const tool of builtinTools()) this.tools.register(tool);

@@ -4,7 +4,7 @@ import { isUserOriginated } from '../projection.js';
 import { ErrorCode, RpcError } from '../wire/index.js';
 import { configSet } from './config-methods.js';
 import { fail, type MethodContext, requireSession, stringParam } from './context.js';
-import { enqueueInput } from './prompt-methods.js';
+import { enqueueInput, REMOTE_UNREACHABLE } from './prompt-methods.js';
 import { cutBefore } from './rewind.js';
 import { sessionCompress, sessionUndo } from './session-methods.js';
 import { isSkillCommand, skillCatalog, skillDirective, skillScope } from './skill-methods.js';
@@ -142,6 +142,12 @@ export async function commandDispatch(context: MethodContext): Promise<Record<st
     case 'steer': {
       if (!arg) fail(ErrorCode.malformedTruncation, 'usage: /steer <text>');
       if (!session.running && !session.foreignTurn) return { type: 'exec', output: 'steer rejected' };
+      if (!session.running && session.remoteTurnId !== null) {
+        // A turn of another instance is steered there, through the hub (ADR 0076).
+        const remote = await session.steerRemoteTurn(arg, false);
+        if (remote === 'unreachable') fail(ErrorCode.genericFailure, REMOTE_UNREACHABLE('steer'));
+        return { type: 'exec', output: remote === null || remote.status === 'rejected' ? 'steer rejected' : 'steered' };
+      }
       if (session.buildState !== 'ready') {
         session.heldSteers.push(arg);
         session.recordCorrection(arg);

@@ -5,6 +5,10 @@ import { booleanParam, fail, type MethodContext, requireSession, stringParam } f
 import { checkTruncation, rewindSession } from './rewind.js';
 
 const MAX_QUEUED_SUBMISSIONS = 16;
+
+/** The error text of an interrupt or steer whose turn runs on another instance that did not answer (ADR 0076). */
+export const REMOTE_UNREACHABLE = (what: 'interrupt' | 'steer') =>
+  `${what} failed: the instance running this turn did not answer; retry`;
 const MAX_QUEUED_CHARACTERS = 100_000;
 
 /** Adds input to the pending queue, merging with the last envelope of the same visibility (§8.3). */
@@ -43,6 +47,13 @@ export async function promptSubmit(context: MethodContext) {
     const steerable = !hidden && images.length === 0;
     if (!steerable && mode !== 'queue') mode = mode === 'interrupt' ? 'interrupt-plain' : 'queue';
     gateway.attach(session, connection);
+    // A turn of another instance is steered, redirected or interrupted there, through the hub (ADR 0076).
+    if (session.remoteTurnId !== null && !session.running && (mode === 'interrupt' || mode === 'steer')) {
+      const result = await session.steerRemoteTurn(text, mode === 'interrupt');
+      if (result !== null && result !== 'unreachable' && result.status !== 'rejected')
+        return { status: result.status === 'redirected' ? 'redirected' : 'steered' };
+      if (mode === 'interrupt') mode = 'interrupt-plain';
+    }
     if (mode === 'interrupt') {
       if (session.buildState === 'ready') {
         const partial = session.inflight?.assistant ?? '';
@@ -60,6 +71,10 @@ export async function promptSubmit(context: MethodContext) {
     if (mode === 'interrupt-plain') {
       enqueueInput(session, { text, hidden, images, connection });
       session.interruptTurn(false);
+      if (session.remoteTurnId !== null && !session.running)
+        void session.interruptRemoteTurn(false).then((outcome) => {
+          if (outcome === 'unreachable') session.emit('error', { message: REMOTE_UNREACHABLE('interrupt') });
+        });
       return { status: 'queued' };
     }
     if (mode === 'steer' && (session.running || session.foreignTurn)) {
@@ -130,21 +145,31 @@ export async function promptBackground(context: MethodContext) {
   return { task_id: taskId };
 }
 
-/** `session.interrupt` (§4.4). */
-export function sessionInterrupt(context: MethodContext) {
+/**
+ * `session.interrupt` (§4.4). A turn another instance runs on the stored session is interrupted there, through the
+ * hub: the answer waits for that instance, and is an error when it does not answer (ADR 0076).
+ */
+export async function sessionInterrupt(context: MethodContext) {
   const session = requireSession(context);
   session.queue = [];
   session.heldSteers = [];
   context.gateway.serverRequests.withdrawAll(session, 'interrupted');
   session.interruptTurn(true);
+  if (!session.running && (await session.interruptRemoteTurn(true)) === 'unreachable')
+    fail(ErrorCode.genericFailure, REMOTE_UNREACHABLE('interrupt'));
   return { status: 'interrupted' };
 }
 
-/** `session.steer` (§4.4). */
-export function sessionSteer(context: MethodContext) {
+/** `session.steer` (§4.4); a turn another instance runs on the stored session is steered there (ADR 0076). */
+export async function sessionSteer(context: MethodContext) {
   const text = stringParam(context.params, 'text');
   if (!text) fail(ErrorCode.invalidValue, 'text is required');
   const session = requireSession(context);
+  if (!session.running && session.remoteTurnId !== null) {
+    const remote = await session.steerRemoteTurn(text, false);
+    if (remote === 'unreachable') fail(ErrorCode.genericFailure, REMOTE_UNREACHABLE('steer'));
+    return { status: remote === null || remote.status === 'rejected' ? 'rejected' : 'queued', text };
+  }
   if (!session.running) return { status: 'rejected', text };
   if (session.buildState !== 'ready') {
     session.heldSteers.push(text);
