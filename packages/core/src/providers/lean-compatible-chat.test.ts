@@ -312,6 +312,49 @@ describe('lean OpenAI-compatible stream parse', () => {
     expect(error).toMatchObject({ name: 'AI_APICallError', statusCode: 400, message: 'bad tools' });
   });
 
+  it('a generate call goes out through node:http and answers what the SDK model answers, errors too (ADR 0080)', async () => {
+    const generate = { prompt: call.prompt, maxOutputTokens: 40 };
+    const script = step(text('A short title', 2));
+    scripted.push(script);
+    const sdk = await sdkModel(scripted.baseURL).doGenerate(generate);
+    expect(scripted.requests.at(-1)?.headers['accept-encoding']).toBe('gzip, deflate');
+    scripted.push(script);
+    const lean = await leanModel(scripted.baseURL).doGenerate(generate);
+    // Sent with node:http, not fetch: no header of fetch's own, and no call marker left on the request.
+    const sent = scripted.requests.at(-1)?.headers ?? {};
+    expect(sent['accept-encoding']).toBeUndefined();
+    expect(Object.keys(sent).filter((name) => name.startsWith('x-hermes'))).toEqual([]);
+    const comparable = (result: typeof sdk) => ({
+      content: result.content,
+      finishReason: result.finishReason,
+      usage: result.usage,
+      warnings: result.warnings,
+      request: result.request,
+      modelId: result.response?.modelId,
+    });
+    expect(comparable(lean)).toEqual(comparable(sdk));
+    expect(lean.content).toEqual([{ type: 'text', text: 'A short title' }]);
+    const failure = (model: LanguageModelV3) => {
+      rawBodies.push({
+        status: 429,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ error: { message: 'slow down', type: 'rate_limit' } }),
+      });
+      return model.doGenerate(generate).then(
+        () => null,
+        (thrown: unknown) => thrown as { name: string; statusCode: number; message: string; isRetryable: boolean },
+      );
+    };
+    const sdkError = await failure(sdkModel(rawURL));
+    const leanError = await failure(leanModel(rawURL));
+    expect(leanError).toMatchObject({ name: 'AI_APICallError', statusCode: 429, message: 'slow down' });
+    expect({ ...leanError, responseHeaders: undefined, requestBodyValues: undefined }).toEqual({
+      ...sdkError,
+      responseHeaders: undefined,
+      requestBodyValues: undefined,
+    });
+  });
+
   it('the batch reader (ADR 0024) hands out the stream’s parts a body chunk at a time, and is its only reader', async () => {
     const script = step(reasoning('thinking it over', 4), text('Hello there, world!', 3));
     scripted.push(script);

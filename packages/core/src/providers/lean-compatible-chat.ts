@@ -76,10 +76,11 @@ function metadataKeyOf(provider: string, options: LanguageModelV3CallOptions): s
  * private error, so the SDK never sets up its own parse of the body (ADR 0021). The warnings and the
  * request body come from the hook, which the SDK calls synchronously just before it fetches; when it
  * did not (another SDK version), the fetch hands the SDK an empty stream instead and reads them from
- * its parts (ADR 0014). Errors, non-stream responses and `doGenerate` reach the SDK untouched.
+ * its parts (ADR 0014). Errors, non-stream responses and `doGenerate`'s responses reach the SDK as they came.
  *
- * Without a `fetch` of the caller's, a stream call is sent with `node:http` (ADR 0026); its other
- * responses reach the SDK as a `Response` read in full. With one, every call goes through it.
+ * Without a `fetch` of the caller's, stream and generate calls are sent with `node:http` (ADR 0026,
+ * ADR 0080); their other responses reach the SDK as a `Response` read in full. With one, every call goes
+ * through it.
  */
 export function createLeanCompatibleChatModel(
   createSdkModel: (fetch: typeof globalThis.fetch, transformRequestBody: TransformRequestBody) => LanguageModelV3,
@@ -121,7 +122,7 @@ export function createLeanCompatibleChatModel(
       const message = await send(plain);
       const status = message.statusCode ?? 0;
       const type = String(message.headers['content-type'] ?? '');
-      if (status >= 200 && status < 300 && type.includes('text/event-stream')) {
+      if (call.generate === undefined && status >= 200 && status < 300 && type.includes('text/event-stream')) {
         return keepStream(
           call,
           { body: bodyText(message, plain.signal), headers: headerRecord(message) },
@@ -136,7 +137,8 @@ export function createLeanCompatibleChatModel(
     // The global fetch as it is at the call, as the SDK itself would look it up.
     const response = await (fetch ?? globalThis.fetch)(input, sent);
     const type = response.headers.get('content-type') ?? '';
-    if (!call || !response.ok || response.body === null || !type.includes('text/event-stream')) return response;
+    if (!call || call.generate || !response.ok || response.body === null || !type.includes('text/event-stream'))
+      return response;
     const kept = { body: webBodyText(response.body), headers: Object.fromEntries(response.headers) };
     return keepStream(call, kept, response.status, request);
   };
@@ -146,7 +148,19 @@ export function createLeanCompatibleChatModel(
     provider: sdk.provider,
     modelId: sdk.modelId,
     supportedUrls: sdk.supportedUrls,
-    doGenerate: (options) => sdk.doGenerate(options),
+    // A generate call (a title, a compression summary) goes out through node:http as a stream call does, its
+    // response read in full into a `Response` for the SDK: fetch's request and body streams cost more than the call's
+    // own work for a short answer (issue 34).
+    doGenerate: async (options) => {
+      nextCall += 1;
+      const id = String(nextCall);
+      calls.set(id, { generate: true });
+      try {
+        return await sdk.doGenerate({ ...options, headers: { ...options.headers, [CALL_HEADER]: id } });
+      } finally {
+        calls.delete(id);
+      }
+    },
     doStream: async (options) => {
       nextCall += 1;
       const id = String(nextCall);
@@ -188,6 +202,8 @@ interface KeptBody {
 
 /** A stream call in flight: its kept response and, when the hook ran, its request body and warnings. */
 interface LeanCall {
+  /** A `doGenerate` call: its response, whatever it is, is read in full for the SDK. */
+  generate?: true;
   kept?: KeptBody;
   request?: { body: Record<string, unknown>; warnings: SharedV3Warning[] };
 }
