@@ -13,7 +13,7 @@ import {
   text,
   toolCall,
 } from '../testing/index.js';
-import { createLeanCompatibleChatModel, type TransformRequestBody } from './lean-compatible-chat.js';
+import { createLeanCompatibleChatModel, type TransformRequestBody, toolsJson } from './lean-compatible-chat.js';
 import { partBatchesOf } from './part-batches.js';
 
 /*
@@ -353,6 +353,52 @@ describe('lean OpenAI-compatible stream parse', () => {
       responseHeaders: undefined,
       requestBodyValues: undefined,
     });
+  });
+
+  it('the tools are sent as the SDK encodes them, from JSON kept per schema, and its errors keep them (ADR 0080)', async () => {
+    const script = step(text('ok', 1));
+    scripted.push(script);
+    await parts(sdkModel(scripted.baseURL));
+    const sdkBody = scripted.requests.at(-1)?.body as Record<string, unknown>;
+    const model = leanModel(scripted.baseURL);
+    for (let index = 0; index < 2; index += 1) {
+      scripted.push(script);
+      await parts(model);
+      // The same JSON object (the tools go last in the text), on the first call and on a call from the kept JSON.
+      expect(scripted.requests.at(-1)?.body).toEqual(sdkBody);
+    }
+    expect((sdkBody.tools as unknown[]).length).toBe(1);
+    // An error keeps the request's values, tools included, as the SDK model's does.
+    const failing = async (failingModel: LanguageModelV3) => {
+      rawBodies.push({
+        status: 400,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ error: { message: 'bad tools', type: 'invalid_request_error' } }),
+      });
+      return failingModel.doStream(call).then(
+        () => null,
+        (thrown: unknown) => (thrown as { requestBodyValues: unknown }).requestBodyValues,
+      );
+    };
+    expect(await failing(leanModel(rawURL))).toEqual(await failing(sdkModel(rawURL)));
+  });
+
+  it('toolsJson gives the text JSON.stringify gives for the SDK’s function entries, and null for any other shape', () => {
+    const parameters = { type: 'object', properties: { path: { type: 'string' } } };
+    const entries = [
+      { type: 'function', function: { name: 'read_file', description: 'Reads "a" file\n', parameters } },
+      { type: 'function', function: { name: 'plain', description: undefined, parameters } },
+      { type: 'function', function: { name: 'strict', description: 'x', parameters, strict: true } },
+    ];
+    for (let round = 0; round < 2; round += 1) expect(toolsJson(entries)).toBe(JSON.stringify(entries));
+    // Same schema and name, another description: not the kept text of the first.
+    const changed = [{ type: 'function', function: { name: 'read_file', description: 'Other', parameters } }];
+    expect(toolsJson(changed)).toBe(JSON.stringify(changed));
+    expect(toolsJson([])).toBeNull();
+    expect(toolsJson(undefined)).toBeNull();
+    expect(toolsJson([{ type: 'function', function: { name: 'a', parameters, extra: 1 } }])).toBeNull();
+    expect(toolsJson([{ function: { name: 'a', description: 'b', parameters }, type: 'function' }])).toBeNull();
+    expect(toolsJson([{ type: 'provider', function: { name: 'a', description: 'b', parameters } }])).toBeNull();
   });
 
   it('the batch reader (ADR 0024) hands out the stream’s parts a body chunk at a time, and is its only reader', async () => {

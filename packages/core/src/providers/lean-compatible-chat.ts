@@ -53,6 +53,56 @@ export type TransformRequestBody = (
   warnings?: SharedV3Warning[],
 ) => Record<string, unknown>;
 
+/**
+ * The JSON of each declared tool of a request, by its schema object, then by the rest of its entry. The core declares
+ * a tool's schema once (`toFunctionTool`), and the SDK builds a new entry around it for every request; the tools were
+ * most of a short turn's request body, and encoding them again on every call was the largest part of the SDK's request
+ * build (ADR 0080).
+ */
+const toolJsonBySchema = new WeakMap<object, Map<string, string>>();
+
+/**
+ * `tools` of a request body (the SDK's OpenAI-compatible function entries) as JSON, the same text `JSON.stringify`
+ * gives, from the kept JSON of each entry; null when an entry is not of that plain shape, and the body is then encoded
+ * as the SDK encodes it.
+ */
+export function toolsJson(tools: unknown): string | null {
+  if (!Array.isArray(tools) || tools.length === 0) return null;
+  const parts: string[] = [];
+  for (const tool of tools as unknown[]) {
+    if (tool === null || typeof tool !== 'object') return null;
+    const entry = tool as { type?: unknown; function?: unknown };
+    const declared = entry.function as
+      | { name?: unknown; description?: unknown; parameters?: unknown; strict?: unknown }
+      | null
+      | undefined;
+    if (entry.type !== 'function' || declared === null || typeof declared !== 'object') return null;
+    const { name, description, parameters, strict } = declared;
+    if (typeof name !== 'string' || parameters === null || typeof parameters !== 'object') return null;
+    if (description !== undefined && typeof description !== 'string') return null;
+    if (strict !== undefined && typeof strict !== 'boolean') return null;
+    // The keys and their order make the text: only the shape the SDK builds is kept.
+    const keys = Object.keys(declared).join(',');
+    if (Object.keys(entry).join(',') !== 'type,function' || !PLAIN_TOOL_KEYS.has(keys)) return null;
+    const key = `${keys}\u0000${name}\u0000${description ?? ''}\u0000${strict ?? ''}`;
+    let byRest = toolJsonBySchema.get(parameters);
+    if (byRest === undefined) {
+      byRest = new Map();
+      toolJsonBySchema.set(parameters, byRest);
+    }
+    let json = byRest.get(key);
+    if (json === undefined) {
+      json = JSON.stringify(tool);
+      byRest.set(key, json);
+    }
+    parts.push(json);
+  }
+  return `[${parts.join(',')}]`;
+}
+
+/** The key orders of a function entry the SDK builds (`strict` only when set; `description` may be undefined). */
+const PLAIN_TOOL_KEYS = new Set(['name,description,parameters', 'name,description,parameters,strict']);
+
 /** Thrown by the wrapping fetch to end the SDK's `doStream` once the response of a stream call is kept. */
 class KeptStream extends Error {}
 /**
@@ -92,9 +142,38 @@ export function createLeanCompatibleChatModel(
   const calls = new Map<string, LeanCall>();
   /** Set by the hook and taken by the fetch the SDK calls next, in the same synchronous run. */
   let built: { body: Record<string, unknown>; warnings: SharedV3Warning[] } | null = null;
+  /**
+   * Set by the hook when it took the tools out of the body the SDK encodes, and taken by the fetch the SDK calls next,
+   * which puts their kept JSON back into the text. Dropped at the next microtask, so a call that failed between the
+   * two never lends its tools to another.
+   */
+  let toolsOut: { json: string; sent: Record<string, unknown>; tools: unknown } | null = null;
   const transformRequestBody: TransformRequestBody = (args, warnings) => {
     built = Array.isArray(warnings) ? { body: args, warnings } : null;
-    return args;
+    const json = toolsJson(args.tools);
+    if (json === null) return args;
+    // `undefined` keeps the key's place in the object the SDK keeps (its errors' `requestBodyValues`), and
+    // `JSON.stringify` leaves it out of the text.
+    const sent = { ...args, tools: undefined };
+    const taken = { json, sent, tools: args.tools };
+    toolsOut = taken;
+    queueMicrotask(() => {
+      if (toolsOut === taken) toolsOut = null;
+    });
+    return sent;
+  };
+  /** The request's body text with the tools the hook took out put back, last (the same JSON object). */
+  const withTools = (init: RequestInit | undefined): RequestInit | undefined => {
+    const taken = toolsOut;
+    toolsOut = null;
+    if (taken === null) return init;
+    // The SDK encoded `sent` just now; the object it keeps gets its tools back.
+    taken.sent.tools = taken.tools;
+    const body = init?.body;
+    // Not the text of the object (another SDK version): the object, tools and all, encoded again.
+    if (typeof body !== 'string' || !body.endsWith('}')) return { ...init, body: JSON.stringify(taken.sent) };
+    const head = body.slice(0, -1);
+    return { ...init, body: `${head}${head === '{' ? '' : ','}"tools":${taken.json}}` };
   };
   /** Keeps the event stream of a successful stream call: ends the SDK's call, or hands it an empty stream. */
   const keepStream = (call: LeanCall, kept: KeptBody, status: number, request: typeof built) => {
@@ -106,9 +185,10 @@ export function createLeanCompatibleChatModel(
     // The SDK reads these headers as a record too (its extractResponseHeaders), so the record loses nothing.
     return new Response('', { status, headers: kept.headers });
   };
-  const keep: typeof globalThis.fetch = async (input, init) => {
+  const keep: typeof globalThis.fetch = async (input, given) => {
     const request = built;
     built = null;
+    const init = withTools(given);
     const headers = init?.headers as Record<string, string> | undefined;
     const id = headers?.[CALL_HEADER];
     let sent = init;
