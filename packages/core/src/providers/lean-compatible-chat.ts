@@ -59,7 +59,16 @@ export type TransformRequestBody = (
  * most of a short turn's request body, and encoding them again on every call was the largest part of the SDK's request
  * build (ADR 0080).
  */
-const toolJsonBySchema = new WeakMap<object, Map<string, string>>();
+const toolJsonBySchema = new WeakMap<object, KeptToolJson[]>();
+
+/** The JSON of one tool entry, with what it was made of besides its schema. */
+interface KeptToolJson {
+  keys: string;
+  name: string;
+  description: unknown;
+  strict: unknown;
+  json: string;
+}
 
 /**
  * `tools` of a request body (the SDK's OpenAI-compatible function entries) as JSON, the same text `JSON.stringify`
@@ -68,7 +77,7 @@ const toolJsonBySchema = new WeakMap<object, Map<string, string>>();
  */
 export function toolsJson(tools: unknown): string | null {
   if (!Array.isArray(tools) || tools.length === 0) return null;
-  const parts: string[] = [];
+  let text = '[';
   for (const tool of tools as unknown[]) {
     if (tool === null || typeof tool !== 'object') return null;
     const entry = tool as { type?: unknown; function?: unknown };
@@ -84,20 +93,28 @@ export function toolsJson(tools: unknown): string | null {
     // The keys and their order make the text: only the shape the SDK builds is kept.
     const keys = Object.keys(declared).join(',');
     if (Object.keys(entry).join(',') !== 'type,function' || !PLAIN_TOOL_KEYS.has(keys)) return null;
-    const key = `${keys}\u0000${name}\u0000${description ?? ''}\u0000${strict ?? ''}`;
-    let byRest = toolJsonBySchema.get(parameters);
-    if (byRest === undefined) {
-      byRest = new Map();
-      toolJsonBySchema.set(parameters, byRest);
+    let kept = toolJsonBySchema.get(parameters);
+    if (kept === undefined) {
+      kept = [];
+      toolJsonBySchema.set(parameters, kept);
     }
-    let json = byRest.get(key);
-    if (json === undefined) {
-      json = JSON.stringify(tool);
-      byRest.set(key, json);
+    // The same strings each call (the declared tool's): compared by identity first, so a hit costs no hashing.
+    let found = kept.find(
+      (candidate) =>
+        candidate.name === name &&
+        candidate.description === description &&
+        candidate.strict === strict &&
+        candidate.keys === keys,
+    );
+    if (found === undefined) {
+      found = { keys, name, description, strict, json: JSON.stringify(tool) };
+      // A schema shared by many names or descriptions keeps its latest few.
+      if (kept.length >= 8) kept.shift();
+      kept.push(found);
     }
-    parts.push(json);
+    text += text.length === 1 ? found.json : `,${found.json}`;
   }
-  return `[${parts.join(',')}]`;
+  return `${text}]`;
 }
 
 /** The key orders of a function entry the SDK builds (`strict` only when set; `description` may be undefined). */
