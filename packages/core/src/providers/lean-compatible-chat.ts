@@ -167,6 +167,7 @@ export function createLeanCompatibleChatModel(
   let toolsOut: { json: string; sent: Record<string, unknown>; tools: unknown } | null = null;
   const transformRequestBody: TransformRequestBody = (args, warnings) => {
     built = Array.isArray(warnings) ? { body: args, warnings } : null;
+    toolsOut = null;
     const json = toolsJson(args.tools);
     if (json === null) return args;
     // `undefined` keeps the key's place in the object the SDK keeps (its errors' `requestBodyValues`), and
