@@ -1,13 +1,27 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomFillSync } from 'node:crypto';
+
+/**
+ * Random bytes for ids, from a pool refilled 4 KiB at a time (each byte handed out once), as the core's ids draw
+ * theirs: a `randomBytes` call per request's completion id cost more than the id (issue 34).
+ */
+const POOL = Buffer.alloc(4096);
+let poolOffset = POOL.length;
+
+/** `count` random bytes of the pool, as lowercase hex. */
+function pooledHex(count: number): string {
+  if (count > POOL.length) return randomBytes(count).toString('hex');
+  if (poolOffset + count > POOL.length) {
+    randomFillSync(POOL);
+    poolOffset = 0;
+  }
+  const hex = POOL.toString('hex', poolOffset, poolOffset + count);
+  poolOffset += count;
+  return hex;
+}
 
 /** `prefix` plus `length` lowercase hex characters (spec §0.5). */
 export function hexId(prefix: string, length: number): string {
-  return (
-    prefix +
-    randomBytes(Math.ceil(length / 2))
-      .toString('hex')
-      .slice(0, length)
-  );
+  return prefix + pooledHex(Math.ceil(length / 2)).slice(0, length);
 }
 
 /** A session id in the core's format `YYYYMMDD_HHMMSS_xxxxxx`, for sessions this package creates itself. */

@@ -1,4 +1,9 @@
-import type { LanguageModelV3Prompt } from '@ai-sdk/provider';
+import type {
+  LanguageModelV3,
+  LanguageModelV3CallOptions,
+  LanguageModelV3Prompt,
+  LanguageModelV3Usage,
+} from '@ai-sdk/provider';
 import type { ResolvedRoute } from '../providers/types.js';
 import type { UsageEntry } from '../store/types.js';
 import { normalizeUsage } from '../usage.js';
@@ -51,14 +56,11 @@ export async function auxiliaryText(
   // One retry, at once, of a retryable error that is not the caller's abort.
   return retry(
     async () => {
-      const callOptions: Parameters<typeof model.doGenerate>[0] = { prompt };
+      const callOptions: Parameters<typeof model.doStream>[0] = { prompt };
       if (options.signal) callOptions.abortSignal = options.signal;
       if (options.maxOutputTokens !== undefined) callOptions.maxOutputTokens = options.maxOutputTokens;
-      const result = await model.doGenerate(callOptions);
-      const text = result.content
-        .filter((part) => part.type === 'text')
-        .map((part) => (part as { text: string }).text)
-        .join('');
+      const result = await streamedText(model, callOptions);
+      const text = result.text;
       const usage = normalizeUsage(result.usage, {
         promptChars: () => JSON.stringify(prompt).length,
         outputChars: text.length,
@@ -85,4 +87,34 @@ export async function auxiliaryText(
       },
     },
   );
+}
+
+/**
+ * The text and usage of one streamed call. Auxiliary calls stream as turns do (ADR 0080): the stream call is the
+ * provider layer's lean path (node:http, the lean parse, ADR 0014 and 0026), where a generate call's answer went
+ * through fetch's web streams and the SDK's schema checks, which cost more than a short title. An error part fails
+ * the call as a failed generate call would.
+ */
+async function streamedText(
+  model: LanguageModelV3,
+  callOptions: LanguageModelV3CallOptions,
+): Promise<{ text: string; usage: LanguageModelV3Usage | undefined }> {
+  const { stream } = await model.doStream(callOptions);
+  const reader = stream.getReader();
+  let text = '';
+  let usage: LanguageModelV3Usage | undefined;
+  try {
+    for (;;) {
+      const next = await reader.read();
+      if (next.done) break;
+      const part = next.value;
+      if (part.type === 'text-delta') text += part.delta;
+      else if (part.type === 'finish') usage = part.usage;
+      else if (part.type === 'error') throw part.error;
+    }
+  } catch (error) {
+    await reader.cancel().catch(() => undefined);
+    throw error;
+  }
+  return { text, usage };
 }

@@ -24,6 +24,20 @@ export function isLocalHost(hostname: string): boolean {
  * local servers are commonly written. `source` names the setting in the error for a malformed URL.
  */
 export function normalizeBaseUrl(value: string, source: string): string {
+  // A route is resolved twice per turn (the agent's model, then the turn's), each parsing the same URL (issue 34).
+  const known = normalizedBaseUrls.get(value);
+  if (known !== undefined) return known;
+  const normalized = normalizeNewBaseUrl(value, source);
+  if (normalizedBaseUrls.size >= NORMALIZED_BASE_URLS_KEPT) normalizedBaseUrls.clear();
+  normalizedBaseUrls.set(value, normalized);
+  return normalized;
+}
+
+/** Base URLs already normalized, by the value as configured (a malformed one throws each time, with its source). */
+const normalizedBaseUrls = new Map<string, string>();
+const NORMALIZED_BASE_URLS_KEPT = 256;
+
+function normalizeNewBaseUrl(value: string, source: string): string {
   const trimmed = value.trim();
   let url: URL;
   try {

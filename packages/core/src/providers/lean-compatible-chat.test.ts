@@ -13,7 +13,7 @@ import {
   text,
   toolCall,
 } from '../testing/index.js';
-import { createLeanCompatibleChatModel, type TransformRequestBody } from './lean-compatible-chat.js';
+import { createLeanCompatibleChatModel, type TransformRequestBody, toolsJson } from './lean-compatible-chat.js';
 import { partBatchesOf } from './part-batches.js';
 
 /*
@@ -310,6 +310,95 @@ describe('lean OpenAI-compatible stream parse', () => {
         (thrown: unknown) => thrown,
       );
     expect(error).toMatchObject({ name: 'AI_APICallError', statusCode: 400, message: 'bad tools' });
+  });
+
+  it('a generate call goes out through node:http and answers what the SDK model answers, errors too (ADR 0080)', async () => {
+    const generate = { prompt: call.prompt, maxOutputTokens: 40 };
+    const script = step(text('A short title', 2));
+    scripted.push(script);
+    const sdk = await sdkModel(scripted.baseURL).doGenerate(generate);
+    expect(scripted.requests.at(-1)?.headers['accept-encoding']).toBe('gzip, deflate');
+    scripted.push(script);
+    const lean = await leanModel(scripted.baseURL).doGenerate(generate);
+    // Sent with node:http, not fetch: no header of fetch's own, and no call marker left on the request.
+    const sent = scripted.requests.at(-1)?.headers ?? {};
+    expect(sent['accept-encoding']).toBeUndefined();
+    expect(Object.keys(sent).filter((name) => name.startsWith('x-hermes'))).toEqual([]);
+    const comparable = (result: typeof sdk) => ({
+      content: result.content,
+      finishReason: result.finishReason,
+      usage: result.usage,
+      warnings: result.warnings,
+      request: result.request,
+      modelId: result.response?.modelId,
+    });
+    expect(comparable(lean)).toEqual(comparable(sdk));
+    expect(lean.content).toEqual([{ type: 'text', text: 'A short title' }]);
+    const failure = (model: LanguageModelV3) => {
+      rawBodies.push({
+        status: 429,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ error: { message: 'slow down', type: 'rate_limit' } }),
+      });
+      return model.doGenerate(generate).then(
+        () => null,
+        (thrown: unknown) => thrown as { name: string; statusCode: number; message: string; isRetryable: boolean },
+      );
+    };
+    const sdkError = await failure(sdkModel(rawURL));
+    const leanError = await failure(leanModel(rawURL));
+    expect(leanError).toMatchObject({ name: 'AI_APICallError', statusCode: 429, message: 'slow down' });
+    expect({ ...leanError, responseHeaders: undefined, requestBodyValues: undefined }).toEqual({
+      ...sdkError,
+      responseHeaders: undefined,
+      requestBodyValues: undefined,
+    });
+  });
+
+  it('the tools are sent as the SDK encodes them, from JSON kept per schema, and its errors keep them (ADR 0080)', async () => {
+    const script = step(text('ok', 1));
+    scripted.push(script);
+    await parts(sdkModel(scripted.baseURL));
+    const sdkBody = scripted.requests.at(-1)?.body as Record<string, unknown>;
+    const model = leanModel(scripted.baseURL);
+    for (let index = 0; index < 2; index += 1) {
+      scripted.push(script);
+      await parts(model);
+      // The same JSON object (the tools go last in the text), on the first call and on a call from the kept JSON.
+      expect(scripted.requests.at(-1)?.body).toEqual(sdkBody);
+    }
+    expect((sdkBody.tools as unknown[]).length).toBe(1);
+    // An error keeps the request's values, tools included, as the SDK model's does.
+    const failing = async (failingModel: LanguageModelV3) => {
+      rawBodies.push({
+        status: 400,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ error: { message: 'bad tools', type: 'invalid_request_error' } }),
+      });
+      return failingModel.doStream(call).then(
+        () => null,
+        (thrown: unknown) => (thrown as { requestBodyValues: unknown }).requestBodyValues,
+      );
+    };
+    expect(await failing(leanModel(rawURL))).toEqual(await failing(sdkModel(rawURL)));
+  });
+
+  it('toolsJson gives the text JSON.stringify gives for the SDK’s function entries, and null for any other shape', () => {
+    const parameters = { type: 'object', properties: { path: { type: 'string' } } };
+    const entries = [
+      { type: 'function', function: { name: 'read_file', description: 'Reads "a" file\n', parameters } },
+      { type: 'function', function: { name: 'plain', description: undefined, parameters } },
+      { type: 'function', function: { name: 'strict', description: 'x', parameters, strict: true } },
+    ];
+    for (let round = 0; round < 2; round += 1) expect(toolsJson(entries)).toBe(JSON.stringify(entries));
+    // Same schema and name, another description: not the kept text of the first.
+    const changed = [{ type: 'function', function: { name: 'read_file', description: 'Other', parameters } }];
+    expect(toolsJson(changed)).toBe(JSON.stringify(changed));
+    expect(toolsJson([])).toBeNull();
+    expect(toolsJson(undefined)).toBeNull();
+    expect(toolsJson([{ type: 'function', function: { name: 'a', parameters, extra: 1 } }])).toBeNull();
+    expect(toolsJson([{ function: { name: 'a', description: 'b', parameters }, type: 'function' }])).toBeNull();
+    expect(toolsJson([{ type: 'provider', function: { name: 'a', description: 'b', parameters } }])).toBeNull();
   });
 
   it('the batch reader (ADR 0024) hands out the stream’s parts a body chunk at a time, and is its only reader', async () => {

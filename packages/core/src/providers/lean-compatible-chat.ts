@@ -53,6 +53,73 @@ export type TransformRequestBody = (
   warnings?: SharedV3Warning[],
 ) => Record<string, unknown>;
 
+/**
+ * The JSON of each declared tool of a request, by its schema object, then by the rest of its entry. The core declares
+ * a tool's schema once (`toFunctionTool`), and the SDK builds a new entry around it for every request; the tools were
+ * most of a short turn's request body, and encoding them again on every call was the largest part of the SDK's request
+ * build (ADR 0080).
+ */
+const toolJsonBySchema = new WeakMap<object, KeptToolJson[]>();
+
+/** The JSON of one tool entry, with what it was made of besides its schema. */
+interface KeptToolJson {
+  keys: string;
+  name: string;
+  description: unknown;
+  strict: unknown;
+  json: string;
+}
+
+/**
+ * `tools` of a request body (the SDK's OpenAI-compatible function entries) as JSON, the same text `JSON.stringify`
+ * gives, from the kept JSON of each entry; null when an entry is not of that plain shape, and the body is then encoded
+ * as the SDK encodes it.
+ */
+export function toolsJson(tools: unknown): string | null {
+  if (!Array.isArray(tools) || tools.length === 0) return null;
+  let text = '[';
+  for (const tool of tools as unknown[]) {
+    if (tool === null || typeof tool !== 'object') return null;
+    const entry = tool as { type?: unknown; function?: unknown };
+    const declared = entry.function as
+      | { name?: unknown; description?: unknown; parameters?: unknown; strict?: unknown }
+      | null
+      | undefined;
+    if (entry.type !== 'function' || declared === null || typeof declared !== 'object') return null;
+    const { name, description, parameters, strict } = declared;
+    if (typeof name !== 'string' || parameters === null || typeof parameters !== 'object') return null;
+    if (description !== undefined && typeof description !== 'string') return null;
+    if (strict !== undefined && typeof strict !== 'boolean') return null;
+    // The keys and their order make the text: only the shape the SDK builds is kept.
+    const keys = Object.keys(declared).join(',');
+    if (Object.keys(entry).join(',') !== 'type,function' || !PLAIN_TOOL_KEYS.has(keys)) return null;
+    let kept = toolJsonBySchema.get(parameters);
+    if (kept === undefined) {
+      kept = [];
+      toolJsonBySchema.set(parameters, kept);
+    }
+    // The same strings each call (the declared tool's): compared by identity first, so a hit costs no hashing.
+    let found = kept.find(
+      (candidate) =>
+        candidate.name === name &&
+        candidate.description === description &&
+        candidate.strict === strict &&
+        candidate.keys === keys,
+    );
+    if (found === undefined) {
+      found = { keys, name, description, strict, json: JSON.stringify(tool) };
+      // A schema shared by many names or descriptions keeps its latest few.
+      if (kept.length >= 8) kept.shift();
+      kept.push(found);
+    }
+    text += text.length === 1 ? found.json : `,${found.json}`;
+  }
+  return `${text}]`;
+}
+
+/** The key orders of a function entry the SDK builds (`strict` only when set; `description` may be undefined). */
+const PLAIN_TOOL_KEYS = new Set(['name,description,parameters', 'name,description,parameters,strict']);
+
 /** Thrown by the wrapping fetch to end the SDK's `doStream` once the response of a stream call is kept. */
 class KeptStream extends Error {}
 /**
@@ -76,10 +143,11 @@ function metadataKeyOf(provider: string, options: LanguageModelV3CallOptions): s
  * private error, so the SDK never sets up its own parse of the body (ADR 0021). The warnings and the
  * request body come from the hook, which the SDK calls synchronously just before it fetches; when it
  * did not (another SDK version), the fetch hands the SDK an empty stream instead and reads them from
- * its parts (ADR 0014). Errors, non-stream responses and `doGenerate` reach the SDK untouched.
+ * its parts (ADR 0014). Errors, non-stream responses and `doGenerate`'s responses reach the SDK as they came.
  *
- * Without a `fetch` of the caller's, a stream call is sent with `node:http` (ADR 0026); its other
- * responses reach the SDK as a `Response` read in full. With one, every call goes through it.
+ * Without a `fetch` of the caller's, stream and generate calls are sent with `node:http` (ADR 0026,
+ * ADR 0080); their other responses reach the SDK as a `Response` read in full. With one, every call goes
+ * through it.
  */
 export function createLeanCompatibleChatModel(
   createSdkModel: (fetch: typeof globalThis.fetch, transformRequestBody: TransformRequestBody) => LanguageModelV3,
@@ -91,9 +159,39 @@ export function createLeanCompatibleChatModel(
   const calls = new Map<string, LeanCall>();
   /** Set by the hook and taken by the fetch the SDK calls next, in the same synchronous run. */
   let built: { body: Record<string, unknown>; warnings: SharedV3Warning[] } | null = null;
+  /**
+   * Set by the hook when it took the tools out of the body the SDK encodes, and taken by the fetch the SDK calls next,
+   * which puts their kept JSON back into the text. Dropped at the next microtask, so a call that failed between the
+   * two never lends its tools to another.
+   */
+  let toolsOut: { json: string; sent: Record<string, unknown>; tools: unknown } | null = null;
   const transformRequestBody: TransformRequestBody = (args, warnings) => {
     built = Array.isArray(warnings) ? { body: args, warnings } : null;
-    return args;
+    toolsOut = null;
+    const json = toolsJson(args.tools);
+    if (json === null) return args;
+    // `undefined` keeps the key's place in the object the SDK keeps (its errors' `requestBodyValues`), and
+    // `JSON.stringify` leaves it out of the text.
+    const sent = { ...args, tools: undefined };
+    const taken = { json, sent, tools: args.tools };
+    toolsOut = taken;
+    queueMicrotask(() => {
+      if (toolsOut === taken) toolsOut = null;
+    });
+    return sent;
+  };
+  /** The request's body text with the tools the hook took out put back, last (the same JSON object). */
+  const withTools = (init: RequestInit | undefined): RequestInit | undefined => {
+    const taken = toolsOut;
+    toolsOut = null;
+    if (taken === null) return init;
+    // The SDK encoded `sent` just now; the object it keeps gets its tools back.
+    taken.sent.tools = taken.tools;
+    const body = init?.body;
+    // Not the text of the object (another SDK version): the object, tools and all, encoded again.
+    if (typeof body !== 'string' || !body.endsWith('}')) return { ...init, body: JSON.stringify(taken.sent) };
+    const head = body.slice(0, -1);
+    return { ...init, body: `${head}${head === '{' ? '' : ','}"tools":${taken.json}}` };
   };
   /** Keeps the event stream of a successful stream call: ends the SDK's call, or hands it an empty stream. */
   const keepStream = (call: LeanCall, kept: KeptBody, status: number, request: typeof built) => {
@@ -105,9 +203,10 @@ export function createLeanCompatibleChatModel(
     // The SDK reads these headers as a record too (its extractResponseHeaders), so the record loses nothing.
     return new Response('', { status, headers: kept.headers });
   };
-  const keep: typeof globalThis.fetch = async (input, init) => {
+  const keep: typeof globalThis.fetch = async (input, given) => {
     const request = built;
     built = null;
+    const init = withTools(given);
     const headers = init?.headers as Record<string, string> | undefined;
     const id = headers?.[CALL_HEADER];
     let sent = init;
@@ -121,7 +220,7 @@ export function createLeanCompatibleChatModel(
       const message = await send(plain);
       const status = message.statusCode ?? 0;
       const type = String(message.headers['content-type'] ?? '');
-      if (status >= 200 && status < 300 && type.includes('text/event-stream')) {
+      if (call.generate === undefined && status >= 200 && status < 300 && type.includes('text/event-stream')) {
         return keepStream(
           call,
           { body: bodyText(message, plain.signal), headers: headerRecord(message) },
@@ -136,7 +235,8 @@ export function createLeanCompatibleChatModel(
     // The global fetch as it is at the call, as the SDK itself would look it up.
     const response = await (fetch ?? globalThis.fetch)(input, sent);
     const type = response.headers.get('content-type') ?? '';
-    if (!call || !response.ok || response.body === null || !type.includes('text/event-stream')) return response;
+    if (!call || call.generate || !response.ok || response.body === null || !type.includes('text/event-stream'))
+      return response;
     const kept = { body: webBodyText(response.body), headers: Object.fromEntries(response.headers) };
     return keepStream(call, kept, response.status, request);
   };
@@ -146,7 +246,19 @@ export function createLeanCompatibleChatModel(
     provider: sdk.provider,
     modelId: sdk.modelId,
     supportedUrls: sdk.supportedUrls,
-    doGenerate: (options) => sdk.doGenerate(options),
+    // A generate call (a title, a compression summary) goes out through node:http as a stream call does, its
+    // response read in full into a `Response` for the SDK: fetch's request and body streams cost more than the call's
+    // own work for a short answer (issue 34).
+    doGenerate: async (options) => {
+      nextCall += 1;
+      const id = String(nextCall);
+      calls.set(id, { generate: true });
+      try {
+        return await sdk.doGenerate({ ...options, headers: { ...options.headers, [CALL_HEADER]: id } });
+      } finally {
+        calls.delete(id);
+      }
+    },
     doStream: async (options) => {
       nextCall += 1;
       const id = String(nextCall);
@@ -188,6 +300,8 @@ interface KeptBody {
 
 /** A stream call in flight: its kept response and, when the hook ran, its request body and warnings. */
 interface LeanCall {
+  /** A `doGenerate` call: its response, whatever it is, is read in full for the SDK. */
+  generate?: true;
   kept?: KeptBody;
   request?: { body: Record<string, unknown>; warnings: SharedV3Warning[] };
 }

@@ -30,8 +30,11 @@ export interface PlainRequest {
 }
 
 // Keep-alive is the default of Node 20's global agents too; named here so the lean client never depends on it.
-const httpAgent = new HttpAgent({ keepAlive: true });
-const httpsAgent = new HttpsAgent({ keepAlive: true });
+// Node keeps 256 idle sockets per host by default: a server that had a thousand model calls in flight closed the
+// rest and connected again for the next burst (issue 34). The model server's own idle timeout still closes them.
+const AGENT_OPTIONS = { keepAlive: true, maxFreeSockets: 1024 };
+const httpAgent = new HttpAgent(AGENT_OPTIONS);
+const httpsAgent = new HttpsAgent(AGENT_OPTIONS);
 
 /**
  * The request `fetch(input, init)` would send, when this client can send it the same way: an http(s) URL, headers as

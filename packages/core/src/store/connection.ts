@@ -39,7 +39,7 @@ export function isLockError(error: unknown): boolean {
 export { retryDelay } from './budget-retry.js';
 
 /** Drizzle database typed with the store's schema. */
-export type StoreDatabase = BetterSQLite3Database<typeof schema>;
+export type StoreDatabase = BetterSQLite3Database<typeof schema> & { $client: Database.Database };
 
 /**
  * The single connection of one store: the raw better-sqlite3 handle, drizzle on top of it, and the

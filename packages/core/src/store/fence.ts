@@ -1,7 +1,5 @@
-import { eq, sql } from 'drizzle-orm';
 import { HermesError } from '../errors.js';
 import type { StoreDatabase } from './connection.js';
-import { sessions as sqliteSessions } from './schema.js';
 import type { TurnFence } from './types.js';
 
 export type { TurnFence, WriteOptions } from './types.js';
@@ -20,7 +18,7 @@ export function isLeaseLost(error: unknown): boolean {
   return HermesError.isInstance(error) && error.code === 'lease_lost';
 }
 
-const sqliteChecks = new WeakMap<object, { get(values: { sessionId: string }): { epoch: number } | undefined }>();
+const sqliteChecks = new WeakMap<object, { get(sessionId: string): unknown }>();
 
 /**
  * The fence check of a SQLite write transaction: call it first inside the transaction's callback (SQLite writes are
@@ -30,14 +28,13 @@ const sqliteChecks = new WeakMap<object, { get(values: { sessionId: string }): {
 export function checkFenceSqlite(db: StoreDatabase, fence: TurnFence | undefined): void {
   if (fence === undefined) return;
   let statement = sqliteChecks.get(db);
-  if (!statement) {
-    statement = db
-      .select({ epoch: sqliteSessions.turnEpoch })
-      .from(sqliteSessions)
-      .where(eq(sqliteSessions.id, sql.placeholder('sessionId')))
-      .prepare();
+  if (statement === undefined) {
+    // A raw statement that plucks the one column: every fenced commit of a turn runs it, and the ORM's row mapping
+    // around it cost more than the lookup (issue 34).
+    statement = db.$client.prepare('SELECT turn_epoch FROM sessions WHERE id = ?').pluck();
     sqliteChecks.set(db, statement);
   }
-  const current = statement.get({ sessionId: fence.sessionId })?.epoch ?? null;
+  const found = statement.get(fence.sessionId);
+  const current = typeof found === 'number' ? found : null;
   if (current !== fence.epoch) throw leaseLost(fence, current);
 }

@@ -74,7 +74,7 @@ import {
   usageAmounts,
   usageInsertValues,
 } from './store-common.js';
-import { asciiFolded, normalizeTitle, numberedTitleHead } from './titles.js';
+import { asciiFolded, normalizeTitle, numberedTitle, numberedTitleHead, titleBase } from './titles.js';
 import { acquireTurnLease, bornTurnLease, SqliteLeaseStatements } from './turn-lease.js';
 import type {
   CompactionCommit,
@@ -121,6 +121,16 @@ export interface SqliteStoreOptions {
 
 /** SQLite's default automatic checkpoint, restored when the checkpointer thread fails. */
 const SQLITE_AUTOCHECKPOINT_PAGES = 1_000;
+
+/** The session fields a turn's commit may write, with their columns, in a fixed order (`commitTurn`). */
+const TURN_FIELD_COLUMNS = [
+  ['model', 'model'],
+  ['modelConfig', 'model_config'],
+  ['systemPrompt', 'system_prompt'],
+] as const;
+
+/** How many title stems' floors a store keeps (`nextTitle`). */
+const TITLE_FLOORS_KEPT = 1_000;
 
 /** Words around a match in a search snippet (FTS5 `snippet`). */
 const SNIPPET_TOKENS = 24;
@@ -249,9 +259,19 @@ export class SqliteSessionStore implements SessionStore {
   private loadAll: Statement | undefined;
   private loadActive: Statement | undefined;
   private turnPrepared: { markDisplay: Statement; releaseLease: Statement } | undefined;
+  private readonly turnFieldUpdates = new Map<string, Statement>();
   private sessionById: { get(values: { id: string }): SessionRecord | undefined } | undefined;
   private titleRange: Statement | undefined;
   private titleUpdate: Statement | undefined;
+  /**
+   * Per numbered-title stem (ASCII-folded): a number below which every "`<stem> #n`" from 2 on was found taken, so
+   * that the suffix rule of a stem many sessions share (an auto-title model that answers alike) starts there instead
+   * of reading every alike title again (issue 34). Valid at {@link titleFloorsVersion}; at most
+   * {@link TITLE_FLOORS_KEPT} stems.
+   */
+  private readonly titleFloors = new Map<string, number>();
+  private titleFloorsVersion = -1;
+  private dataVersion: Statement | undefined;
   private usageOfSession: { all(values: { sessionId: string }): (typeof usageByModel.$inferSelect)[] } | undefined;
   private leaseHolderOf: Statement | undefined;
 
@@ -349,7 +369,7 @@ export class SqliteSessionStore implements SessionStore {
       const ids = this.appendRows(sessionId, rows, now);
       for (const entry of usage) this.addUsage(sessionId, entry, now, true);
       const fields = turnSessionFields(commit.session);
-      if (fields !== null) this.db.update(sessions).set(fields).where(eq(sessions.id, sessionId)).run();
+      if (fields !== null) this.updateTurnFields(sessionId, fields);
       const turnStatements = this.turnStatements;
       for (const mark of commit.display ?? []) {
         const json = mark.displayMetadata === null ? null : JSON.stringify(mark.displayMetadata);
@@ -358,6 +378,31 @@ export class SqliteSessionStore implements SessionStore {
       if (commit.lease?.release) turnStatements.releaseLease.run(sessionId, commit.lease.holder, commit.lease.turnId);
       return ids;
     });
+  }
+
+  /**
+   * Writes a turn's session fields with a statement prepared once per set of fields: the prompt commit of every new
+   * session stores its system prompt and model config, and building that UPDATE through the ORM on each commit cost
+   * more than running it (issue 34).
+   */
+  private updateTurnFields(sessionId: string, fields: NonNullable<ReturnType<typeof turnSessionFields>>): void {
+    const columns = TURN_FIELD_COLUMNS.filter(([field]) => fields[field] !== undefined);
+    const key = columns.map(([field]) => field).join(',');
+    let statement = this.turnFieldUpdates.get(key);
+    if (!statement) {
+      statement = this.connection.sqlite.prepare(
+        `UPDATE sessions SET ${columns.map(([, column]) => `${column} = ?`).join(', ')} WHERE id = ?`,
+      );
+      this.turnFieldUpdates.set(key, statement);
+    }
+    statement.run(
+      ...columns.map(([field]) => {
+        const value = fields[field];
+        // The ORM stores the model config as JSON text (`mode: 'json'`); the raw statement does the same.
+        return field === 'modelConfig' ? JSON.stringify(value) : (value ?? null);
+      }),
+      sessionId,
+    );
   }
 
   /** The raw statements of `commitTurn`, prepared on first use. */
@@ -484,6 +529,8 @@ export class SqliteSessionStore implements SessionStore {
     await this.connection.write('other', () => {
       const deleted = this.db.delete(sessions).where(eq(sessions.id, id)).run();
       if (deleted.changes === 0) throw sessionNotFound(id);
+      // Its title, if it had one, is free again.
+      this.titleFreed();
     });
   }
 
@@ -938,21 +985,71 @@ export class SqliteSessionStore implements SessionStore {
     return row?.id ?? null;
   }
 
-  /** `base` when free, else the first free "`<base> #n`" from 2 on (an existing "#n" suffix is replaced). */
-  private nextTitle(base: string, exceptSessionId?: string): string {
+  /**
+   * `base` when free, else the first free "`<base> #n`" from 2 on (an existing "#n" suffix is replaced).
+   * `exceptUntitled` says the excepted session has no title, so the titles taken besides it are all the titles taken,
+   * and the floor below which every number was found taken (see {@link titleFloors}) applies.
+   */
+  private nextTitle(base: string, exceptSessionId?: string, exceptUntitled = exceptSessionId === undefined): string {
     const candidates = titleCandidates(base);
     const first = candidates.next().value;
     if (this.titleTakenBy(first, exceptSessionId) === null) return first;
+    const stem = titleBase(first);
+    const floorKey = asciiFolded(stem);
+    const floor = exceptUntitled ? this.titleFloor(floorKey) : undefined;
+    if (floor !== undefined) {
+      // Every number below the floor was taken when it was found and no title has been freed since: the first free
+      // number is at or above it. Each candidate is checked with the indexed lookup, as below.
+      for (let number = floor; ; number += 1) {
+        const candidate = numberedTitle(stem, number);
+        if (this.titleTakenBy(candidate, exceptSessionId) !== null) continue;
+        this.titleFloors.set(floorKey, number);
+        return candidate;
+      }
+    }
     // The numbered candidates share a head (the stem, cut shorter as the number grows), so the titles that may take
     // them come from one range read of the case-insensitive title index instead of one lookup per number: with many
     // sessions titled alike (an auto-title model that answers the same), the lookups grew with every new session
     // (issue 34.3). Each answer from the set is still checked with the lookup, which has the last word.
     const taken = this.titlesStartingWith(numberedTitleHead(first), exceptSessionId);
+    let number = 1;
     for (const candidate of candidates) {
+      number += 1;
       if (taken.has(asciiFolded(candidate))) continue;
-      if (this.titleTakenBy(candidate, exceptSessionId) === null) return candidate;
+      if (this.titleTakenBy(candidate, exceptSessionId) !== null) continue;
+      if (exceptUntitled) {
+        if (this.titleFloors.size === 0 || this.titleFloors.size >= TITLE_FLOORS_KEPT) {
+          this.titleFloors.clear();
+          this.dataVersion ??= this.connection.sqlite.prepare('PRAGMA data_version').pluck();
+          this.titleFloorsVersion = this.dataVersion.get() as number;
+        }
+        this.titleFloors.set(floorKey, number);
+      }
+      return candidate;
     }
     throw new Error('unreachable: the title candidates never end');
+  }
+
+  /**
+   * The floor of a stem's numbered titles when it still holds: only while this connection has seen no other
+   * connection commit (SQLite's `data_version`) since the floors were found. This store's own writes that free a
+   * title (a session deleted, a title replaced) clear the floors themselves.
+   */
+  private titleFloor(key: string): number | undefined {
+    if (this.titleFloors.size === 0) return undefined;
+    this.dataVersion ??= this.connection.sqlite.prepare('PRAGMA data_version').pluck();
+    const version = this.dataVersion.get() as number;
+    if (version !== this.titleFloorsVersion) {
+      this.titleFloors.clear();
+      this.titleFloorsVersion = version;
+      return undefined;
+    }
+    return this.titleFloors.get(key);
+  }
+
+  /** Forgets every title floor: a title may have been freed. */
+  private titleFreed(): void {
+    this.titleFloors.clear();
   }
 
   /** The titles (ASCII-folded, as `COLLATE NOCASE` compares them) that start with `head`, another session's. */
@@ -975,8 +1072,12 @@ export class SqliteSessionStore implements SessionStore {
     const { normalized } = decision;
     let stored = normalized;
     if (normalized !== null && this.titleTakenBy(normalized, session.id) !== null) {
-      stored = resolveTakenTitle(normalized, source, session.id, () => this.nextTitle(normalized, session.id));
+      stored = resolveTakenTitle(normalized, source, session.id, () =>
+        this.nextTitle(normalized, session.id, session.title === null),
+      );
     }
+    // The title it replaces is free again.
+    if (session.title !== null && session.title !== stored) this.titleFreed();
     // Prepared once: an auto-titled session runs it after its first turn, and building the query cost more than
     // running it (issue 34.3).
     this.titleUpdate ??= this.connection.sqlite.prepare('UPDATE sessions SET title = ?, title_source = ? WHERE id = ?');

@@ -26,6 +26,27 @@ describe('auxiliary calls (spec/core.md §10.7)', () => {
     expect(host.clock.sleeps).toEqual([]);
   });
 
+  it('stream as turns do: an error after some text fails the call, and the retry answers whole (ADR 0080)', async () => {
+    const host = await testHost({
+      script: [
+        step(text('Rome is lovely in spring.')),
+        step(text('Half a ti'), fail(503)),
+        step(text('Whole Title For Rome', 4)),
+      ],
+    });
+    const agent = await host.newSession();
+    const titles: AgentEvent[] = [];
+    agent.subscribe((event) => event.type === 'title' && titles.push(event));
+    await collectTurn(agent.runTurn({ text: 'Help me plan a trip to Rome' }));
+    await until(() => titles.length > 0);
+    // Not the half answer of the failed call, nor "Half a ti" joined to the retry's text.
+    expect(titles[0]).toMatchObject({ title: 'Whole Title For Rome', source: 'llm' });
+    expect(host.model.calls).toHaveLength(3);
+    // The title call's usage is stored with its task, as a generate call's was.
+    const usage = await host.store.usageByModel(agent.sessionId);
+    expect(usage.map((row) => row.task).sort()).toEqual(['main', 'title']);
+  });
+
   it('give up after the one retry, and never retry a failure that is not retryable', async () => {
     for (const failures of [[fail(503), fail(503)], [fail(400)]]) {
       const host = await testHost({

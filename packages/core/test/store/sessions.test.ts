@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HermesError } from '../../src/errors.js';
 import type { Usage } from '../../src/types.js';
@@ -8,6 +9,7 @@ import {
   type StoreLocation,
   sessionId,
   steppingClock,
+  temporaryDirectory,
   tool,
   user,
 } from './helpers.js';
@@ -717,5 +719,41 @@ describe.each<StoreLocation>(STORE_LOCATIONS)('sessions (%s)', (location) => {
     await store.close();
     expect(await codeOf(store.getSession('x'))).toBe('store_closed');
     expect(await codeOf(store.appendMessages('x', [user('y')]))).toBe('store_closed');
+  });
+});
+
+describe('the suffix rule on SQLite after many alike titles (ADR 0080)', () => {
+  it('fills a gap freed by a deletion, a retitle or another connection on the same file, gaps first', async () => {
+    const path = join(temporaryDirectory(), 'state.db');
+    const store = await openTestStore(path);
+    const titled = async (title: string, on = store): Promise<{ id: string; title: string | null }> => {
+      const id = sessionId();
+      await on.createSession({ id });
+      return { id, title: await on.setTitle(id, title, 'llm') };
+    };
+    const made: { id: string; title: string | null }[] = [];
+    for (let index = 0; index < 6; index += 1) made.push(await titled('Same Answer'));
+    expect(made.map((entry) => entry.title)).toEqual([
+      'Same Answer',
+      'Same Answer #2',
+      'Same Answer #3',
+      'Same Answer #4',
+      'Same Answer #5',
+      'Same Answer #6',
+    ]);
+    // A deleted session's number is the next one given.
+    await store.deleteSession((made[2] as { id: string }).id);
+    expect((await titled('same answer')).title).toBe('same answer #3');
+    expect((await titled('Same Answer')).title).toBe('Same Answer #7');
+    // So is the number of a session whose title changed.
+    await store.setTitle((made[1] as { id: string }).id, 'Something else', 'user');
+    expect((await titled('Same Answer')).title).toBe('Same Answer #2');
+    // Another connection on the same file frees #4: this one sees it too, and another connection's new title counts.
+    const other = await openTestStore(path);
+    await other.deleteSession((made[3] as { id: string }).id);
+    expect((await titled('Same Answer')).title).toBe('Same Answer #4');
+    expect((await titled('Same Answer', other)).title).toBe('Same Answer #8');
+    expect((await titled('Same Answer')).title).toBe('Same Answer #9');
+    expect(await store.nextAvailableTitle('Same Answer #2')).toBe('Same Answer #10');
   });
 });
