@@ -474,8 +474,7 @@ function lastOfRun(parts: LanguageModelV3StreamPart[], from: number, type: 'text
  */
 function joinRun(parts: LanguageModelV3StreamPart[], from: number, last: number): string {
   const texts = new Array<string>(last - from + 1);
-  for (let index = from; index <= last; index += 1)
-    texts[index - from] = (parts[index] as { delta: string }).delta;
+  for (let index = from; index <= last; index += 1) texts[index - from] = (parts[index] as { delta: string }).delta;
   return texts.join('');
 }
 

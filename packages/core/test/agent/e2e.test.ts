@@ -154,7 +154,11 @@ describe('end to end through the custom provider over HTTP', () => {
     const bodyChunks = [
       chunk({ reasoning_content: 'r1' }) + chunk({ reasoning_content: 'r2' }) + chunk({ content: 'a' }),
       chunk({ content: 'b' }) + chunk({ content: 'c' }),
-      chunk({ content: 'd' }) + chunk({ content: '' }) + chunk({ content: 'e' }) + chunk({}, 'stop') + 'data: [DONE]\n\n',
+      chunk({ content: 'd' }) +
+        chunk({ content: '' }) +
+        chunk({ content: 'e' }) +
+        chunk({}, 'stop') +
+        'data: [DONE]\n\n',
     ];
     const encoder = new TextEncoder();
     // A model whose answer comes in exactly these three body chunks: each is one batch of parts for the turn loop.
