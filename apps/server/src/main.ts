@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import { applyServerHeapSettings } from './heap-settings.js';
 
-// Before the server's modules load, so that their allocations already see them (HERMES_V8_HEAP=small, ADR 0069).
+// Before the server's modules load, so that their allocations already see them (HERMES_V8_HEAP, ADR 0069, ADR 0078).
 applyServerHeapSettings(process.env, process.execArgv);
 const { StartupRefused, startServer } = await import('./server.js');
 

@@ -334,16 +334,19 @@ async function pacedFigures(server: StartedServer, model: ScriptedServer, label:
 /**
  * Issue 37.2's figure with answers paced like a model's and the default bound (ADR 0062). What the server holds for a
  * non-reading client is bounded (ADR 0038); what its RSS showed at the peak was mostly V8's heap sized for the garbage
- * of 21 turns streaming at once. With HERMES_V8_HEAP=small the server sizes its own heap for that (ADR 0069); the
- * deploy settings of docs/deploy.md §7 do it from the command line and add the allocator's.
+ * of 21 turns streaming at once. The server keeps its young generation small by default (ADR 0078), adds
+ * `--optimize-for-size` with HERMES_V8_HEAP=small (ADR 0069); the deploy settings of docs/deploy.md §7 do it from the
+ * command line and add the allocator's.
  */
 describe('RSS with 20 non-reading clients and paced answers (37.2, ADR 0062)', () => {
-  it('default settings: the reader gets its whole answer and RSS after the round is within 50 MB of idle', async () => {
+  it('default settings: the reader gets its whole answer, the peak stays near 50 MB over idle and RSS after the round within it', async () => {
     const { model, server } = await start('', { NODE_OPTIONS: '--inspect=127.0.0.1:0' });
-    const { peakOverIdle, afterOverIdle } = await pacedFigures(server, model, 'default V8 and allocator');
+    const { peakOverIdle, afterOverIdle } = await pacedFigures(server, model, 'default settings');
     expect(afterOverIdle).toBeLessThan(50 * 2 ** 20);
-    // Not the issue's figure (ADR 0069: about +60 to +75 MB here); a guard against what a connection holds growing again.
-    expect(peakOverIdle).toBeLessThan(256 * 2 ** 20);
+    // The server keeps its young generation small by default and the core sends a body chunk's deltas as one event
+    // (ADR 0078): measured +44 to +52 MB on a loaded 2-core machine, against +75 to +86 MB with V8's own sizing
+    // (HERMES_V8_HEAP=node), so the bound tells the two apart with a margin for the collector's timing under load.
+    expect(peakOverIdle).toBeLessThan(64 * 2 ** 20);
   }, 180_000);
 
   it('with HERMES_V8_HEAP=small: RSS stays within 50 MB of idle, at the peak too', async () => {

@@ -289,18 +289,27 @@ export abstract class TurnModel extends TurnTools {
             if (aborted) throw callSignal.reason;
             const part = parts[index] as LanguageModelV3StreamPart;
             switch (part.type) {
-              case 'text-delta':
-                if (part.delta === '') break;
+              case 'text-delta': {
+                // The deltas of one body chunk arrived together: they go out as one event (ADR 0078).
+                const last = lastOfRun(parts, index, 'text-delta');
+                const delta = last === index ? part.delta : joinRun(parts, index, last);
+                index = last;
+                if (delta === '') break;
                 start();
-                textChunks.push(part.delta);
-                this.emit('message.delta', { messageId, text: part.delta });
+                textChunks.push(delta);
+                this.emit('message.delta', { messageId, text: delta });
                 break;
-              case 'reasoning-delta':
-                if (part.delta === '') break;
+              }
+              case 'reasoning-delta': {
+                const last = lastOfRun(parts, index, 'reasoning-delta');
+                const delta = last === index ? part.delta : joinRun(parts, index, last);
+                index = last;
+                if (delta === '') break;
                 start();
-                reasoningChunks.push(part.delta);
-                this.emit('reasoning.delta', { messageId, text: part.delta });
+                reasoningChunks.push(delta);
+                this.emit('reasoning.delta', { messageId, text: delta });
                 break;
+              }
               case 'reasoning-end':
                 if (part.providerMetadata)
                   providerMetadata = { ...(providerMetadata ?? {}), ...(part.providerMetadata as JsonObject) };
@@ -450,6 +459,23 @@ export abstract class TurnModel extends TurnTools {
         contextWindow: snapshot.context.contextWindow,
       });
   }
+}
+
+/** The index of the last part of the run of `type` parts that starts at `from`. */
+function lastOfRun(parts: LanguageModelV3StreamPart[], from: number, type: 'text-delta' | 'reasoning-delta'): number {
+  let last = from;
+  while (last + 1 < parts.length && (parts[last + 1] as LanguageModelV3StreamPart).type === type) last += 1;
+  return last;
+}
+
+/**
+ * The text of the delta parts `from` to `last`, as one flat string: one allocation, where adding them one by one
+ * builds a rope node per delta.
+ */
+function joinRun(parts: LanguageModelV3StreamPart[], from: number, last: number): string {
+  const texts = new Array<string>(last - from + 1);
+  for (let index = from; index <= last; index += 1) texts[index - from] = (parts[index] as { delta: string }).delta;
+  return texts.join('');
 }
 
 function endPayload(

@@ -426,6 +426,50 @@ describe('lean OpenAI-compatible stream parse', () => {
     await reader.cancel();
   });
 
+  it('the same events parse the same whatever the body chunks are cut at, LF or CR LF line ends, ß and 中 included (ADR 0078)', async () => {
+    const event = (delta: Record<string, unknown>, finish: string | null = null) =>
+      `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    const lf = [
+      event({ reasoning_content: 'think' }),
+      event({ content: 'Grüße, ' }),
+      ': a comment line\n\n',
+      event({ content: '中文 ' }),
+      event({ content: 'done' }),
+      event({}, 'stop'),
+      'data: [DONE]\n\n',
+    ].join('');
+    const crlf = lf.replaceAll('\n', '\r\n');
+    const encoder = new TextEncoder();
+    /** The lean model reading `body` as the given pieces of bytes, each one read of the body. */
+    const streamed = async (pieces: Uint8Array[]) => {
+      const answer: typeof globalThis.fetch = async () =>
+        new Response(
+          new ReadableStream<Uint8Array>({
+            start(controller) {
+              for (const piece of pieces) controller.enqueue(piece);
+              controller.close();
+            },
+          }),
+          { status: 200, headers: { 'content-type': 'text/event-stream' } },
+        );
+      const model = createLeanCompatibleChatModel(
+        (fetch, transformRequestBody) => sdkModel('http://127.0.0.1:9/v1', fetch, transformRequestBody),
+        answer,
+      );
+      return parts(model);
+    };
+    for (const body of [lf, crlf]) {
+      const bytes = encoder.encode(body);
+      const whole = await streamed([bytes]);
+      expect(whole.filter((part) => (part as { type: string }).type === 'text-delta')).toHaveLength(3);
+      // Every cut into two pieces (mid-event, between the two LFs of a blank line, inside a multi-byte character), and
+      // the bytes one at a time.
+      for (let cut = 1; cut < bytes.length; cut += 1)
+        expect(await streamed([bytes.subarray(0, cut), bytes.subarray(cut)])).toEqual(whole);
+      expect(await streamed(Array.from(bytes, (byte) => Uint8Array.of(byte)))).toEqual(whole);
+    }
+  });
+
   it('cancelling the batch reader settles its pending read with null and stops the body', async () => {
     let closed: () => void = () => {};
     const bodyClosed = new Promise<void>((resolve) => {

@@ -79,6 +79,19 @@ describe('node:http model calls (ADR 0026)', () => {
     await expect(pending).rejects.toBe(reason);
   });
 
+  it('reads the body as text whole when a character’s bytes come in two writes (ADR 0078)', async () => {
+    const bytes = Buffer.from('data: {"text":"中ß"}\n\n');
+    const cut = bytes.indexOf(Buffer.from('中')) + 1;
+    const url = await streaming((response) => {
+      response.write(bytes.subarray(0, cut));
+      setTimeout(() => response.end(bytes.subarray(cut)), 30);
+    });
+    const body = bodyText(await send(post(url)));
+    let text = '';
+    for (let piece = await body.read(); piece !== null; piece = await body.read()) text += piece;
+    expect(text).toBe(`data: one\n\n${bytes.toString('utf8')}`);
+  });
+
   it('a model silent past the idle limit fails the call: before its head as fetch failed, mid-body as terminated', async () => {
     const muteUrl = await listening(
       createServer((request) => request.resume()),

@@ -10,6 +10,7 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 
 /** The decoded text of a response body, a piece at a time. */
@@ -123,7 +124,9 @@ function decodedBody(message: IncomingMessage): Readable {
  */
 export function bodyText(message: IncomingMessage, signal?: AbortSignal): BodyText {
   const source = decodedBody(message);
-  source.setEncoding('utf8');
+  // Decoded here, not with `setEncoding`: a read of several buffered chunks then joined their strings into a rope,
+  // which the SSE parser's first search flattened, a copy of each body chunk (ADR 0078). The buffers are joined instead.
+  const decoder = new StringDecoder('utf8');
   let ended = false;
   let failure: unknown = null;
   let wake: (() => void) | null = null;
@@ -144,10 +147,14 @@ export function bodyText(message: IncomingMessage, signal?: AbortSignal): BodyTe
   return {
     async read() {
       for (;;) {
-        const text = source.read() as string | null;
-        if (text !== null && text !== '') return text;
+        const chunk = source.read() as Buffer | null;
+        const text = chunk === null ? '' : decoder.write(chunk);
+        if (text !== '') return text;
         if (failure !== null) throw failure;
-        if (ended) return null;
+        if (ended) {
+          const tail = decoder.end();
+          return tail === '' ? null : tail;
+        }
         await new Promise<void>((resolve) => {
           wake = resolve;
         });

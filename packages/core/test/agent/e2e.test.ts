@@ -126,20 +126,75 @@ describe('end to end through the custom provider over HTTP', () => {
     const agent = await host.newSession({ ephemeral: true });
     const whole = await collectTurn(agent.runTurn({ text: 'go' }));
     const deltas = whole.events.filter((event) => event.type === 'message.delta');
-    expect(deltas).toHaveLength(1000);
+    // The model's 1,000 deltas, joined per body chunk (ADR 0078): never more events than deltas, the whole text.
+    expect(deltas.length).toBeGreaterThan(0);
+    expect(deltas.length).toBeLessThanOrEqual(1000);
     expect(deltas.map((event) => (event as { text: string }).text).join('')).toBe('abcdefghij'.repeat(100));
+    expect(whole.result.finalText).toBe('abcdefghij'.repeat(100));
     // An event listener interrupts while a body chunk's parts are being delivered: the deltas stop right there.
-    let seen = 0;
+    let seen = '';
     const unsubscribe = agent.subscribe((event) => {
       if (event.type !== 'message.delta') return;
-      seen += 1;
-      if (seen === 5) agent.interrupt();
+      seen += event.text;
+      agent.interrupt();
     });
     const cut = await collectTurn(agent.runTurn({ text: 'again' }));
     unsubscribe();
     expect(cut.result.outcome).toBe('cancelled');
-    expect(cut.events.filter((event) => event.type === 'message.delta')).toHaveLength(5);
-    expect(cut.result.finalText).toBe('01234');
+    const cutDeltas = cut.events.filter((event) => event.type === 'message.delta');
+    expect(cutDeltas).toHaveLength(1);
+    expect(seen.length).toBeLessThan(500);
+    expect(cut.result.finalText).toBe(seen);
+    expect('0123456789'.repeat(50).startsWith(seen)).toBe(true);
+  });
+
+  it('deltas of one body chunk go out as one event per run of text or reasoning, in order (ADR 0078)', async () => {
+    const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
+      `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    const bodyChunks = [
+      chunk({ reasoning_content: 'r1' }) + chunk({ reasoning_content: 'r2' }) + chunk({ content: 'a' }),
+      chunk({ content: 'b' }) + chunk({ content: 'c' }),
+      chunk({ content: 'd' }) +
+        chunk({ content: '' }) +
+        chunk({ content: 'e' }) +
+        chunk({}, 'stop') +
+        'data: [DONE]\n\n',
+    ];
+    const encoder = new TextEncoder();
+    // A model whose answer comes in exactly these three body chunks: each is one batch of parts for the turn loop.
+    const answer: typeof globalThis.fetch = async () =>
+      new Response(
+        new ReadableStream<Uint8Array>({
+          start(controller) {
+            for (const piece of bodyChunks) controller.enqueue(encoder.encode(piece));
+            controller.close();
+          },
+        }),
+        { status: 200, headers: { 'content-type': 'text/event-stream' } },
+      );
+    const host = await createAgentHost({
+      homeDir: temp('hermes-home-'),
+      env: { HERMES_MODEL: 'custom:chunks', HERMES_BASE_URL: 'http://127.0.0.1:9/v1', HERMES_API_KEY: 'test-key' },
+      config: { session: { auto_title: false } },
+      connectMcp: false,
+      logger: silentLogger,
+      fetch: answer,
+    });
+    cleanups.push(() => host.close());
+    const agent = await host.newSession({ ephemeral: true });
+    const { events, result } = await collectTurn(agent.runTurn({ text: 'go' }));
+    expect(result.outcome).toBe('completed');
+    const streamed = events
+      .filter((event) => event.type === 'message.delta' || event.type === 'reasoning.delta')
+      .map((event) => [event.type, (event as { text: string }).text]);
+    expect(streamed).toEqual([
+      ['reasoning.delta', 'r1r2'],
+      ['message.delta', 'a'],
+      ['message.delta', 'bc'],
+      ['message.delta', 'de'],
+    ]);
+    expect(result.finalText).toBe('abcde');
+    expect(result.lastReasoning).toBe('r1r2');
   });
 
   it('48. the same script through the fake model and the scripted server gives the same transcript and event types', async () => {
