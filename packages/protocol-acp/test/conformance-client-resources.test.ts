@@ -202,7 +202,10 @@ describe('ACP conformance: client file system, terminals, MCP and process lifecy
   }, 30000);
 
   it('54. closing stdin exits 0 within 8 seconds and leaves no MCP server or local command behind', async () => {
-    const fixture = await fixtureFor({ script: [step(toolCall('terminal', { command: 'sleep 60' })), step(hang())] });
+    // A duration no other test uses: other projects' tests run `sleep 60` children at the same time, and pgrep sees
+    // every process of the machine.
+    const sleep = `sleep 60.${String(process.pid).padStart(7, '0')}`;
+    const fixture = await fixtureFor({ script: [step(toolCall('terminal', { command: sleep })), step(hang())] });
     const agent = await agentOn(fixture);
     await initialize(agent);
     const session = await agent.agent.request('session/new', {
@@ -213,8 +216,8 @@ describe('ACP conformance: client file system, terminals, MCP and process lifecy
     void agent.agent
       .request('session/prompt', { sessionId: session.sessionId, prompt: [{ type: 'text', text: 'sleep' }] })
       .catch(() => {});
-    await eventually(() => processesMatching('sleep 60').length > 0);
-    const children = [...processesMatching('lx-lifecycle'), ...processesMatching('sleep 60')];
+    await eventually(() => processesMatching(sleep).length > 0);
+    const children = [...processesMatching('lx-lifecycle'), ...processesMatching(sleep)];
     expect(children.length).toBeGreaterThanOrEqual(2);
     const started = Date.now();
     expect(await agent.close()).toBe(0);
