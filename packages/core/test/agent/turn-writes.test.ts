@@ -1,3 +1,5 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { PostgresSessionStore, SqliteSessionStore } from '../../src/store/index.js';
 import { collectTurn, createTestHost, step, type TestHost, text, toolCall } from '../../src/testing/index.js';
@@ -5,7 +7,7 @@ import { useCleanups } from '../support/cleanups.js';
 import { createTestDatabase } from '../support/postgres.js';
 import { until } from './helpers.js';
 
-const { cleanups } = useCleanups();
+const { cleanups, temp } = useCleanups();
 
 async function host(database: string, script: ReturnType<typeof step>[], autoTitle = false): Promise<TestHost> {
   const created = await createTestHost({
@@ -58,6 +60,26 @@ function countPostgres(store: PostgresSessionStore) {
   return counts;
 }
 
+/**
+ * The transactions committed to a SQLite file since its WAL last started over, read from the WAL itself: every frame
+ * that ends a transaction carries the database's size after the commit, other frames carry 0. Frames of an earlier
+ * pass through the file (another salt) are not counted. The store's checkpoints come every 128 commits, far more than
+ * a test below makes.
+ */
+function walCommits(path: string): number {
+  if (!existsSync(path)) return 0;
+  const wal = readFileSync(path);
+  if (wal.length < 32) return 0;
+  const pageSize = wal.readUInt32BE(8);
+  const salts = [wal.readUInt32BE(16), wal.readUInt32BE(20)];
+  let commits = 0;
+  for (let offset = 32; offset + 24 + pageSize <= wal.length; offset += 24 + pageSize) {
+    if (wal.readUInt32BE(offset + 8) !== salts[0] || wal.readUInt32BE(offset + 12) !== salts[1]) break;
+    if (wal.readUInt32BE(offset + 4) !== 0) commits += 1;
+  }
+  return commits;
+}
+
 describe('the writes of a short chat turn (ADR 0056)', () => {
   it('on SQLite, a turn on a stored session commits three write transactions: lease, prompt, answer', async () => {
     const testHost = await host(':memory:', [step(text('First answer.')), step(text('Second answer.'))]);
@@ -92,6 +114,61 @@ describe('the writes of a short chat turn (ADR 0056)', () => {
       waitMs: 0,
     });
     await lease.release();
+  });
+
+  it("on SQLite, a session opened by id is born with its first turn's lease: three write transactions in all (issue 34.2)", async () => {
+    // A file store, so the commits can also be counted where they land: the WAL's commit frames (ADR 0086).
+    const homeDir = temp('hermes-born-');
+    const testHost = await createTestHost({
+      homeDir,
+      storage: 'file',
+      autoAdvance: false,
+      config: { session: { auto_title: false }, approvals: { mode: 'off' } },
+      script: [step(text('Only answer.')), step(text('Next answer.'))],
+    });
+    cleanups.push(() => testHost.dispose());
+    const store = testHost.store as SqliteSessionStore;
+    const wal = join(homeDir, 'state.db-wal');
+    const writes = () => ({ counted: store.committedWrites, inWal: walCommits(wal) });
+    const since = (start: { counted: number; inWal: number }) => {
+      const now = writes();
+      return { counted: now.counted - start.counted, inWal: now.inWal - start.inWal };
+    };
+    const before = writes();
+    const agent = await testHost.openSession('header-named-session', { create: { source: 'api_server' } });
+    if (!agent) throw new Error('expected an agent');
+    // The session's row and its first turn's lease, in one transaction.
+    expect(since(before)).toEqual({ counted: 1, inWal: 1 });
+    const { result } = await collectTurn(agent.runTurn({ text: 'hello' }));
+    expect(result.outcome).toBe('completed');
+    // The open with the lease, the prompt row (with the system prompt), the answer with the lease's release: the turn
+    // takes no lease of its own. Without the born lease this is 4 (create, take, prompt, end).
+    expect(since(before)).toEqual({ counted: 3, inWal: 3 });
+    expect(await store.getSession('header-named-session')).toMatchObject({ source: 'api_server', messageCount: 2 });
+    // The born lease was the turn's (fence epoch 1) and its last commit released it: another holder takes it at once.
+    const other = await store.acquireTurnLease('header-named-session', {
+      holder: 'other',
+      turnId: 'turn_other',
+      ttlMs: 60_000,
+      waitMs: 0,
+    });
+    expect(other.fence.epoch).toBe(2);
+    await other.release();
+    // As the HTTP API runs the session's next turn: the agent let go, the session opened again (found, nothing
+    // written), and a turn that takes the lease itself (ADR 0086: that take stays its own transaction).
+    expect(testHost.releaseAgent('header-named-session')).toBe(true);
+    const next = writes();
+    const again = await testHost.openSession('header-named-session', { create: { source: 'api_server' } });
+    if (!again) throw new Error('expected an agent');
+    expect(since(next)).toEqual({ counted: 0, inWal: 0 });
+    expect((await collectTurn(again.runTurn({ text: 'again' }))).result.outcome).toBe('completed');
+    expect(since(next)).toEqual({ counted: 3, inWal: 3 });
+    expect((await store.loadConversation('header-named-session')).map((row) => row.content)).toEqual([
+      'hello',
+      'Only answer.',
+      'again',
+      'Next answer.',
+    ]);
   });
 
   it('on SQLite, a tool turn adds one commit per tool step and keeps the call stored before the tool runs', async () => {
