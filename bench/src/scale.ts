@@ -30,7 +30,7 @@ import { delay, step, text } from '@hermes/core/testing';
 import { type CpuGroup, type Isolation, processCpuMs, setUpIsolation } from './cgroups.js';
 import { ContentDeltaCounter } from './content-deltas.js';
 import { send } from './http-load.js';
-import { createDatabase, databaseIsGiven, withDatabase } from './postgres.js';
+import { createDatabase, databaseIsGiven, findPostmaster, postgresCpuMeter, withDatabase } from './postgres.js';
 import { startRemoteModel } from './remote-model.js';
 import { startBenchServer } from './server-process.js';
 import { median, percentile } from './stats.js';
@@ -65,8 +65,13 @@ export interface Window {
   cores: number;
   /** Completed requests per CPU-second the instances received. */
   perCpuSecond: number;
-  /** CPU the load group received over the window, in cores (NaN when not isolated). */
+  /**
+   * CPU the load side received over the window, in cores (NaN when not isolated): the load group (harness, load
+   * generator, model) and the PostgreSQL server's group beside it.
+   */
   loadCores: number;
+  /** PostgreSQL's part of {@link loadCores} (NaN when it is not measured: not isolated, or a given server). */
+  postgresCores: number;
   /** Up to three distinct reasons of the errors. */
   errorReasons: string[];
 }
@@ -182,6 +187,7 @@ async function closedLoop(
   settleMs: number,
   windowMs: number,
   load: CpuGroup | null,
+  postgres: (() => number) | null = null,
 ): Promise<Window> {
   const instances = targets.length;
   const agents = targets.map(() => new Agent({ keepAlive: true, maxSockets: 2 * clients }));
@@ -229,11 +235,13 @@ async function closedLoop(
   await new Promise((resolve) => setTimeout(resolve, settleMs));
   const cpuBefore = targets.map((target) => target.cpu());
   const loadBefore = load?.cpuMs() ?? Number.NaN;
+  const postgresBefore = postgres?.() ?? Number.NaN;
   windowStart = performance.now();
   await new Promise((resolve) => setTimeout(resolve, windowMs));
   windowEnd = performance.now();
   const cpuAfter = targets.map((target) => target.cpu());
   const loadAfter = load?.cpuMs() ?? Number.NaN;
+  const postgresAfter = postgres?.() ?? Number.NaN;
   stop = true;
   await Promise.all(loops);
   for (const agent of agents) agent.destroy();
@@ -250,7 +258,8 @@ async function closedLoop(
     p99Ms: percentile(latencies, 0.99),
     cores: cpuSeconds / seconds,
     perCpuSecond: completed / cpuSeconds,
-    loadCores: (loadAfter - loadBefore) / 1000 / seconds,
+    loadCores: (loadAfter - loadBefore + (postgres ? postgresAfter - postgresBefore : 0)) / 1000 / seconds,
+    postgresCores: (postgresAfter - postgresBefore) / 1000 / seconds,
     errorReasons: [...reasons],
   };
 }
@@ -321,6 +330,7 @@ function medianWindow(windows: Window[]): Window {
     cores: of('cores'),
     perCpuSecond: of('perCpuSecond'),
     loadCores: of('loadCores'),
+    postgresCores: of('postgresCores'),
     errorReasons: [...new Set(windows.flatMap((window) => window.errorReasons))].slice(0, 3),
   };
 }
@@ -353,6 +363,11 @@ export async function runScale(
     ).flat(),
   );
   return withDatabase(async (serverUrl) => {
+    // PostgreSQL in a group of its own on the load CPUs, so the load side's CPU can be told apart from the database's
+    // (the runs workload with 3 instances takes most of the load CPU; ADR 0082). Its own CPU is unchanged by the move.
+    const postmaster = databaseIsGiven() ? null : findPostmaster(Number(new URL(serverUrl).port));
+    const postgresGroup = postmaster === null ? null : isolation.loadSideGroup('postgres');
+    const postgres = postmaster === null || postgresGroup === null ? null : postgresCpuMeter(postmaster, postgresGroup);
     const model = await startRemoteModel({ repeat: true });
     await model.push(answer);
     const children: ChildProcess[] = [];
@@ -405,12 +420,13 @@ export async function runScale(
             settleMs,
             windowMs,
             isolation.load,
+            postgres,
           );
           windows.push(window);
           log(
             `bench: scale round ${round + 1}: ${config.kind} ${config.workload} ×${config.instances}: ${window.perSecond.toFixed(1)}/s, ` +
               `p99 ${window.p99Ms.toFixed(0)} ms, ${window.cores.toFixed(2)} cores (${window.perCpuSecond.toFixed(1)} per CPU-second), ` +
-              `load ${window.loadCores.toFixed(2)} cores, errors ${window.errors}${window.errors > 0 ? ` (${window.errorReasons.join('; ')})` : ''}`,
+              `load ${window.loadCores.toFixed(2)} cores (PostgreSQL ${window.postgresCores.toFixed(2)}), errors ${window.errors}${window.errors > 0 ? ` (${window.errorReasons.join('; ')})` : ''}`,
           );
         }
         measured.push(windows);
@@ -525,7 +541,7 @@ export function scaleRows(result: ScaleResult): ScaleRow[] {
         `rounds ${ratios.map((value) => value.toFixed(2)).join(' / ')}×; ${many.perSecond.toFixed(1)}/s vs ${one.perSecond.toFixed(1)}/s; ` +
         `p99 ${many.p99Ms.toFixed(0)} vs ${one.p99Ms.toFixed(0)} ms (${p99Ratio.toFixed(2)}×); ` +
         `per CPU-second ${many.perCpuSecond.toFixed(1)} vs ${one.perCpuSecond.toFixed(1)} (${median(cpuRatios).toFixed(2)}×); ` +
-        `cores received ${many.cores.toFixed(2)} vs ${one.cores.toFixed(2)} (quota ${result.quotaCores} each), load group ${many.loadCores.toFixed(2)} cores; ` +
+        `cores received ${many.cores.toFixed(2)} vs ${one.cores.toFixed(2)} (quota ${result.quotaCores} each), load side ${many.loadCores.toFixed(2)} cores (PostgreSQL ${many.postgresCores.toFixed(2)}) vs ${one.loadCores.toFixed(2)}; ` +
         `errors ${many.errors + one.errors}${many.errors + one.errors > 0 ? ` (${[...many.errorReasons, ...one.errorReasons].join('; ')})` : ''}; ${quota}`,
     });
   };

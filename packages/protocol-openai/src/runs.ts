@@ -1027,7 +1027,10 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
 
     if (idempotencyKey === undefined) admission.checkCapacity();
     if (admission.busyWith(sessionId)) throw sessionBusy(sessionId);
-    const existingSession = await host.store.getSession(sessionId);
+    // A session named after the run (no placement, no `session_id`) is new: its id was drawn a moment ago, so there is
+    // nothing to look up (one statement less per run, ADR 0082).
+    const namedAfterRun = placement === null && typeof requestedSession !== 'string';
+    const existingSession = namedAfterRun ? null : await host.store.getSession(sessionId);
     if (!existingSession)
       await host.store.createSession({ id: sessionId, source: 'api_server' }).catch((error: unknown) => {
         // Another instance created it a moment ago: the session is there either way.

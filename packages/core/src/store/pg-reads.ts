@@ -16,7 +16,7 @@ import type { SessionRow, StoredMessage, StoredSession, UsageByModelRow } from '
 const INT8_OID = 20;
 
 /** `pg`'s type parsers, but `bigint` read as a number (as the drizzle schema's `mode: 'number'` columns are). */
-function numericTypes(types: typeof pg.types): pg.CustomTypesConfig {
+export function numericTypes(types: typeof pg.types): pg.CustomTypesConfig {
   return {
     getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
       oid === INT8_OID && format !== 'binary'

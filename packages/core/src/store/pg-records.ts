@@ -1,4 +1,5 @@
 import { and, asc, count, desc, eq, inArray, lt, type SQL, sql } from 'drizzle-orm';
+import type pg from 'pg';
 import type { Clock, JsonValue } from '../types.js';
 import type { PgConnection, PgTransaction } from './pg-connection.js';
 import { checkFencePg } from './pg-fence.js';
@@ -10,6 +11,7 @@ import {
   takeLeaseAttempt,
   takeLeaseQuery,
 } from './pg-lease-take.js';
+import { numericTypes } from './pg-reads.js';
 import { responses, runs, sessions, turnLeases } from './pg-schema.js';
 import {
   IDEMPOTENCY_WINDOW_MS,
@@ -109,10 +111,74 @@ export class PgResponseStore implements ResponseStore {
   }
 }
 
+/** The columns of a run row, named as {@link RunRecord} names them. */
+const RUN_COLUMNS = `id, session_id AS "sessionId", turn_id AS "turnId", status, idempotency_key AS "idempotencyKey",
+  holder, input, result, exit_reason AS "exitReason", error, created_at AS "createdAt", started_at AS "startedAt",
+  ended_at AS "endedAt", updated_at AS "updatedAt"`;
+
+/** The run with this id. */
+const RUN_BY_ID = `SELECT ${RUN_COLUMNS} FROM runs WHERE id = $1`;
+
+/**
+ * A new queued run without an idempotency key, written only when its session exists: the check and the insert in one
+ * statement, where a transaction took four round trips (BEGIN, the session's SELECT, the INSERT, COMMIT).
+ */
+const CREATE_RUN = `INSERT INTO runs (id, session_id, status, holder, input, created_at, updated_at)
+  SELECT $1::text, $2::text, 'queued', $3::text, $4::jsonb, $5::bigint, $5::bigint
+  WHERE EXISTS (SELECT 1 FROM sessions WHERE id = $2::text)
+  RETURNING id`;
+
+/**
+ * A change of an unfinished run, each column set only when its flag is true, and the run's status as it was when
+ * nothing changed (settled, or null when there is no such run): one statement for every patch, prepared once per
+ * pooled connection, where a transaction took three round trips (BEGIN, the UPDATE, COMMIT).
+ */
+const UPDATE_RUN = `WITH changed AS (
+    UPDATE runs SET
+      turn_id = CASE WHEN $2::boolean THEN $3::text ELSE turn_id END,
+      status = CASE WHEN $4::boolean THEN $5::text ELSE status END,
+      result = CASE WHEN $6::boolean THEN $7::jsonb ELSE result END,
+      exit_reason = CASE WHEN $8::boolean THEN $9::text ELSE exit_reason END,
+      error = CASE WHEN $10::boolean THEN $11::jsonb ELSE error END,
+      started_at = CASE WHEN $12::boolean THEN $13::bigint ELSE started_at END,
+      ended_at = CASE WHEN $14::boolean THEN $15::bigint ELSE ended_at END,
+      updated_at = $16::bigint
+    WHERE id = $1::text AND status IN ('queued', 'running', 'stopping')
+    RETURNING id)
+  SELECT (SELECT count(*) FROM changed)::int AS changed, (SELECT status FROM runs WHERE id = $1::text) AS status`;
+
+/** A jsonb parameter as text: `pg` would send a JS array as a PostgreSQL array, and null must stay SQL NULL. */
+function jsonParameter(value: JsonValue | null): string | null {
+  return value === null ? null : JSON.stringify(value);
+}
+
 /** Durable run records on PostgreSQL (spec/core.md §9.2.5, §9.4.12). */
 export class PgRunStore implements RunStore {
+  private readonly types: pg.CustomTypesConfig;
+
   /** @internal Built by the store that owns the connection. */
-  constructor(private readonly connection: PgConnection) {}
+  constructor(
+    private readonly connection: PgConnection,
+    pgTypes: typeof pg.types,
+  ) {
+    this.types = numericTypes(pgTypes);
+  }
+
+  /**
+   * One named statement outside a transaction (issue 34, ADR 0082): the run routes make these on every run, and
+   * through drizzle each was a query built per call, most of them in a transaction of their own.
+   */
+  private async statement<Row extends pg.QueryResultRow>(
+    name: string,
+    text: string,
+    values: unknown[],
+  ): Promise<Row[]> {
+    const result = await this.connection.withRetry('other', async () => {
+      this.connection.assertOpen();
+      return this.connection.pool.query<Row>({ name, text, values, types: this.types });
+    });
+    return result.rows;
+  }
 
   async findByIdempotencyKey(key: string, withinMs: number = IDEMPOTENCY_WINDOW_MS): Promise<RunRecord | null> {
     const [found] = await this.connection.query((db) => db.select().from(runs).where(eq(runs.idempotencyKey, key)));
@@ -126,14 +192,24 @@ export class PgRunStore implements RunStore {
    * returns the winner's run.
    */
   async create(input: NewRun): Promise<RunRecord & { existing: boolean }> {
+    const key = input.idempotencyKey ?? null;
+    if (key === null) {
+      const record = newRunRecord(input, this.connection.clock.now());
+      const created = await this.statement('hermes_run_create_v1', CREATE_RUN, [
+        record.id,
+        record.sessionId,
+        record.holder,
+        JSON.stringify(record.input),
+        record.createdAt,
+      ]);
+      if (created.length === 0) throw sessionNotFound(input.sessionId);
+      return { ...record, existing: false };
+    }
     return this.connection.write('other', async (tx) => {
       const now = this.connection.clock.now();
-      const key = input.idempotencyKey ?? null;
-      if (key !== null) {
-        const [previous] = await tx.select().from(runs).where(eq(runs.idempotencyKey, key)).for('update');
-        if (previous && previous.createdAt >= now - IDEMPOTENCY_WINDOW_MS) return { ...previous, existing: true };
-        if (previous) await tx.update(runs).set({ idempotencyKey: null }).where(eq(runs.id, previous.id));
-      }
+      const [previous] = await tx.select().from(runs).where(eq(runs.idempotencyKey, key)).for('update');
+      if (previous && previous.createdAt >= now - IDEMPOTENCY_WINDOW_MS) return { ...previous, existing: true };
+      if (previous) await tx.update(runs).set({ idempotencyKey: null }).where(eq(runs.id, previous.id));
       await requireSessionExists(tx, input.sessionId);
       const record = newRunRecord(input, now);
       await tx.insert(runs).values({ ...record, input: jsonOrNullText(record.input) });
@@ -146,6 +222,33 @@ export class PgRunStore implements RunStore {
     patch: Partial<Pick<RunRecord, 'turnId' | 'status' | 'result' | 'exitReason' | 'error' | 'startedAt' | 'endedAt'>>,
     options: WriteOptions = {},
   ): Promise<void> {
+    if (options.fence === undefined) {
+      const given = (value: unknown) => value !== undefined;
+      const [row] = await this.statement<{ changed: number; status: RunStatus | null }>(
+        'hermes_run_update_v1',
+        UPDATE_RUN,
+        [
+          id,
+          given(patch.turnId),
+          patch.turnId ?? null,
+          given(patch.status),
+          patch.status ?? null,
+          given(patch.result),
+          jsonParameter(patch.result ?? null),
+          given(patch.exitReason),
+          patch.exitReason ?? null,
+          given(patch.error),
+          jsonParameter(patch.error ?? null),
+          given(patch.startedAt),
+          patch.startedAt ?? null,
+          given(patch.endedAt),
+          patch.endedAt ?? null,
+          this.connection.clock.now(),
+        ],
+      );
+      if ((row?.changed ?? 0) > 0) return;
+      throw row?.status ? runSettled(id, row.status) : runNotFound(id);
+    }
     await this.connection.write('other', async (tx) => {
       await checkFencePg(tx, options.fence);
       // A terminal status is final (issue 33.3): only an unfinished run changes.
@@ -161,7 +264,7 @@ export class PgRunStore implements RunStore {
   }
 
   async get(id: string): Promise<RunRecord | null> {
-    const [row] = await this.connection.query((db) => db.select().from(runs).where(eq(runs.id, id)));
+    const [row] = await this.statement<RunRecord>('hermes_run_by_id_v1', RUN_BY_ID, [id]);
     return row ?? null;
   }
 

@@ -202,7 +202,7 @@ export class PostgresSessionStore implements SessionStore {
   /** @internal Use {@link openPostgresStore}. */
   constructor(private readonly connection: PgConnection) {
     this.responses = new PgResponseStore(connection);
-    this.runs = new PgRunStore(connection);
+    this.runs = new PgRunStore(connection, pg.types);
     this.leases = new PgLeaseStatements(connection);
     this.reads = new PgSessionReads(connection, pg.types);
   }

@@ -175,6 +175,44 @@ describe.each<StoreLocation>(STORE_LOCATIONS)('responses and runs (%s)', (locati
     const error = await store.runs.update('run_missing', { status: 'failed' }).catch((caught: unknown) => caught);
     expect(HermesError.isInstance(error) && error.code).toBe('run_not_found');
   });
+
+  it('a run update changes only the fields it names; JSON arrays, strings and nulls come back as written', async () => {
+    const clock = steppingClock();
+    const store = await openTestStore(location, { clock });
+    const id = sessionId();
+    await store.createSession({ id });
+    const created = await store.runs.create({ sessionId: id, input: ['a', { b: [1, 2] }], holder: 'h' });
+    expect(await store.runs.get(created.id)).toEqual({ ...created, existing: undefined, input: ['a', { b: [1, 2] }] });
+
+    await store.runs.update(created.id, { status: 'running', turnId: 'turn_1', startedAt: 1_000 });
+    await store.runs.update(created.id, { result: ['x', 2], error: 'text error', exitReason: 'steered' });
+    clock.advance(5);
+    await store.runs.update(created.id, { error: null, endedAt: 2_000 });
+    const row = await store.runs.get(created.id);
+    expect(row).toMatchObject({
+      id: created.id,
+      sessionId: id,
+      status: 'running',
+      turnId: 'turn_1',
+      startedAt: 1_000,
+      endedAt: 2_000,
+      result: ['x', 2],
+      error: null,
+      exitReason: 'steered',
+      holder: 'h',
+      idempotencyKey: null,
+      createdAt: created.createdAt,
+      updatedAt: clock.now(),
+    });
+    expect(typeof row?.createdAt).toBe('number');
+
+    await store.runs.update(created.id, { status: 'completed', result: null });
+    expect(await store.runs.get(created.id)).toMatchObject({ status: 'completed', result: null, turnId: 'turn_1' });
+    const settled = await store.runs.update(created.id, { status: 'failed' }).catch((caught: unknown) => caught);
+    expect(HermesError.isInstance(settled) && settled.code).toBe('run_settled');
+    expect((await store.runs.get(created.id))?.status).toBe('completed');
+    expect(await store.runs.get('run_missing')).toBeNull();
+  });
 });
 
 describe('lookups without side effects', () => {
