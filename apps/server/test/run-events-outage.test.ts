@@ -153,10 +153,16 @@ describe('run events through a PostgreSQL outage', () => {
         step(
           text('one '),
           delay(1_500),
+          // Apart in time: deltas that reach the agent in one body chunk go out as one event (ADR 0078), and the
+          // outbox must fill with more events than it holds.
           text('two '),
+          delay(100),
           text('three '),
+          delay(100),
           text('four '),
+          delay(100),
           text('five '),
+          delay(100),
           text('six '),
           delay(60_000),
           text('never said'),

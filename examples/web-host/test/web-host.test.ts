@@ -200,7 +200,8 @@ describe('the web host example in headless Chromium against apps/server', () => 
       script: [
         // Turn 1: a file edit (its diff is shown) and a streamed answer.
         step(toolCall('write_file', { path: notes, content: 'first line\nsecond line\n' }, 'call_write')),
-        step(text('I added a second line to the notes.', 4)),
+        // Pieces apart in time: deltas that reach the agent in one body chunk go out as one event (ADR 0078).
+        step(text('I added ', 4), delay(30), text('a second line ', 4), delay(30), text('to the notes.', 4)),
         // Turn 2: a command that needs approval, then an answer that streams while the page is cut off.
         step(toolCall('terminal', { command: `rm -rf ${target}` }, 'call_rm')),
         step(delay(200), text(finalText, 3)),

@@ -42,6 +42,29 @@ describe('RunBacklog', () => {
     ]);
   });
 
+  it('keeps at most its text limit of delta text, oldest events first out, and always the newest event', () => {
+    const backlog = new RunBacklog(1_000, 100);
+    const delta = (seq: number, text: string): BacklogEvent => ({
+      event: 'message.delta',
+      run_id: 'run_1',
+      timestamp: seq,
+      seq,
+      delta: text,
+    });
+    for (let seq = 0; seq < 10; seq += 1) backlog.push(delta(seq, 'x'.repeat(30)));
+    // 3 deltas of 30 characters fit in 100; the older 7 went.
+    expect(backlog.length).toBe(3);
+    expect(backlog.firstSeq()).toBe(7);
+    expect(backlog.since(0).map((event) => event.seq)).toEqual([7, 8, 9]);
+    // Other events carry no delta text and stay while the deltas after them fit.
+    backlog.push({ event: 'tool.started', run_id: 'run_1', timestamp: 10, seq: 10, tool: 'terminal' });
+    expect(backlog.since(0).map((event) => event.seq)).toEqual([7, 8, 9, 10]);
+    // One delta larger than the limit is still kept, alone: a reader gets the newest event.
+    backlog.push(delta(11, 'y'.repeat(500)));
+    expect(backlog.since(0).map((event) => event.seq)).toEqual([11]);
+    expect(backlog.last()?.seq).toBe(11);
+  });
+
   it('is empty before the first event', () => {
     const backlog = new RunBacklog(10);
     expect([backlog.length, backlog.firstSeq(), backlog.last(), backlog.since(0)]).toEqual([

@@ -32,13 +32,28 @@ type Entry = BacklogEvent | DeltaBlock;
 
 const isBlock = (entry: Entry): entry is DeltaBlock => 'texts' in entry;
 
-/** The last `limit` events of one run, oldest first; seqs rise by exactly one from event to event. */
+/**
+ * Characters of delta text a backlog keeps by default, whatever its event count: the core joins the deltas that reach
+ * it in one body chunk into one event (ADR 0078), so 1,000 events no longer bound the text they carry (a fast model's
+ * 6 MB answer came as a few hundred events of ~20 KB each, kept an hour per run). 1 Mi characters keeps every event of
+ * an ordinary answer; past it the oldest go, as past the event count, and a late reader gets `replay.truncated`.
+ */
+export const RUN_BACKLOG_TEXT_CHARS = 1024 * 1024;
+
+/**
+ * The last `limit` events of one run, and at most `textLimit` characters of their delta text (the newest event is
+ * always kept), oldest first; seqs rise by exactly one from event to event.
+ */
 export class RunBacklog {
   private readonly entries: Entry[] = [];
   private count = 0;
+  private textChars = 0;
   private lastEvent: BacklogEvent | undefined;
 
-  constructor(readonly limit: number) {}
+  constructor(
+    readonly limit: number,
+    readonly textLimit: number = RUN_BACKLOG_TEXT_CHARS,
+  ) {}
 
   /** How many events are retained. */
   get length(): number {
@@ -51,6 +66,7 @@ export class RunBacklog {
     this.count += 1;
     const delta = event.delta;
     if (DELTA_EVENTS.has(event.event) && typeof delta === 'string' && Object.keys(event).length === 5) {
+      this.textChars += delta.length;
       const tail = this.entries.at(-1);
       if (
         tail !== undefined &&
@@ -72,6 +88,7 @@ export class RunBacklog {
         });
     } else this.entries.push(event);
     if (this.count > this.limit) this.dropOldest();
+    while (this.textChars > this.textLimit && this.count > 1) this.dropOldest();
   }
 
   /** The seq of the oldest retained event. */
@@ -115,6 +132,7 @@ export class RunBacklog {
       return;
     }
     // The text goes now, not with its block: the backlog holds no more text than its last `limit` events'.
+    this.textChars -= (head.texts[head.start] as string).length;
     head.texts[head.start] = '';
     head.start += 1;
     if (head.start === head.texts.length) this.entries.shift();
