@@ -136,8 +136,9 @@ describe('gateway clients across apps/server instances on one PostgreSQL databas
     expect(resumed.error?.code).toBe(5000);
     expect(resumed.error?.message).toMatch(/^resume failed: the session is live on instance .+, which did not answer/);
     expect((resumed.error as { data?: unknown }).data).toMatchObject({ reason: 'session_owner_unreachable' });
-    // B waited for the frozen A until its owner wait ran out, and said so.
-    expect(b.stdout()).toContain(OWNER_WAIT_RAN_OUT);
+    // B waited for the frozen A until its owner wait ran out, and said so (its log is written asynchronously, so the
+    // line can reach us after the answer does on a loaded machine).
+    await expect.poll(() => b.stdout(), { timeout: 30_000, interval: 100 }).toContain(OWNER_WAIT_RAN_OUT);
   }, 120_000);
 
   it('a resume on B of an open session live nowhere answers once A says it is not there, without waiting out the owner wait; one live on A still goes through A', async () => {
