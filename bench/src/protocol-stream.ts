@@ -25,6 +25,7 @@ import OpenAI from 'openai';
 import { type CpuGroup, setUpIsolation } from './cgroups.js';
 import { type DirectRead, startDirectClient } from './direct-client.js';
 import { type RemoteModel, startRemoteModel } from './remote-model.js';
+import { agentEnvironment, agentNodeArguments } from './server-process.js';
 import { fieldMedians, median } from './stats.js';
 
 /** What one turn measures. */
@@ -463,8 +464,12 @@ export async function runProtocolStreams(
         HERMES_HOME: home,
         HERMES_MODEL: 'custom:bench',
         HERMES_BASE_URL: server.baseURL,
+        ...agentEnvironment(),
       };
-      const entry = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`, bin] : [bin];
+      const entry = [
+        ...agentNodeArguments(),
+        ...(options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`, bin] : [bin]),
+      ];
       // First turn of a fresh agent and a fresh client, `freshRuns` times, each after a fresh direct client's first read.
       const firstSamples: TurnFigures[] = [];
       const firstReads: DirectRead[] = [];

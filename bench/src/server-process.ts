@@ -7,6 +7,23 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { CpuGroup } from './cgroups.js';
 
+/**
+ * `HERMES_BENCH_NODE_ARGS`: node options (space-separated) the agents of the stream paths and the turn-cost servers
+ * are started with, e.g. V8 heap sizing to compare against their defaults (ADR 0085). Unset: none.
+ */
+export function agentNodeArguments(): string[] {
+  return (process.env.HERMES_BENCH_NODE_ARGS ?? '').split(/\s+/).filter((argument) => argument !== '');
+}
+
+/**
+ * `HERMES_V8_HEAP` from the harness's environment, when set, for the same processes (the agents' environment is
+ * otherwise the bench's own): `node` or `small` measures those heap settings (ADR 0069, ADR 0078, ADR 0085).
+ */
+export function agentEnvironment(): Record<string, string> {
+  const heap = process.env.HERMES_V8_HEAP;
+  return heap ? { HERMES_V8_HEAP: heap } : {};
+}
+
 /** The API key every benchmark's server is started with. */
 export const BENCH_KEY = 'bench-key-0123456789abcdefghij';
 
@@ -24,7 +41,7 @@ export async function startBenchServer(options: {
 }): Promise<{ child: ChildProcess; url: string }> {
   const entry = join(dirname(createRequire(import.meta.url).resolve('@hermes/server/package.json')), 'dist', 'main.js');
   const profile = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [];
-  const child = spawn(process.execPath, [...profile, entry], {
+  const child = spawn(process.execPath, [...agentNodeArguments(), ...profile, entry], {
     env: {
       PATH: process.env.PATH ?? '',
       HOME: options.home,
@@ -34,6 +51,7 @@ export async function startBenchServer(options: {
       HERMES_LOG_LEVEL: 'info',
       HERMES_MODEL: 'custom:bench',
       HERMES_BASE_URL: options.modelUrl,
+      ...agentEnvironment(),
       ...options.env,
     },
     stdio: ['ignore', 'pipe', 'ignore'],
