@@ -27,6 +27,8 @@ export interface ConcurrencyResult {
   rounds: number;
   /** Errors over every round. */
   errors: number;
+  /** What the errors were (`status 503`, `9 of 10 deltas`, a connection error's message), with their counts. */
+  errorKinds: Record<string, number>;
   deltasPerSecond: number;
   /** Gaps between consecutive deltas of one stream as the client sees them (0 within one chunk). */
   p50Ms: number;
@@ -60,10 +62,11 @@ async function startProxy(modelUrl: string, group: CpuGroup | null): Promise<{ c
 /**
  * POSTs `body` with the bench key and reads the response as text with node:http: one connection per stream, as a
  * thousand separate clients would open, and a lean reader, so that the load generator sharing the machine takes
- * as little of it as it can. Resolves true for a 2xx answer read to its end, false for any other status.
+ * as little of it as it can. Resolves with the status once the answer is read to its end (its text is given to
+ * `onText` only for a 2xx status).
  */
-function postStream(url: string, body: string, onHead: () => void, onText: (text: string) => void): Promise<boolean> {
-  return new Promise<boolean>((resolve, reject) => {
+function postStream(url: string, body: string, onHead: () => void, onText: (text: string) => void): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
     const request = httpRequest(url, {
       method: 'POST',
       agent: false,
@@ -85,7 +88,7 @@ function postStream(url: string, body: string, onHead: () => void, onText: (text
       response.once('error', reject);
       response.once('end', () => {
         ended = true;
-        resolve(ok);
+        resolve(response.statusCode ?? 0);
       });
       response.once('close', () => {
         if (!ended) reject(new Error('the response closed before its end'));
@@ -101,6 +104,7 @@ export interface RoundFigures {
   firsts: number[];
   heads: number[];
   errors: number;
+  errorKinds: Record<string, number>;
   received: number;
 }
 
@@ -110,6 +114,11 @@ async function round(url: string, streams: number, deltas: number): Promise<Roun
   const firsts: number[] = [];
   const heads: number[] = [];
   let errors = 0;
+  const errorKinds: Record<string, number> = {};
+  const failed = (kind: string) => {
+    errors += 1;
+    errorKinds[kind] = (errorKinds[kind] ?? 0) + 1;
+  };
   let received = 0;
   await Promise.all(
     Array.from({ length: streams }, async (_unused, index) => {
@@ -129,7 +138,7 @@ async function round(url: string, streams: number, deltas: number): Promise<Roun
           last = now;
           seen += count;
         };
-        const ok = await postStream(
+        const status = await postStream(
           `${url}/v1/chat/completions`,
           JSON.stringify({
             model: 'hermes-agent',
@@ -139,28 +148,29 @@ async function round(url: string, streams: number, deltas: number): Promise<Roun
           () => heads.push(performance.now() - sent),
           onText,
         );
-        if (!ok) {
-          errors += 1;
+        if (status < 200 || status >= 300) {
+          failed(`status ${status}`);
           return;
         }
         received += seen;
-        if (seen !== deltas) errors += 1;
-      } catch {
-        errors += 1;
+        if (seen !== deltas) failed(`${seen} of ${deltas} deltas`);
+      } catch (error) {
+        failed(error instanceof Error ? error.message : String(error));
       }
     }),
   );
-  return { gaps, firsts, heads, errors, received };
+  return { gaps, firsts, heads, errors, errorKinds, received };
 }
 
 /** Each figure of a target over the rounds: medians, errors summed. */
 function summarise(target: ConcurrencyTarget, streams: number, rounds: RoundSummary[]): ConcurrencyResult {
-  const of = (field: keyof RoundSummary) => median(rounds.map((round) => round[field]));
+  const of = (field: Exclude<keyof RoundSummary, 'errorKinds'>) => median(rounds.map((round) => round[field]));
   return {
     target,
     streams,
     rounds: rounds.length,
     errors: rounds.reduce((sum, round) => sum + round.errors, 0),
+    errorKinds: mergeKinds(rounds.map((round) => round.errorKinds)),
     deltasPerSecond: of('deltasPerSecond'),
     p50Ms: of('p50Ms'),
     p99Ms: of('p99Ms'),
@@ -174,9 +184,24 @@ function summarise(target: ConcurrencyTarget, streams: number, rounds: RoundSumm
   };
 }
 
+/** Error counts of several rounds added up by kind. */
+function mergeKinds(kinds: Record<string, number>[]): Record<string, number> {
+  const merged: Record<string, number> = {};
+  for (const round of kinds)
+    for (const [kind, count] of Object.entries(round)) merged[kind] = (merged[kind] ?? 0) + count;
+  return merged;
+}
+
+/** What the errors of a result were, for its detail: ` (2× status 503, 1× 9 of 10 deltas)`, or nothing. */
+export function errorKindsText(kinds: Record<string, number>): string {
+  const entries = Object.entries(kinds);
+  return entries.length === 0 ? '' : ` (${entries.map(([kind, count]) => `${count}× ${kind}`).join(', ')})`;
+}
+
 /** The figures of one measured round on one target. */
 interface RoundSummary {
   errors: number;
+  errorKinds: Record<string, number>;
   deltasPerSecond: number;
   p50Ms: number;
   p99Ms: number;
@@ -252,12 +277,13 @@ export async function runConcurrency(
         for (const entry of order) {
           const cpuBefore = entry.cpu();
           const started = performance.now();
-          const { gaps, firsts, heads, errors, received } = await round(entry.url, streams, deltas);
+          const { gaps, firsts, heads, errors, errorKinds, received } = await round(entry.url, streams, deltas);
           const seconds = (performance.now() - started) / 1000;
           const cpu = entry.cpu() - cpuBefore;
           for (const values of [gaps, firsts, heads]) values.sort((a, b) => a - b);
           summaries.get(entry.target)?.push({
             errors,
+            errorKinds,
             deltasPerSecond: received / seconds,
             p50Ms: percentile(gaps, 0.5),
             p99Ms: percentile(gaps, 0.99),

@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { step, text } from '@hermes/core/testing';
 import { setUpIsolation } from './cgroups.js';
 import { runColdStarts } from './cold-start.js';
-import { DELTA_PACE_MS, runConcurrency } from './concurrency.js';
+import { DELTA_PACE_MS, errorKindsText, runConcurrency } from './concurrency.js';
 import { runMemoryBenchmark } from './memory.js';
 import { PG_TURN_QUOTA, runPgTurn } from './pg-turn.js';
 import { type FloorFigures, pairRatio, runProtocolStreams, type TurnFigures } from './protocol-stream.js';
@@ -384,7 +384,7 @@ await section('concurrency', async () => {
         target: floor ? 'reported' : '≤ 50 ms gap, first delta p99 ≤ 500 ms, 0 errors',
         ...(floor ? {} : { met: added <= 50 && load.firstDeltaP99Ms <= 500 && load.errors === 0 }),
         detail:
-          `medians of ${load.rounds} rounds; errors ${load.errors}, p50 gap ${load.p50Ms.toFixed(0)} ms, p99 gap ${load.p99Ms.toFixed(0)} ms at a ${DELTA_PACE_MS} ms model pace, ` +
+          `medians of ${load.rounds} rounds; errors ${load.errors}${errorKindsText(load.errorKinds)}, p50 gap ${load.p50Ms.toFixed(0)} ms, p99 gap ${load.p99Ms.toFixed(0)} ms at a ${DELTA_PACE_MS} ms model pace, ` +
           `first delta p50 ${load.firstDeltaP50Ms.toFixed(0)} / p99 ${load.firstDeltaP99Ms.toFixed(0)} ms (response head p50 ${load.headP50Ms.toFixed(0)} / p99 ${load.headP99Ms.toFixed(0)} ms), ${Math.round(load.deltasPerSecond)} deltas/s, ` +
           `${floor ? 'proxy' : 'server'} cpu ${load.cpuMsPerStream.toFixed(2)} ms per stream` +
           (streams === counts[0]
@@ -409,7 +409,7 @@ await section('concurrency', async () => {
       value: cpuRatio,
       target: `≤ 1.5×, 0 errors${note}`,
       ...(full ? { met: cpuRatio <= 1.5 && serverLoad.errors === 0 } : {}),
-      detail: `rounds ${cpuRatios.map((value) => value.toFixed(2)).join(' / ')}×; ${serverLoad.cpuMsPerStream.toFixed(2)} vs ${floorLoad.cpuMsPerStream.toFixed(2)} ms per stream; errors ${serverLoad.errors}`,
+      detail: `rounds ${cpuRatios.map((value) => value.toFixed(2)).join(' / ')}×; ${serverLoad.cpuMsPerStream.toFixed(2)} vs ${floorLoad.cpuMsPerStream.toFixed(2)} ms per stream; errors ${serverLoad.errors}${errorKindsText(serverLoad.errorKinds)}`,
     });
     results.push({
       name: `concurrency: ${streams} streams, first-delta p99 / proxy`,
@@ -417,7 +417,7 @@ await section('concurrency', async () => {
       value: firstRatio,
       target: `≤ 2×, 0 errors${note}`,
       ...(full ? { met: firstRatio <= 2 && serverLoad.errors === 0 } : {}),
-      detail: `rounds ${firstRatios.map((value) => value.toFixed(2)).join(' / ')}×; ${serverLoad.firstDeltaP99Ms.toFixed(0)} vs ${floorLoad.firstDeltaP99Ms.toFixed(0)} ms; errors ${serverLoad.errors}`,
+      detail: `rounds ${firstRatios.map((value) => value.toFixed(2)).join(' / ')}×; ${serverLoad.firstDeltaP99Ms.toFixed(0)} vs ${floorLoad.firstDeltaP99Ms.toFixed(0)} ms; errors ${serverLoad.errors}${errorKindsText(serverLoad.errorKinds)}`,
     });
   }
 });
