@@ -849,23 +849,11 @@ export class RunRegistry {
       if (runId.startsWith('chatcmpl-')) throw new ApiError(404, 'run_not_found', `Run not found: ${runId}`);
       throw new ApiError(409, 'approval_not_active', 'This run has no approval session.');
     }
-    const choice = APPROVAL_ALIASES[String(body.choice ?? '').toLowerCase()];
-    const requestId = body.request_id;
-    if (requestId !== undefined && (typeof requestId !== 'string' || requestId === '' || requestId.length > 256))
-      throw new ApiError(400, 'invalid_approval_request', 'Invalid request_id.', { param: 'request_id' });
-    if (!choice) throw new ApiError(400, 'invalid_approval_choice', 'Unknown approval choice.', { param: 'choice' });
+    const answer = approvalAnswer(body);
     if (queue.settled || !queue.asked)
       throw new ApiError(409, 'approval_not_active', 'This run has no approval session.');
-    const all = body.all === true || body.resolve_all === true;
-    const targets = all
-      ? [...queue.pending]
-      : requestId !== undefined
-        ? queue.pending.filter((entry) => entry.request.requestId === requestId)
-        : queue.pending.slice(0, 1);
-    if (targets.length === 0) throw new ApiError(409, 'approval_not_pending', 'No matching approval is pending.');
-    for (const target of targets)
-      if (!target.request.choices.includes(choice))
-        throw new ApiError(400, 'invalid_approval_choice', `Choice ${choice} is not offered.`, { param: 'choice' });
+    const choice = answer.choice;
+    const targets = approvalTargets(queue.pending, body, answer);
     for (const target of targets) target.resolve(choice);
     return {
       status: 200,
@@ -969,6 +957,43 @@ function lastSeqOf(context: Context): number | null {
 }
 
 /** The approval choices `POST /v1/runs/{id}/approval` accepts, aliases included (spec §19.7). */
+/** The choice and request id a `POST /v1/runs/{id}/approval` body gives (spec §19.7); 400 when either is invalid. */
+export function approvalAnswer(body: Record<string, unknown>): {
+  choice: 'once' | 'session' | 'always' | 'deny';
+  requestId: string | undefined;
+} {
+  const choice = APPROVAL_ALIASES[String(body.choice ?? '').toLowerCase()];
+  const requestId = body.request_id;
+  if (requestId !== undefined && (typeof requestId !== 'string' || requestId === '' || requestId.length > 256))
+    throw new ApiError(400, 'invalid_approval_request', 'Invalid request_id.', { param: 'request_id' });
+  if (!choice) throw new ApiError(400, 'invalid_approval_choice', 'Unknown approval choice.', { param: 'choice' });
+  return { choice, requestId };
+}
+
+/**
+ * The pending approvals an answer names (spec §19.7): every one with `all` (or `resolve_all`), the one with its
+ * `request_id`, else the oldest. 409 when none matches; 400 when one of them does not offer the choice.
+ */
+export function approvalTargets<Entry extends { request: { requestId: string; choices: readonly string[] } }>(
+  pending: readonly Entry[],
+  body: Record<string, unknown>,
+  answer: { choice: string; requestId: string | undefined },
+): Entry[] {
+  const all = body.all === true || body.resolve_all === true;
+  const targets = all
+    ? [...pending]
+    : answer.requestId !== undefined
+      ? pending.filter((entry) => entry.request.requestId === answer.requestId)
+      : pending.slice(0, 1);
+  if (targets.length === 0) throw new ApiError(409, 'approval_not_pending', 'No matching approval is pending.');
+  for (const target of targets)
+    if (!target.request.choices.includes(answer.choice))
+      throw new ApiError(400, 'invalid_approval_choice', `Choice ${answer.choice} is not offered.`, {
+        param: 'choice',
+      });
+  return targets;
+}
+
 export const APPROVAL_ALIASES: Record<string, 'once' | 'session' | 'always' | 'deny'> = {
   once: 'once',
   approve: 'once',

@@ -5,7 +5,7 @@ import { nativeTime, turnIdOfRun } from './ids.js';
 import { normalizeContent } from './normalize-input.js';
 import { type BacklogEvent, RunBacklog } from './run-backlog.js';
 import { RunEventMapper } from './run-event-map.js';
-import { APPROVAL_ALIASES, type BacklogStream, RUN_BACKLOG_SIZE, terminalOf } from './runs.js';
+import { approvalAnswer, approvalTargets, type BacklogStream, RUN_BACKLOG_SIZE, terminalOf } from './runs.js';
 import type { ServerContext } from './server-context.js';
 
 /** How long the events view of such a turn stays after the turn ended (the hub describes it as long). */
@@ -161,22 +161,10 @@ export class TurnRuns {
 
   private async approve(runId: string, body: JsonObject): Promise<RunControlReply> {
     const turn = await this.turnOf(runId);
-    const choice = APPROVAL_ALIASES[String(body.choice ?? '').toLowerCase()];
-    const requestId = body.request_id;
-    if (requestId !== undefined && (typeof requestId !== 'string' || requestId === '' || requestId.length > 256))
-      throw new ApiError(400, 'invalid_approval_request', 'Invalid request_id.', { param: 'request_id' });
-    if (!choice) throw new ApiError(400, 'invalid_approval_choice', 'Unknown approval choice.', { param: 'choice' });
+    const answer = approvalAnswer(body);
     if (turn.result) throw new ApiError(409, 'approval_not_active', 'This run has no approval session.');
-    const all = body.all === true || body.resolve_all === true;
-    const targets = all
-      ? turn.approvals
-      : requestId !== undefined
-        ? turn.approvals.filter((entry) => entry.request.requestId === requestId)
-        : turn.approvals.slice(0, 1);
-    if (targets.length === 0) throw new ApiError(409, 'approval_not_pending', 'No matching approval is pending.');
-    for (const target of targets)
-      if (!target.request.choices.includes(choice))
-        throw new ApiError(400, 'invalid_approval_choice', `Choice ${choice} is not offered.`, { param: 'choice' });
+    const choice = answer.choice;
+    const targets = approvalTargets(turn.approvals, body, answer);
     let resolved = 0;
     for (const target of targets)
       if (this.server.host.live.answerApproval(target.request.requestId, choice, turn.origin)) resolved += 1;
