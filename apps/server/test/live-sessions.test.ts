@@ -43,6 +43,32 @@ async function attachedClient(server: StartedServer, cwd?: string) {
   };
 }
 
+/**
+ * Starts a run with `input` on the stored session through `server`'s runs API, waits until the gateway client shows
+ * its turn and the model has had `calls` calls in all (the run's included), and resolves with the run id.
+ */
+async function runSeen(
+  server: StartedServer,
+  client: Awaited<ReturnType<typeof connectGateway>>,
+  model: { calls: unknown[] },
+  run: { input: string; storedId: string; calls: number; label: string },
+): Promise<string> {
+  const created = await post(server, '/v1/runs', { input: run.input, session_id: run.storedId });
+  const runId = ((await created.json()) as { run_id: string }).run_id;
+  await client.waitFor(
+    (frame) =>
+      frame.params?.type === 'message.start' &&
+      (frame.params.payload?.input as { text?: string } | null)?.text === run.input,
+    run.label,
+  );
+  await until(
+    () => model.calls.length,
+    (count) => count === run.calls,
+    `${run.label}: the run reaching the model`,
+  );
+  return runId;
+}
+
 /** The session's events of one turn on the client, from the `message.start` whose input is `input` to its end. */
 async function turnSeen(client: Awaited<ReturnType<typeof connectGateway>>, runtimeId: string, input: string) {
   const ofSession = () =>
@@ -384,19 +410,12 @@ describe('one live session across protocols (35.4)', () => {
 
     // An HTTP run holds the session: the gateway refuses what needs an idle session and queues new input.
     model.push(step(text('run holding '), hang()), step(text('queued input answered')));
-    const created = await post(server, '/v1/runs', { input: 'run holds', session_id: storedId });
-    const runId = ((await created.json()) as { run_id: string }).run_id;
-    await client.waitFor(
-      (frame) =>
-        frame.params?.type === 'message.start' &&
-        (frame.params.payload?.input as { text?: string } | null)?.text === 'run holds',
-      'the run’s turn on the gateway',
-    );
-    await until(
-      () => model.calls.length,
-      (count) => count === 2,
-      'the run reaching the model',
-    );
+    const runId = await runSeen(server, client, model, {
+      input: 'run holds',
+      storedId,
+      calls: 2,
+      label: 'the run’s turn on the gateway',
+    });
     const undo = await client.call('session.undo', { session_id: runtimeId });
     expect(undo.error?.code).toBe(4009);
     const queued = await client.call('prompt.submit', { session_id: runtimeId, text: 'after the run' });
@@ -538,19 +557,12 @@ describe('one live session across instances on one PostgreSQL database (35.4)', 
     expect(second.at(-1)?.params?.payload?.status).toBe('interrupted');
 
     // A run on B holds the session: A's client interrupts it, on B.
-    const created = await post(b, '/v1/runs', { input: 'hold on B', session_id: storedId });
-    const heldRun = ((await created.json()) as { run_id: string }).run_id;
-    await client.waitFor(
-      (frame) =>
-        frame.params?.type === 'message.start' &&
-        (frame.params.payload?.input as { text?: string } | null)?.text === 'hold on B',
-      'B’s run on A’s client',
-    );
-    await until(
-      () => model.calls.length,
-      (count) => count === 4,
-      'B’s run reaching the model',
-    );
+    const heldRun = await runSeen(b, client, model, {
+      input: 'hold on B',
+      storedId,
+      calls: 4,
+      label: 'B’s run on A’s client',
+    });
     const interrupt = await client.call('session.interrupt', { session_id: runtimeId });
     expect(interrupt.result).toEqual({ status: 'interrupted' });
     const third = await turnSeen(client, runtimeId, 'hold on B');
@@ -596,19 +608,12 @@ describe('one live session across instances on one PostgreSQL database (35.4)', 
       },
     );
     const { client, runtimeId, storedId } = await attachedClient(a);
-    const created = await post(b, '/v1/runs', { input: 'hold on B', session_id: storedId });
-    const runId = ((await created.json()) as { run_id: string }).run_id;
-    await client.waitFor(
-      (frame) =>
-        frame.params?.type === 'message.start' &&
-        (frame.params.payload?.input as { text?: string } | null)?.text === 'hold on B',
-      'B’s run on A’s client',
-    );
-    await until(
-      () => model.calls.length,
-      (count) => count === 1,
-      'B’s run reaching the model',
-    );
+    const runId = await runSeen(b, client, model, {
+      input: 'hold on B',
+      storedId,
+      calls: 1,
+      label: 'B’s run on A’s client',
+    });
     b.child.kill('SIGSTOP');
     let refused: Awaited<ReturnType<typeof client.call>>;
     try {

@@ -852,19 +852,9 @@ export class RunRegistry {
     const answer = approvalAnswer(body);
     if (queue.settled || !queue.asked)
       throw new ApiError(409, 'approval_not_active', 'This run has no approval session.');
-    const choice = answer.choice;
     const targets = approvalTargets(queue.pending, body, answer);
-    for (const target of targets) target.resolve(choice);
-    return {
-      status: 200,
-      body: {
-        object: 'hermes.run.approval_response',
-        run_id: runId,
-        choice,
-        request_id: targets[0]?.request.requestId ?? null,
-        resolved: targets.length,
-      },
-    };
+    for (const target of targets) target.resolve(answer.choice);
+    return approvalReply(runId, answer.choice, targets, targets.length);
   }
 
   /** `POST /v1/runs/{id}/steer` on the instance running the run (spec §19.8). */
@@ -992,6 +982,25 @@ export function approvalTargets<Entry extends { request: { requestId: string; ch
         param: 'choice',
       });
   return targets;
+}
+
+/** The 200 answer of `POST /v1/runs/{id}/approval` (spec §19.7): the choice, the first target's request id, how many. */
+export function approvalReply(
+  runId: string,
+  choice: string,
+  targets: readonly { request: { requestId: string } }[],
+  resolved: number,
+): RunControlReply {
+  return {
+    status: 200,
+    body: {
+      object: 'hermes.run.approval_response',
+      run_id: runId,
+      choice,
+      request_id: targets[0]?.request.requestId ?? null,
+      resolved,
+    },
+  };
 }
 
 export const APPROVAL_ALIASES: Record<string, 'once' | 'session' | 'always' | 'deny'> = {

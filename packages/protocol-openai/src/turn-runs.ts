@@ -5,7 +5,14 @@ import { nativeTime, turnIdOfRun } from './ids.js';
 import { normalizeContent } from './normalize-input.js';
 import { type BacklogEvent, RunBacklog } from './run-backlog.js';
 import { RunEventMapper } from './run-event-map.js';
-import { approvalAnswer, approvalTargets, type BacklogStream, RUN_BACKLOG_SIZE, terminalOf } from './runs.js';
+import {
+  approvalAnswer,
+  approvalReply,
+  approvalTargets,
+  type BacklogStream,
+  RUN_BACKLOG_SIZE,
+  terminalOf,
+} from './runs.js';
 import type { ServerContext } from './server-context.js';
 
 /** How long the events view of such a turn stays after the turn ended (the hub describes it as long). */
@@ -163,22 +170,12 @@ export class TurnRuns {
     const turn = await this.turnOf(runId);
     const answer = approvalAnswer(body);
     if (turn.result) throw new ApiError(409, 'approval_not_active', 'This run has no approval session.');
-    const choice = answer.choice;
     const targets = approvalTargets(turn.approvals, body, answer);
     let resolved = 0;
     for (const target of targets)
-      if (this.server.host.live.answerApproval(target.request.requestId, choice, turn.origin)) resolved += 1;
+      if (this.server.host.live.answerApproval(target.request.requestId, answer.choice, turn.origin)) resolved += 1;
     if (resolved === 0) throw new ApiError(409, 'approval_not_pending', 'No matching approval is pending.');
-    return {
-      status: 200,
-      body: {
-        object: 'hermes.run.approval_response',
-        run_id: runId,
-        choice,
-        request_id: targets[0]?.request.requestId ?? null,
-        resolved,
-      },
-    };
+    return approvalReply(runId, answer.choice, targets, resolved);
   }
 
   private async steer(runId: string, body: JsonObject): Promise<RunControlReply> {
