@@ -27,7 +27,10 @@ export interface ConcurrencyResult {
   rounds: number;
   /** Errors over every round. */
   errors: number;
-  /** What the errors were (`status 503`, `9 of 10 deltas`, a connection error's message), with their counts. */
+  /**
+   * What the errors were (`status 503 gateway_draining`, `9 of 10 deltas`, a connection error's message), with their
+   * counts.
+   */
   errorKinds: Record<string, number>;
   deltasPerSecond: number;
   /** Gaps between consecutive deltas of one stream as the client sees them (0 within one chunk). */
@@ -63,10 +66,16 @@ async function startProxy(modelUrl: string, group: CpuGroup | null): Promise<{ c
  * POSTs `body` with the bench key and reads the response as text with node:http: one connection per stream, as a
  * thousand separate clients would open, and a lean reader, so that the load generator sharing the machine takes
  * as little of it as it can. Resolves with the status once the answer is read to its end (its text is given to
- * `onText` only for a 2xx status).
+ * `onText` only for a 2xx status) and, for an error answer, the `code` of its OpenAI error envelope, so that an error
+ * is named by its cause (`status 500 internal_error`) rather than by its status alone.
  */
-function postStream(url: string, body: string, onHead: () => void, onText: (text: string) => void): Promise<number> {
-  return new Promise<number>((resolve, reject) => {
+function postStream(
+  url: string,
+  body: string,
+  onHead: () => void,
+  onText: (text: string) => void,
+): Promise<{ status: number; code: string | null }> {
+  return new Promise<{ status: number; code: string | null }>((resolve, reject) => {
     const request = httpRequest(url, {
       method: 'POST',
       agent: false,
@@ -81,14 +90,16 @@ function postStream(url: string, body: string, onHead: () => void, onText: (text
       onHead();
       const ok = (response.statusCode ?? 0) >= 200 && (response.statusCode ?? 0) < 300;
       response.setEncoding('utf8');
+      let errorBody = '';
       response.on('data', (text: string) => {
         if (ok) onText(text);
+        else errorBody += text;
       });
       let ended = false;
       response.once('error', reject);
       response.once('end', () => {
         ended = true;
-        resolve(response.statusCode ?? 0);
+        resolve({ status: response.statusCode ?? 0, code: ok ? null : errorCode(errorBody) });
       });
       response.once('close', () => {
         if (!ended) reject(new Error('the response closed before its end'));
@@ -96,6 +107,16 @@ function postStream(url: string, body: string, onHead: () => void, onText: (text
     });
     request.end(body);
   });
+}
+
+/** The `error.code` of an OpenAI error envelope, or null when the body is not one. */
+function errorCode(body: string): string | null {
+  try {
+    const code = (JSON.parse(body) as { error?: { code?: unknown } }).error?.code;
+    return typeof code === 'string' ? code : null;
+  } catch {
+    return null;
+  }
 }
 
 /** What one round of concurrent streams saw. */
@@ -138,7 +159,7 @@ async function round(url: string, streams: number, deltas: number): Promise<Roun
           last = now;
           seen += count;
         };
-        const status = await postStream(
+        const { status, code } = await postStream(
           `${url}/v1/chat/completions`,
           JSON.stringify({
             model: 'hermes-agent',
@@ -149,7 +170,7 @@ async function round(url: string, streams: number, deltas: number): Promise<Roun
           onText,
         );
         if (status < 200 || status >= 300) {
-          failed(`status ${status}`);
+          failed(code ? `status ${status} ${code}` : `status ${status}`);
           return;
         }
         received += seen;

@@ -149,7 +149,15 @@ export function createOpenAIApp(options: OpenAIAppOptions): OpenAIApp {
       host.logger.warn('request refused: the session store is unreachable', { error: redactSecrets(String(error)) });
       return errorResponse(context, storeUnavailable());
     }
-    host.logger.error('request failed', { error: redactSecrets(String(error)) });
+    // The route, the core's code and the stack name the failure's cause in the log (the answer's message only says
+    // what failed): a rare 500 under load is otherwise a line that cannot be traced back (issue 34).
+    host.logger.error('request failed', {
+      method: context.req.method,
+      path: context.req.path,
+      error: redactSecrets(String(error)),
+      code: HermesError.isInstance(error) ? error.code : null,
+      stack: redactSecrets(error.stack ?? ''),
+    });
     return errorResponse(
       context,
       new ApiError(500, 'internal_error', `Internal server error: ${redactSecrets(String(error))}`),

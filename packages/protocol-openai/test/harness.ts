@@ -88,6 +88,8 @@ export async function startRig(
     database?: string;
     /** See `OpenAIAppOptions.controlTimeoutMs`. */
     controlTimeoutMs?: number;
+    /** See `AgentHostOptions.generateSessionId`. */
+    generateSessionId?: TestHostOptions['generateSessionId'];
   } = {},
 ): Promise<Rig> {
   const host = await createTestHost({
@@ -96,6 +98,7 @@ export async function startRig(
     clock: systemClock as never,
     ...(options.providers ? { providers: options.providers } : {}),
     ...(options.database ? { database: options.database } : {}),
+    ...(options.generateSessionId ? { generateSessionId: options.generateSessionId } : {}),
     tools: [testSleep as ToolDefinition, testEcho as ToolDefinition, testScope as ToolDefinition],
     config: {
       // The test tools' toolset is enabled, as a user would list it in `toolsets`.

@@ -99,6 +99,11 @@ export interface AgentHostOptions {
   connectMcp?: boolean;
   logger?: Logger;
   clock?: Clock;
+  /**
+   * Where the ids of new sessions come from, given the clock's time; default the spec's `YYYYMMDD_HHMMSS_xxxxxx`
+   * (spec/core.md §3). An id that a live session or a turn in flight of this host already holds is drawn again.
+   */
+  generateSessionId?: (now: number) => string;
   /** Lease holder identity; default `<instance id or hostname>:<pid>:<random>`. */
   holderId?: string;
   /**
@@ -113,6 +118,12 @@ export interface AgentHostOptions {
    */
   instanceId?: string;
 }
+
+/**
+ * Draws of a new session id before the host gives up: with the default ids a second draw is already needed less than
+ * once in ten thousand sessions of a burst, so only a generator that keeps answering ids in use reaches this.
+ */
+const MAX_SESSION_ID_DRAWS = 16;
 
 class HostImpl implements HostContext {
   readonly homeDir: string;
@@ -428,13 +439,31 @@ class HostImpl implements HostContext {
   createAgent(options: SessionOptions, extra: Partial<ConstructorParameters<typeof AgentCore>[0]> = {}): AgentCore {
     this.assertOpen();
     if (options.model !== undefined) this.resolveRoute(options.model);
-    const sessionId = newSessionId(this.clock.now());
+    const sessionId = this.unusedSessionId();
     const agent = new AgentCore({ host: this, sessionId, options, ...extra });
     this.agents.set(sessionId, agent);
     this.warmSoon(agent);
     if (options.mcpServers && options.mcpServers.length > 0)
       void this.mcpManager.attachSessionServers(sessionId, options.mcpServers);
     return agent;
+  }
+
+  /**
+   * A new session id that no live agent and no turn in flight of this host holds. The spec's id has 24 random bits
+   * per second of creation: a thousand sessions created within a second or two (the ephemeral agent of every
+   * header-less chat completion of a burst) share an id once in a few dozen bursts, and the second agent then found its
+   * session busy with the other's turn (a 500) and took its place in the live map. Drawn again, the two stay apart.
+   */
+  private unusedSessionId(): string {
+    const generate = this.options.generateSessionId ?? newSessionId;
+    for (let attempt = 0; attempt < MAX_SESSION_ID_DRAWS; attempt += 1) {
+      const sessionId = generate(this.clock.now());
+      if (!this.agents.has(sessionId) && this.turns.holder(sessionId) === undefined) return sessionId;
+    }
+    throw new HermesError(
+      'session_id_exhausted',
+      `No unused session id after ${MAX_SESSION_ID_DRAWS} draws: every id drawn names a live session of this host.`,
+    );
   }
 
   async resumeSession(idOrTitle: string, options: ResumeOptions = {}): Promise<Agent> {
