@@ -10,11 +10,11 @@ import {
   toolConflictError,
 } from './client-tools.js';
 import { ApiError, invalidField } from './http-error.js';
-import { hexId, newSessionId } from './ids.js';
+import { hexId } from './ids.js';
 import { historyRows, resolveItemReferences } from './item-references.js';
 import { selectModel } from './model-selection.js';
 import { normalizeConversation, parseStreamFlag, toTurnInput } from './normalize-input.js';
-import { placeTurn, previousResponse } from './placement.js';
+import { createNewSession, placeTurn, previousResponse, unusedSessionId } from './placement.js';
 import {
   agentForSession,
   interruptReason,
@@ -195,7 +195,10 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
     const model = selection.display;
     const responseId = hexId('resp_', 24);
     admission.checkCapacity();
-    const placement = await placeTurn(host, previous, body.conversation_history, newSessionId());
+    const placement = await placeTurn(host, previous, body.conversation_history, () =>
+      unusedSessionId(host, (sessionId) => admission.busyWith(sessionId) !== undefined),
+    );
+    const newSession = placement.rule === 'fresh' || placement.rule === 'explicit_history';
     const seedRows = placement.seed;
     const targetSession = placement.sessionId;
     const slot = admission.admit(targetSession, responseId, 'responses');
@@ -205,7 +208,10 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
     // The setup may throw (a client gone while paced, a store failure): the slot goes back then (ADR 0037).
     const agent = await slot.guard(async () => {
       await paceClientTurn(admission, context);
-      if (!(await host.store.getSession(targetSession)))
+      // A new session is created as new: an id stored meanwhile (another instance drew it) is never taken as this
+      // client's conversation.
+      if (newSession) await createNewSession(host, targetSession);
+      else if (!(await host.store.getSession(targetSession)))
         await host.store.createSession({ id: targetSession, source: 'api_server' });
       if (continuation && previous) {
         // The chained session holds the open turn: nothing of the input is written again, the outputs answer the

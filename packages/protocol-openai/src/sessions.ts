@@ -2,9 +2,10 @@ import { type AgentEvent, redactSecrets, type SessionRow, type SessionSummary, t
 import type { Context, Hono } from 'hono';
 import { approvalPayload } from './approval-payload.js';
 import { ApiError, invalidField } from './http-error.js';
-import { hexId, nativeTime, newSessionId, turnRunId } from './ids.js';
+import { hexId, nativeTime, turnRunId } from './ids.js';
 import { selectModel } from './model-selection.js';
 import { isValidSessionId, normalizeContent, toTurnInput } from './normalize-input.js';
+import { unusedSessionId } from './placement.js';
 import { approvalSource, type LiveRun, type RunEventPayload, type RunRegistry } from './runs.js';
 import {
   agentForSession,
@@ -126,8 +127,12 @@ export function registerSessionRoutes(app: Hono, server: ServerContext, registry
       throw invalidField('id', 'Invalid session id.');
     if (body.title !== undefined && body.title !== null && typeof body.title !== 'string')
       throw invalidField('title', "'title' must be a string.");
-    const id = (body.id as string | undefined) ?? newSessionId();
-    if (await store.getSession(id)) throw new ApiError(409, 'session_exists', `Session already exists: ${id}`);
+    const named = body.id as string | undefined;
+    // An id the server draws is one no session holds (ADR 0087); a 409 is for the client's own id.
+    const id =
+      named ?? (await unusedSessionId(server.host, (sessionId) => server.admission.busyWith(sessionId) !== undefined));
+    if (named !== undefined && (await store.getSession(id)))
+      throw new ApiError(409, 'session_exists', `Session already exists: ${id}`);
     const title = typeof body.title === 'string' ? body.title : null;
     if (title !== null && (await store.isTitleTaken(title)))
       throw new ApiError(409, 'title_taken', `Title already in use: ${title}`);

@@ -439,7 +439,7 @@ class HostImpl implements HostContext {
   createAgent(options: SessionOptions, extra: Partial<ConstructorParameters<typeof AgentCore>[0]> = {}): AgentCore {
     this.assertOpen();
     if (options.model !== undefined) this.resolveRoute(options.model);
-    const sessionId = this.unusedSessionId();
+    const sessionId = this.newSessionId();
     const agent = new AgentCore({ host: this, sessionId, options, ...extra });
     this.agents.set(sessionId, agent);
     this.warmSoon(agent);
@@ -454,7 +454,7 @@ class HostImpl implements HostContext {
    * header-less chat completion of a burst) share an id once in a few dozen bursts, and the second agent then found its
    * session busy with the other's turn (a 500) and took its place in the live map. Drawn again, the two stay apart.
    */
-  private unusedSessionId(): string {
+  newSessionId(): string {
     const generate = this.options.generateSessionId ?? newSessionId;
     for (let attempt = 0; attempt < MAX_SESSION_ID_DRAWS; attempt += 1) {
       const sessionId = generate(this.clock.now());
