@@ -428,7 +428,11 @@ class HostImpl implements HostContext {
   }
 
   async newSession(options: SessionOptions = {}): Promise<Agent> {
-    const agent = this.createAgent(options);
+    // A stored session's id is also one the store does not hold yet (ADR 0087): its first commit creates the row
+    // when missing, and would otherwise continue a session of the same second that drew the same id.
+    const agent = options.ephemeral
+      ? this.createAgent(options)
+      : this.createAgent(options, { sessionId: await this.unstoredSessionId() });
     // The session's own MCP servers are connected before its first turn builds the stored prompt.
     if (options.mcpServers && options.mcpServers.length > 0)
       await this.mcpManager.attachSessionServers(agent.sessionId, options.mcpServers);
@@ -439,8 +443,8 @@ class HostImpl implements HostContext {
   createAgent(options: SessionOptions, extra: Partial<ConstructorParameters<typeof AgentCore>[0]> = {}): AgentCore {
     this.assertOpen();
     if (options.model !== undefined) this.resolveRoute(options.model);
-    const sessionId = this.newSessionId();
-    const agent = new AgentCore({ host: this, sessionId, options, ...extra });
+    const sessionId = extra.sessionId ?? this.newSessionId();
+    const agent = new AgentCore({ host: this, options, ...extra, sessionId });
     this.agents.set(sessionId, agent);
     this.warmSoon(agent);
     if (options.mcpServers && options.mcpServers.length > 0)
@@ -463,6 +467,18 @@ class HostImpl implements HostContext {
     throw new HermesError(
       'session_id_exhausted',
       `No unused session id after ${MAX_SESSION_ID_DRAWS} draws: every id drawn names a live session of this host.`,
+    );
+  }
+
+  /** {@link newSessionId}, drawn again while the store holds it. */
+  private async unstoredSessionId(): Promise<string> {
+    for (let attempt = 0; attempt < MAX_SESSION_ID_DRAWS; attempt += 1) {
+      const sessionId = this.newSessionId();
+      if ((await this.store.getSession(sessionId)) === null && !this.agents.has(sessionId)) return sessionId;
+    }
+    throw new HermesError(
+      'session_id_exhausted',
+      `No unused session id after ${MAX_SESSION_ID_DRAWS} draws: every id drawn names a stored session.`,
     );
   }
 

@@ -84,4 +84,23 @@ describe('new session ids', () => {
     for (const agent of agents) expect(agent.sessionId).toMatch(/^\d{8}_\d{6}_[0-9a-f]{6}$/);
     expect(new Set(agents.map((agent) => agent.sessionId)).size).toBe(50);
   });
+  it("a new stored session never takes a stored session's id, so its first turn never continues that conversation", async () => {
+    const ids = idsInOrder('20261205_061800_aa00aa', '20261205_061800_aa00aa', '20261205_061800_bb11bb');
+    host = await createTestHost({
+      script: [step(text('first answer')), step(text('second answer'))],
+      config: { session: { auto_title: false } },
+      generateSessionId: ids.generate,
+    });
+    const first = await host.newSession();
+    await collectTurn(first.runTurn({ text: 'secret of client one' }));
+    await first.close();
+    // The same second's draw repeats the closed session's id: drawn again, not taken as new.
+    const second = await host.newSession();
+    expect(second.sessionId).toBe('20261205_061800_bb11bb');
+    const { result } = await collectTurn(second.runTurn({ text: 'question of client two' }));
+    expect(result.finalText).toBe('second answer');
+    expect(JSON.stringify(host.model.calls[1]?.messages ?? [])).not.toContain('secret of client one');
+    const firstRows = await host.store.loadConversation('20261205_061800_aa00aa');
+    expect(JSON.stringify(firstRows)).not.toContain('question of client two');
+  });
 });
