@@ -51,6 +51,15 @@ describe('the built compatible-sdk bundle (ADR 0092)', () => {
     );
     const packages = [...specifiers].filter((specifier) => specifier !== undefined && !isBuiltin(specifier));
     expect(packages).toEqual(['@ai-sdk/provider']);
+    // The core's own modules inside it are copies: only these three, which keep no state another copy must share
+    // (part-batches.ts's key is a registered symbol). A module with a class the core tests with `instanceof`, or with
+    // state, imported here would need a second look.
+    const map = JSON.parse(readFileSync(`${bundle}.map`, 'utf8')) as { sources: string[] };
+    expect(map.sources.filter((source) => !source.includes('node_modules')).sort()).toEqual([
+      '../src/providers/lean-compatible-chat.ts',
+      '../src/providers/node-http-call.ts',
+      '../src/providers/part-batches.ts',
+    ]);
     // zod's messages in other languages are left out; its English ones are in.
     expect(source).not.toMatch(/zod\/v4\/locales\/de\.js/);
     expect(source).toMatch(/zod\/v4\/locales\/en\.js/);
