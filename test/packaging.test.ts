@@ -138,6 +138,30 @@ describe('packages as installed by a consumer', () => {
     expect(failure.message).not.toContain('secret');
   }, 60_000);
 
+  it('a model’s first use loads the OpenAI-compatible provider bundle from the installed files alone (ADR 0092)', async () => {
+    // The bundle needs only `@ai-sdk/provider` from node_modules; everything else it uses is inside it.
+    writeFileSync(
+      join(consumer, 'provider-bundle.mjs'),
+      [
+        "import { startScriptedOpenAIServer, step, text } from '@hermes/core/testing';",
+        "const sdk = await import(new URL('./node_modules/@hermes/core/dist/compatible-sdk.js', import.meta.url));",
+        "const server = await startScriptedOpenAIServer({ script: [step(text('streamed from the bundle', 4))] });",
+        'const model = sdk.createLeanCompatibleChatModel((fetch, transformRequestBody) =>',
+        "  sdk.createOpenAICompatible({ name: 'custom', baseURL: server.baseURL, includeUsage: true, fetch, transformRequestBody }).chatModel('m'),",
+        ');',
+        "const { stream } = await model.doStream({ prompt: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }] });",
+        'const reader = stream.getReader();',
+        "let streamed = '';",
+        'for (let next = await reader.read(); !next.done; next = await reader.read())',
+        "  if (next.value.type === 'text-delta') streamed += next.value.delta;",
+        'await server.close();',
+        'process.stdout.write(streamed);',
+      ].join('\n'),
+    );
+    const { stdout } = await run(process.execPath, ['provider-bundle.mjs'], { cwd: consumer });
+    expect(stdout).toBe('streamed from the bundle');
+  }, 60_000);
+
   it('the public types check with only the declared dependencies, from ES modules and CommonJS', async () => {
     const imports = entries.map((entry, index) => ({ entry, alias: `entry${index}` }));
     writeFileSync(

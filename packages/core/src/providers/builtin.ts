@@ -168,10 +168,10 @@ async function loadSdkModel(providerPackage: ProviderPackage, settings: SdkModel
 }
 
 async function loadCompatibleModel(settings: SdkModelSettings): Promise<LanguageModelV3> {
-  const [{ createOpenAICompatible }, { createLeanCompatibleChatModel }] = await Promise.all([
-    importOnFirstUse(() => import('@ai-sdk/openai-compatible')),
-    importOnFirstUse(() => import('./lean-compatible-chat.js')),
-  ]);
+  // One bundle with the SDK's provider and its dependencies (ADR 0092).
+  const { createOpenAICompatible, createLeanCompatibleChatModel } = await importOnFirstUse(
+    () => import('./compatible-sdk.js'),
+  );
   // The SDK builds and sends the request; successful streams are parsed by the lean path (ADR 0014).
   return createLeanCompatibleChatModel(
     (callFetch, transformRequestBody) =>

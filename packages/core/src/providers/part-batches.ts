@@ -13,8 +13,11 @@ export interface PartBatches {
   cancel(reason?: unknown): Promise<void>;
 }
 
-/** The key of a model stream's batch reader, when its source has one. */
-export const PART_BATCHES: unique symbol = Symbol('hermes.partBatches');
+/**
+ * The key of a model stream's batch reader, when its source has one. A registered symbol: the lean stream that sets it
+ * is built into a bundle of its own with its own copy of this module (ADR 0092), and the turn loop reads it here.
+ */
+export const PART_BATCHES: unique symbol = Symbol.for('hermes.partBatches');
 
 /**
  * The batch reader of a model stream whose source offers one, taken instead of a `getReader()`: the stream itself
