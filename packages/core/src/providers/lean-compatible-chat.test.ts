@@ -470,6 +470,60 @@ describe('lean OpenAI-compatible stream parse', () => {
     }
   });
 
+  it('chunks that repeat a plain chunk around another text give the parts their own parse gives (ADR 0089)', async () => {
+    const around = (content: string, extra: Record<string, unknown> = {}, finish: string | null = null) =>
+      JSON.stringify({
+        id: 'chatcmpl-1',
+        object: 'chat.completion.chunk',
+        created: 1,
+        model: 'm',
+        choices: [{ index: 0, delta: { content }, finish_reason: finish }],
+        ...extra,
+      });
+    const datas = [
+      around('', {}),
+      around('Hello'),
+      around(' wor'),
+      around(''),
+      around('say "hi"'),
+      around('line\nbreak'),
+      around('back\\slash'),
+      around('中文 😀 ß'),
+      around('after escapes'),
+      // The same text around the content, with a quote and more keys where the content was.
+      '{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"stop","y":{"z":"a"},"finish_reason":null}]}',
+      '{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"x2"},"finish_reason":"stop","y":{"z":"a"},"finish_reason":null}]}',
+      around('back to the first'),
+      around('tab\there'),
+      around('and on'),
+      JSON.stringify({ id: 'content', choices: [{ index: 0, delta: { content: 'id named content' } }] }),
+      '{"id":"c","choices":[{"index":0,"delta":{"content" : "spaced"}}]}',
+      '{"id":"c","choices":[{"index":0,"delta":{"content":"nested"}}],"x":{"content":"other"}}',
+      around('before the others'),
+      JSON.stringify({ id: 'c', choices: [{ index: 0, delta: { reasoning_content: 'think', content: 'both' } }] }),
+      around('plain again'),
+      JSON.stringify({ id: 'c', choices: [{ index: 0, delta: { content: '', tool_calls: [] } }] }),
+      JSON.stringify({ id: 'c', choices: [{ index: 0, delta: { content: 'empty tool calls', tool_calls: [] } }] }),
+      around('then usage', { usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 } }),
+      JSON.stringify({ id: 'c', choices: [{ index: 0, delta: { content: 'same head and tail', tool_calls: [] } }] }),
+      around('last', {}, 'stop'),
+    ];
+    const body = `${datas.map((data) => `data: ${data}\n\n`).join('')}data: [DONE]\n\n`;
+    rawBodies.push(body);
+    const sdk = await parts(sdkModel(rawURL));
+    rawBodies.push(body);
+    const lean = await parts(leanModel(rawURL));
+    expect(lean).toEqual(sdk);
+    // Every chunk's text, as JSON.parse reads it, in order: none lost, none taken from the wrong place.
+    const expected = datas
+      .map((data) => (JSON.parse(data) as { choices: { delta: { content?: string } }[] }).choices[0]?.delta.content)
+      .filter((content): content is string => typeof content === 'string' && content !== '');
+    const deltas = lean
+      .filter((part) => (part as { type: string }).type === 'text-delta')
+      .map((part) => (part as { delta: string }).delta);
+    expect(deltas).toEqual(expected);
+  });
+
   it('cancelling the batch reader settles its pending read with null and stops the body', async () => {
     let closed: () => void = () => {};
     const bodyClosed = new Promise<void>((resolve) => {
