@@ -509,10 +509,16 @@ describe('lean OpenAI-compatible stream parse', () => {
       around('last', {}, 'stop'),
     ];
     const body = `${datas.map((data) => `data: ${data}\n\n`).join('')}data: [DONE]\n\n`;
-    rawBodies.push(body);
-    const sdk = await parts(sdkModel(rawURL));
-    rawBodies.push(body);
-    const lean = await parts(leanModel(rawURL));
+    // Both models read the body from a fetch of their own: no socket to reuse between the calls.
+    const answer: typeof globalThis.fetch = async () =>
+      new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream' } });
+    const sdk = await parts(sdkModel('http://127.0.0.1:9/v1', answer));
+    const lean = await parts(
+      createLeanCompatibleChatModel(
+        (fetch, transformRequestBody) => sdkModel('http://127.0.0.1:9/v1', fetch, transformRequestBody),
+        answer,
+      ),
+    );
     expect(lean).toEqual(sdk);
     // Every chunk's text, as JSON.parse reads it, in order: none lost, none taken from the wrong place.
     const expected = datas
