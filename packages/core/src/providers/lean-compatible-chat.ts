@@ -486,6 +486,29 @@ function leanStream(
   const emit = (part: LanguageModelV3StreamPart): void => {
     out.push(part);
   };
+  /**
+   * Set once the batch reader has the stream. Its reader, the turn loop, joins a batch's consecutive deltas into one
+   * event anyway (ADR 0078), so here they are one part from the start: no part object per delta (ADR 0089).
+   */
+  let joinDeltas = false;
+  /** The texts of the delta part last in `out`, while the batch reader reads; joined into it when handed out. */
+  let run: { part: { type: string; delta: string }; texts: string[] } | null = null;
+  /** Gives the run's part its joined text; the run is over. */
+  const endRun = (): void => {
+    if (run !== null && run.texts.length > 1) run.part.delta = run.texts.join('');
+    run = null;
+  };
+  /** Emits a text or reasoning delta, or adds it to the run of the same kind that ends `out`. */
+  const emitDelta = (type: 'text-delta' | 'reasoning-delta', id: string, delta: string): void => {
+    if (run !== null && run.part.type === type && out[out.length - 1] === run.part) {
+      run.texts.push(delta);
+      return;
+    }
+    endRun();
+    const part = { type, id, delta };
+    emit(part as LanguageModelV3StreamPart);
+    if (joinDeltas) run = { part, texts: [delta] };
+  };
   // The tracker only enqueues; its parts join the ones of the current body chunk.
   const sink = { enqueue: emit } as unknown as ReadableStreamDefaultController<LanguageModelV3StreamPart>;
   const tracker = new StreamingToolCallTracker(sink, {
@@ -517,7 +540,7 @@ function leanStream(
       emit({ type: 'reasoning-start', id: 'reasoning-0' });
       inReasoning = true;
     }
-    emit({ type: 'reasoning-delta', id: 'reasoning-0', delta });
+    emitDelta('reasoning-delta', 'reasoning-0', delta);
   };
   const textDelta = (delta: string) => {
     if (inReasoning) {
@@ -528,7 +551,7 @@ function leanStream(
       emit({ type: 'text-start', id: 'txt-0' });
       inText = true;
     }
-    emit({ type: 'text-delta', id: 'txt-0', delta });
+    emitDelta('text-delta', 'txt-0', delta);
   };
   const toolCallDelta = (call: Json) => {
     const fn = isObject(call.function) ? call.function : undefined;
@@ -729,6 +752,7 @@ function leanStream(
       }
     }
     if (out.length === 0) return null;
+    endRun();
     const parts = out;
     out = [];
     return parts;
@@ -762,6 +786,7 @@ function leanStream(
   Object.defineProperty(stream, PART_BATCHES, {
     value: () => {
       if (stream.locked) return null;
+      joinDeltas = true;
       // Locked for good: the parts go to the batch reader only.
       stream.getReader();
       return batches;
