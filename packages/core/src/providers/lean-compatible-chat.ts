@@ -457,7 +457,16 @@ function contentSkeleton(data: string, content: string): ContentSkeleton | null 
   if (data.charCodeAt(open - 1) !== 58 /* : */ || data.charCodeAt(open) !== 34 /* " */) return null;
   const close = open + 1 + content.length;
   if (data.charCodeAt(close) !== 34 || !data.startsWith(content, open + 1)) return null;
-  return { head: data.slice(0, open + 1), tail: data.slice(close) };
+  return { head: ownCopy(data.slice(0, open + 1)), tail: ownCopy(data.slice(close)) };
+}
+
+/**
+ * `text` as a string of its own. V8 keeps a slice of 13 characters or more as a view into the string it was cut from,
+ * here the body chunk (up to 64 KB) the event came in: a skeleton kept for the whole stream would keep that alive.
+ * Split into UTF-16 code units and joined, it is copied exactly, lone surrogates included.
+ */
+function ownCopy(text: string): string {
+  return text.split('').join('');
 }
 
 /**
