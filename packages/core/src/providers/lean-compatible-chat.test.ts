@@ -414,9 +414,26 @@ describe('lean OpenAI-compatible stream parse', () => {
     const seen: unknown[] = [];
     for (let batch = await batches.read(); batch !== null; batch = await batches.read()) {
       expect(batch.length).toBeGreaterThan(0);
+      // A batch's consecutive deltas of one kind are one part, their texts joined (ADR 0089).
+      for (let index = 1; index < batch.length; index += 1) {
+        const type = (batch[index] as { type: string }).type;
+        if (type === 'text-delta' || type === 'reasoning-delta')
+          expect((batch[index - 1] as { type: string }).type).not.toBe(type);
+      }
       seen.push(...batch.map(normalize));
     }
-    expect(seen).toEqual(expected);
+    // The same parts as the stream's, but for deltas in a row, which are one part with their texts.
+    const joined = (list: unknown[]) =>
+      list.reduce<{ type: string; delta?: string }[]>((kept, part) => {
+        const current = part as { type: string; delta?: string };
+        const last = kept.at(-1);
+        if (last && (current.type === 'text-delta' || current.type === 'reasoning-delta') && last.type === current.type)
+          kept[kept.length - 1] = { ...last, delta: `${last.delta}${current.delta}` };
+        else kept.push(current);
+        return kept;
+      }, []);
+    expect(joined(seen)).toEqual(joined(expected));
+    expect(seen.length).toBeLessThan(expected.length);
     expect(await batches.read()).toBeNull();
     // A stream already being read part by part has no batch reader.
     scripted.push(script);
@@ -468,6 +485,66 @@ describe('lean OpenAI-compatible stream parse', () => {
         expect(await streamed([bytes.subarray(0, cut), bytes.subarray(cut)])).toEqual(whole);
       expect(await streamed(Array.from(bytes, (byte) => Uint8Array.of(byte)))).toEqual(whole);
     }
+  });
+
+  it('chunks that repeat a plain chunk around another text give the parts their own parse gives (ADR 0089)', async () => {
+    const around = (content: string, extra: Record<string, unknown> = {}, finish: string | null = null) =>
+      JSON.stringify({
+        id: 'chatcmpl-1',
+        object: 'chat.completion.chunk',
+        created: 1,
+        model: 'm',
+        choices: [{ index: 0, delta: { content }, finish_reason: finish }],
+        ...extra,
+      });
+    const datas = [
+      around('', {}),
+      around('Hello'),
+      around(' wor'),
+      around(''),
+      around('say "hi"'),
+      around('line\nbreak'),
+      around('back\\slash'),
+      around('中文 😀 ß'),
+      around('after escapes'),
+      // The same text around the content, with a quote and more keys where the content was.
+      '{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"stop","y":{"z":"a"},"finish_reason":null}]}',
+      '{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"x2"},"finish_reason":"stop","y":{"z":"a"},"finish_reason":null}]}',
+      around('back to the first'),
+      around('tab\there'),
+      around('and on'),
+      JSON.stringify({ id: 'content', choices: [{ index: 0, delta: { content: 'id named content' } }] }),
+      '{"id":"c","choices":[{"index":0,"delta":{"content" : "spaced"}}]}',
+      '{"id":"c","choices":[{"index":0,"delta":{"content":"nested"}}],"x":{"content":"other"}}',
+      around('before the others'),
+      JSON.stringify({ id: 'c', choices: [{ index: 0, delta: { reasoning_content: 'think', content: 'both' } }] }),
+      around('plain again'),
+      JSON.stringify({ id: 'c', choices: [{ index: 0, delta: { content: '', tool_calls: [] } }] }),
+      JSON.stringify({ id: 'c', choices: [{ index: 0, delta: { content: 'empty tool calls', tool_calls: [] } }] }),
+      around('then usage', { usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 } }),
+      JSON.stringify({ id: 'c', choices: [{ index: 0, delta: { content: 'same head and tail', tool_calls: [] } }] }),
+      around('last', {}, 'stop'),
+    ];
+    const body = `${datas.map((data) => `data: ${data}\n\n`).join('')}data: [DONE]\n\n`;
+    // Both models read the body from a fetch of their own: no socket to reuse between the calls.
+    const answer: typeof globalThis.fetch = async () =>
+      new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream' } });
+    const sdk = await parts(sdkModel('http://127.0.0.1:9/v1', answer));
+    const lean = await parts(
+      createLeanCompatibleChatModel(
+        (fetch, transformRequestBody) => sdkModel('http://127.0.0.1:9/v1', fetch, transformRequestBody),
+        answer,
+      ),
+    );
+    expect(lean).toEqual(sdk);
+    // Every chunk's text, as JSON.parse reads it, in order: none lost, none taken from the wrong place.
+    const expected = datas
+      .map((data) => (JSON.parse(data) as { choices: { delta: { content?: string } }[] }).choices[0]?.delta.content)
+      .filter((content): content is string => typeof content === 'string' && content !== '');
+    const deltas = lean
+      .filter((part) => (part as { type: string }).type === 'text-delta')
+      .map((part) => (part as { delta: string }).delta);
+    expect(deltas).toEqual(expected);
   });
 
   it('cancelling the batch reader settles its pending read with null and stops the body', async () => {

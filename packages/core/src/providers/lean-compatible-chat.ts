@@ -427,6 +427,64 @@ export function unifiedFinishReason(raw: string, refused: boolean): LanguageMode
 /** Line feed. */
 const LF = 10;
 
+/**
+ * A chunk's text split around its `delta.content` string: what a later chunk that differs only in that string starts
+ * and ends with (ADR 0089). A model streams every content delta in the same JSON around a different text, and most of
+ * a delta's parse was `JSON.parse` building that same object again for one new string.
+ */
+interface ContentSkeleton {
+  /** The text up to and including the content string's opening quote. */
+  head: string;
+  /** The text from the content string's closing quote on. */
+  tail: string;
+}
+
+/** The `"content"` string token, as the one key {@link contentSkeleton} accepts. */
+const CONTENT_KEY = '"content"';
+
+/**
+ * The skeleton of `data`, a chunk whose `delta.content` parsed as `content`, or null when the content string cannot be
+ * told apart from the rest of the text. Accepted: no backslash anywhere (no escapes, so every key and string is
+ * written as it reads, and a quote is always a token's edge), and exactly one `"content"` token, followed at once by
+ * `:` and the string. Without escapes a `"content"` in the text can only be the string token "content", so the one
+ * there is the delta's key and the string after it is `content`.
+ */
+function contentSkeleton(data: string, content: string): ContentSkeleton | null {
+  if (data.indexOf('\\') !== -1) return null;
+  const key = data.indexOf(CONTENT_KEY);
+  if (key === -1 || data.indexOf(CONTENT_KEY, key + 1) !== -1) return null;
+  const open = key + CONTENT_KEY.length + 1;
+  if (data.charCodeAt(open - 1) !== 58 /* : */ || data.charCodeAt(open) !== 34 /* " */) return null;
+  const close = open + 1 + content.length;
+  if (data.charCodeAt(close) !== 34 || !data.startsWith(content, open + 1)) return null;
+  return { head: ownCopy(data.slice(0, open + 1)), tail: ownCopy(data.slice(close)) };
+}
+
+/**
+ * `text` as a string of its own. V8 keeps a slice of 13 characters or more as a view into the string it was cut from,
+ * here the body chunk (up to 64 KB) the event came in: a skeleton kept for the whole stream would keep that alive.
+ * Split into UTF-16 code units and joined, it is copied exactly, lone surrogates included.
+ */
+function ownCopy(text: string): string {
+  return text.split('').join('');
+}
+
+/**
+ * The content string of `data` when it is `skeleton`'s text around a new string that needs no escape (no quote,
+ * backslash or control character, so it is the same string in JSON and as it reads), else null. Such a chunk parses
+ * as the skeleton's own chunk with that string as its `delta.content`.
+ */
+function contentInSkeleton(data: string, skeleton: ContentSkeleton): string | null {
+  const { head, tail } = skeleton;
+  const end = data.length - tail.length;
+  if (end < head.length || !data.startsWith(head) || !data.endsWith(tail)) return null;
+  for (let index = head.length; index < end; index += 1) {
+    const code = data.charCodeAt(index);
+    if (code < 32 || code === 34 || code === 92) return null;
+  }
+  return data.slice(head.length, end);
+}
+
 /** The stream parts of one successful chat completion stream. */
 function leanStream(
   body: BodyText,
@@ -436,6 +494,29 @@ function leanStream(
   let out: LanguageModelV3StreamPart[] = [];
   const emit = (part: LanguageModelV3StreamPart): void => {
     out.push(part);
+  };
+  /**
+   * Set once the batch reader has the stream. Its reader, the turn loop, joins a batch's consecutive deltas into one
+   * event anyway (ADR 0078), so here they are one part from the start: no part object per delta (ADR 0089).
+   */
+  let joinDeltas = false;
+  /** The texts of the delta part last in `out`, while the batch reader reads; joined into it when handed out. */
+  let run: { part: { type: string; delta: string }; texts: string[] } | null = null;
+  /** Gives the run's part its joined text; the run is over. */
+  const endRun = (): void => {
+    if (run !== null && run.texts.length > 1) run.part.delta = run.texts.join('');
+    run = null;
+  };
+  /** Emits a text or reasoning delta, or adds it to the run of the same kind that ends `out`. */
+  const emitDelta = (type: 'text-delta' | 'reasoning-delta', id: string, delta: string): void => {
+    if (run !== null && run.part.type === type && out[out.length - 1] === run.part) {
+      run.texts.push(delta);
+      return;
+    }
+    endRun();
+    const part = { type, id, delta };
+    emit(part as LanguageModelV3StreamPart);
+    if (joinDeltas) run = { part, texts: [delta] };
   };
   // The tracker only enqueues; its parts join the ones of the current body chunk.
   const sink = { enqueue: emit } as unknown as ReadableStreamDefaultController<LanguageModelV3StreamPart>;
@@ -456,6 +537,8 @@ function leanStream(
   let inReasoning = false;
   let inText = false;
   let refused = false;
+  /** The last plain content chunk's text around its content (ADR 0089); null before there is one. */
+  let skeleton: ContentSkeleton | null = null;
 
   const reasoningDelta = (delta: string) => {
     if (inText) {
@@ -466,7 +549,7 @@ function leanStream(
       emit({ type: 'reasoning-start', id: 'reasoning-0' });
       inReasoning = true;
     }
-    emit({ type: 'reasoning-delta', id: 'reasoning-0', delta });
+    emitDelta('reasoning-delta', 'reasoning-0', delta);
   };
   const textDelta = (delta: string) => {
     if (inReasoning) {
@@ -477,7 +560,7 @@ function leanStream(
       emit({ type: 'text-start', id: 'txt-0' });
       inText = true;
     }
-    emit({ type: 'text-delta', id: 'txt-0', delta });
+    emitDelta('text-delta', 'txt-0', delta);
   };
   const toolCallDelta = (call: Json) => {
     const fn = isObject(call.function) ? call.function : undefined;
@@ -509,6 +592,14 @@ function leanStream(
 
   const onChunk = (data: string) => {
     if (data === '[DONE]') return;
+    if (skeleton !== null) {
+      // The same chunk as the last plain one but for its content: what parsing it would do, without the parse.
+      const content = contentInSkeleton(data, skeleton);
+      if (content !== null) {
+        if (content !== '') textDelta(content);
+        return;
+      }
+    }
     let value: unknown;
     try {
       value = JSON.parse(data);
@@ -550,6 +641,18 @@ function leanStream(
     // The usual content is a string: no pieces array for it (one per delta).
     if (typeof content === 'string') {
       if (content !== '') textDelta(content);
+      // A chunk that only carries text is one a later chunk may repeat around another text: no usage, finish,
+      // reasoning, refusal or tool call, the metadata already sent, and nobody asking for the raw chunks.
+      if (
+        !options.includeRawChunks &&
+        chunk.usage == null &&
+        choice?.finish_reason == null &&
+        !reasoningContent &&
+        (delta.refusal == null || delta.refusal === '') &&
+        (delta.tool_calls == null || (Array.isArray(delta.tool_calls) && delta.tool_calls.length === 0))
+      )
+        // A text the skeleton cannot hold (an escape in it) keeps the last one: a later plain delta still matches it.
+        skeleton = contentSkeleton(data, content) ?? skeleton;
     } else {
       for (const piece of contentPieces(content)) {
         if (piece.reasoning) reasoningDelta(piece.text);
@@ -658,6 +761,7 @@ function leanStream(
       }
     }
     if (out.length === 0) return null;
+    endRun();
     const parts = out;
     out = [];
     return parts;
@@ -691,6 +795,7 @@ function leanStream(
   Object.defineProperty(stream, PART_BATCHES, {
     value: () => {
       if (stream.locked) return null;
+      joinDeltas = true;
       // Locked for good: the parts go to the batch reader only.
       stream.getReader();
       return batches;
