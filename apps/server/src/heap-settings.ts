@@ -13,7 +13,7 @@ import { setFlagsFromString } from 'node:v8';
  *   from its collection speed (up to 4x). 21 turns ending at once each leave several copies of their answer (the
  *   stored row, the final frames) that a young generation of 1 MB promotes; with V8's factor they waited for a full
  *   collection that came late, and the peak read +47 to +65 MB over idle on a loaded machine; with this, +43 to +49
- *   MB, for a few more short full collections of a heap of 30-50 MB and no CPU measurably added to the round (ADR 0091).
+ *   MB, for a few more short full collections of a heap of 30-50 MB (per-turn CPU within the bench's spread, ADR 0091).
  * - `--optimize-for-size`, with `HERMES_V8_HEAP=small` only: the old generation grows by a small factor after each
  *   full collection, and collections compact. It costs 5-15% CPU per short turn (ADR 0069).
  *

@@ -346,7 +346,7 @@ describe('RSS with 20 non-reading clients and paced answers (37.2, ADR 0062)', (
     // The figure. The peak is the moment the 21 turns end together, each leaving copies of its answer (the
     // stored rows, the final frames). The server keeps its young generation small (ADR 0078) and its old generation's
     // growth between full collections at 10%, and a stored Responses answer is encoded once (ADR 0091): measured +38.6
-    // to +42.3 MB on a loaded 2-core machine (load average 13-20), against +43 to +65 MB before.
+    // to +42.8 MB on a loaded 2-core machine (load average 12-21), against +43 to +65 MB before.
     expect(peakOverIdle).toBeLessThan(50 * 2 ** 20);
   }, 180_000);
 
