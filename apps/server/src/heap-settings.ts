@@ -1,25 +1,36 @@
 import { setFlagsFromString } from 'node:v8';
 
 /**
- * The V8 heap settings the server gives its own process, before it loads anything else (ADR 0069, ADR 0078).
+ * The V8 heap settings the server gives its own process, before it loads anything else (ADR 0069, ADR 0078, ADR 0091).
  *
  * - `--semi-space-growth-factor=1`, by default: the young generation stays at its initial 1 MB semi-spaces instead of
  *   growing to 16 MB each under a high allocation rate. A streamed turn allocates a few KB per model delta; with 20
  *   turns at once the young generation grew to 32 MB, and a burst of streams touched every page of it (about +30 MB
  *   of RSS that never went back). Since the core sends a body chunk's deltas as one event (ADR 0078) little survives
  *   a scavenge, so the small young generation costs a few scavenges, not promoted garbage.
+ * - `--heap-growing-percent=10`, by default: after each full collection the old generation may grow by 10% of what
+ *   was live (V8 still allows its minimum step of a few MB) before the next one starts, instead of a factor V8 picks
+ *   from its collection speed (up to 4x). 21 turns ending at once each leave several copies of their answer (the
+ *   stored row, the final frames) that a young generation of 1 MB promotes; with V8's factor they waited for a full
+ *   collection that came late, and the peak read +47 to +65 MB over idle on a loaded machine; with this, +43 to +49
+ *   MB, for a few more short full collections of a heap of 30-50 MB (per-turn CPU within the bench's spread, ADR 0091).
  * - `--optimize-for-size`, with `HERMES_V8_HEAP=small` only: the old generation grows by a small factor after each
  *   full collection, and collections compact. It costs 5-15% CPU per short turn (ADR 0069).
  *
- * `HERMES_V8_HEAP=node` sets neither (V8's own sizing). Neither can be given on the command line for the same effect:
- * `--optimize-for-size` is not accepted in `NODE_OPTIONS`, and a growth factor under 2 on the command line did not
- * hold; set here, after the heap exists, both take effect for everything the process allocates from then on. A
+ * `HERMES_V8_HEAP=node` sets none of them (V8's own sizing). The first and the last cannot be given on the command line
+ * for the same effect: `--optimize-for-size` is not accepted in `NODE_OPTIONS`, and a growth factor under 2 on the
+ * command line did not hold; set here, after the heap exists, all three take effect for everything the process
+ * allocates from then on (V8 reads them each time it sizes a space or sets the next collection's limit). A
  * heap-sizing V8 flag the operator gave on the node command line or in `NODE_OPTIONS` wins: nothing is set then.
  */
-export const SERVER_V8_FLAGS = ['--semi-space-growth-factor=1', '--optimize-for-size'] as const;
+export const SERVER_V8_FLAGS = [
+  '--semi-space-growth-factor=1',
+  '--heap-growing-percent=10',
+  '--optimize-for-size',
+] as const;
 
 /** The flags set when `HERMES_V8_HEAP` is not given. */
-export const DEFAULT_SERVER_V8_FLAGS = ['--semi-space-growth-factor=1'] as const;
+export const DEFAULT_SERVER_V8_FLAGS = ['--semi-space-growth-factor=1', '--heap-growing-percent=10'] as const;
 
 /** V8 options that mean the operator chose the heap's sizing. */
 const OPERATOR_SIZING =

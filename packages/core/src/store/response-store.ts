@@ -1,8 +1,20 @@
-import { asc, count, desc, eq, lt, sql } from 'drizzle-orm';
+import { asc, count, desc, eq, getTableColumns, lt, type SQL, sql } from 'drizzle-orm';
 import type { StoreConnection } from './connection.js';
 import { responses, sessions } from './schema.js';
 import { sessionNotFound } from './store-common.js';
 import type { ResponseRecord, ResponseStore } from './types.js';
+
+/**
+ * The update half of {@link SqliteResponseStore.put}'s upsert: every column but the key takes the value the insert
+ * half was given (`excluded`), so each JSON column is encoded and bound once. A stored response holds its whole answer
+ * twice (its output, and the object in its request); giving the values to `set` as well encoded and bound them twice
+ * more, four copies of the answer as it ended (ADR 0091).
+ */
+const REPLACE_WITH_INSERTED: Record<string, SQL> = Object.fromEntries(
+  Object.entries(getTableColumns(responses))
+    .filter(([key]) => key !== 'id')
+    .map(([key, column]) => [key, sql.raw(`excluded."${column.name}"`)]),
+);
 
 /**
  * Stored objects of the HTTP Responses API (spec/core.md §9.2.4, §9.4.12), so that
@@ -27,7 +39,7 @@ export class SqliteResponseStore implements ResponseStore {
       this.connection.db
         .insert(responses)
         .values({ id, ...fields })
-        .onConflictDoUpdate({ target: responses.id, set: fields })
+        .onConflictDoUpdate({ target: responses.id, set: REPLACE_WITH_INSERTED })
         .run();
     });
   }
