@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, inArray, lt, type SQL, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, getTableColumns, inArray, lt, type SQL, sql } from 'drizzle-orm';
 import type pg from 'pg';
 import type { Clock, JsonValue } from '../types.js';
 import type { PgConnection, PgTransaction } from './pg-connection.js';
@@ -38,6 +38,17 @@ function jsonOrNullText(value: JsonValue): JsonValue | SQL {
   return value === null ? sql`'null'::jsonb` : value;
 }
 
+/**
+ * The update half of {@link PgResponseStore.put}'s upsert: every column but the key takes the value the insert half
+ * was given (`excluded`), so each JSON column is encoded and sent once, as on SQLite (ADR 0091): a stored response
+ * holds its whole answer twice, and giving the values to `set` as well sent both copies again.
+ */
+const REPLACE_WITH_INSERTED: Record<string, SQL> = Object.fromEntries(
+  Object.entries(getTableColumns(responses))
+    .filter(([key]) => key !== 'id')
+    .map(([key, column]) => [key, sql.raw(`excluded."${column.name}"`)]),
+);
+
 /** Stored Responses API objects on PostgreSQL (spec/core.md §9.2.4, §9.4.12). */
 export class PgResponseStore implements ResponseStore {
   /** @internal Built by the store that owns the connection. */
@@ -51,7 +62,7 @@ export class PgResponseStore implements ResponseStore {
       await tx
         .insert(responses)
         .values({ id, ...fields })
-        .onConflictDoUpdate({ target: responses.id, set: fields });
+        .onConflictDoUpdate({ target: responses.id, set: REPLACE_WITH_INSERTED });
     });
   }
 
