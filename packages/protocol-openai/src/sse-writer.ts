@@ -17,9 +17,9 @@ export const SSE_HEADERS: Readonly<Record<string, string>> = {
   'X-Accel-Buffering': 'no',
 };
 
-/** The security headers with lower-case names, as node writes them: built once instead of per response head. */
-const SECURITY_HEAD: Readonly<Record<string, string>> = Object.fromEntries(
-  Object.entries(SECURITY_HEADERS).map(([name, value]) => [name.toLowerCase(), value]),
+/** The SSE and security headers with lower-case names, as node writes them: built once instead of per response head. */
+const SSE_HEAD: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.entries({ ...SSE_HEADERS, ...SECURITY_HEADERS }).map(([name, value]) => [name.toLowerCase(), value]),
 );
 
 let alreadySent: Response | undefined;
@@ -148,7 +148,8 @@ export async function paceClientTurn(admission: TurnAdmission, context: Context)
  * Answers with an SSE body that `body` writes through a sink; `onError` may still write once `body` threw. Served by
  * `@hono/node-server` (the node response in `context.env.outgoing`), the head and frames are written directly on the
  * node response, and the security headers a middleware would add after the handler are set here, since the head is
- * sent before then; elsewhere this is hono's `stream()`. The headers set on the context so far go in the head.
+ * sent before then; elsewhere this is hono's `stream()`. The head has the headers set on the context so far and
+ * {@link SSE_HEADERS}.
  */
 export function streamSse(
   context: Context,
@@ -156,14 +157,17 @@ export function streamSse(
   onError?: (error: Error, sink: SseSink) => Promise<void>,
 ): Response {
   const outgoing = nodeResponse(context);
-  if (outgoing === null || outgoing.headersSent) return stream(context, body, onError);
+  if (outgoing === null || outgoing.headersSent) {
+    for (const [name, value] of Object.entries(SSE_HEADERS)) context.header(name, value);
+    return stream(context, body, onError);
+  }
   const head: Record<string, string> = {};
   // `newResponse` carries the headers set on the context so far without becoming the context's response: read through
   // `context.res`, they would make one that hono then copies, header by header, into the response returned here.
   context.newResponse(null).headers.forEach((value, name) => {
     head[name] = value;
   });
-  Object.assign(head, SECURITY_HEAD);
+  Object.assign(head, SSE_HEAD);
   outgoing.writeHead(200, head);
   const sink = new NodeSseSink(outgoing);
   void (async () => {
