@@ -32,7 +32,7 @@ import {
   GatewayTicketStore,
 } from '@hermes/protocol-tui';
 import { createAdaptorServer } from '@hono/node-server';
-import { Hono } from 'hono';
+import type { Hono } from 'hono';
 import { requestId } from 'hono/request-id';
 import type { Logger } from 'pino';
 import { coreLogger, createServerLogger } from './logger.js';
@@ -114,10 +114,58 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise
   const bus = createRunBus(host.store, host.holderId, {
     onWarning: (message, details) => logger.warn(details, message),
   });
+  // The server's own stages (request ids, the access log, /health/detailed's additions) go on the API's app ahead of
+  // its stages, and the server serves that app itself: mounted in an app of its own with `route()`, each of the API's
+  // routes and middleware would be wrapped in one more composed handler per request (ADR 0090).
+  const serverStages = (app: Hono) => {
+    app.use('*', requestId());
+    app.use('*', async (context, next) => {
+      const started = performance.now();
+      await next();
+      const incoming = context.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
+      const peer = incoming?.incoming?.socket?.remoteAddress;
+      logger.info(
+        {
+          requestId: context.get('requestId'),
+          method: context.req.method,
+          path: context.req.path,
+          status: context.res.status,
+          durationMs: Math.round(performance.now() - started),
+          client: clientAddress(peer, context.req.header('x-forwarded-for'), settings.trustedProxies),
+          // The scheme the client used, as a trusted proxy reports it; the only place the scheme matters, since the
+          // server builds no absolute URL (Location headers are paths) and sets no cookie.
+          proto: clientScheme(peer, context.req.header('x-forwarded-proto'), settings.trustedProxies),
+          ...runIdOf(context.req.path, context.res.headers.get('location')),
+        },
+        'request',
+      );
+    });
+    // /health/detailed also says which model answers, so a newcomer sees the demo model is in use, and which sandbox
+    // commands run in (terminal.sandbox, probed at start).
+    app.use('/health/detailed', async (context, next) => {
+      await next();
+      if (context.res.status !== 200) return;
+      const body = (await context.res.json()) as Record<string, unknown>;
+      context.res = new Response(
+        JSON.stringify({
+          ...body,
+          model: { default: host.config.model.default ?? null, demo },
+          sandbox: {
+            setting: host.sandbox.setting,
+            active: host.sandbox.active,
+            network: host.sandbox.network,
+            reason: host.sandbox.reason,
+          },
+        }),
+        context.res,
+      );
+    });
+  };
   const api: OpenAIApp = createOpenAIApp({
     host,
     runBus: bus,
     settings: { key, host: settings.host, port: settings.port },
+    beforeStages: serverStages,
   });
   const gateway: Gateway = createGateway({
     host,
@@ -128,49 +176,6 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise
   // session, and may answer its approvals); on PostgreSQL the hub reaches the other instances through the same bus.
   const stopLiveRelay = host.live.relayThrough(bus);
 
-  const app = new Hono<{ Variables: { requestId: string } }>();
-  app.use('*', requestId());
-  app.use('*', async (context, next) => {
-    const started = performance.now();
-    await next();
-    const incoming = context.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
-    const peer = incoming?.incoming?.socket?.remoteAddress;
-    logger.info(
-      {
-        requestId: context.get('requestId'),
-        method: context.req.method,
-        path: context.req.path,
-        status: context.res.status,
-        durationMs: Math.round(performance.now() - started),
-        client: clientAddress(peer, context.req.header('x-forwarded-for'), settings.trustedProxies),
-        // The scheme the client used, as a trusted proxy reports it; the only place the scheme matters, since the
-        // server builds no absolute URL (Location headers are paths) and sets no cookie.
-        proto: clientScheme(peer, context.req.header('x-forwarded-proto'), settings.trustedProxies),
-        ...runIdOf(context.req.path, context.res.headers.get('location')),
-      },
-      'request',
-    );
-  });
-  // /health/detailed also says which model answers, so a newcomer sees the demo model is in use, and which sandbox
-  // commands run in (terminal.sandbox, probed at start).
-  app.use('/health/detailed', async (context, next) => {
-    await next();
-    if (context.res.status !== 200) return;
-    const body = (await context.res.json()) as Record<string, unknown>;
-    context.res = new Response(
-      JSON.stringify({
-        ...body,
-        model: { default: host.config.model.default ?? null, demo },
-        sandbox: {
-          setting: host.sandbox.setting,
-          active: host.sandbox.active,
-          network: host.sandbox.network,
-          reason: host.sandbox.reason,
-        },
-      }),
-      context.res,
-    );
-  });
   // A browser can set no header on a WebSocket: it trades the API key (checked by the API's auth stage, with its CORS)
   // for a single-use 30 s ticket that it offers as a subprotocol (tui-gateway spec §1.3), keeping the key out of URLs.
   const gatewayTickets = new GatewayTicketStore();
@@ -184,18 +189,11 @@ export async function startServer(env: NodeJS.ProcessEnv = process.env): Promise
       subprotocols: [GATEWAY_SUBPROTOCOL, `${GATEWAY_TICKET_PROTOCOL_PREFIX}${ticket}`],
     });
   });
-  app.route('/', api.app);
-  // Paths neither app knows get the API's JSON error envelope, not hono's plain-text default (spec §5: `not_found`).
-  app.notFound((context) =>
-    context.json(new ApiError(404, 'not_found', `Not found: ${context.req.path}`).body(), 404, {
-      'Cache-Control': 'no-store',
-    }),
-  );
 
   // Slow or silent connections of every kind are closed after a timeout (api_server.*_timeout_s), and every request
   // Node's parser rejects gets the JSON error envelope.
   const timeouts = resolveHttpTimeouts(host);
-  const server = createAdaptorServer({ fetch: app.fetch, serverOptions: httpServerOptions(timeouts) }) as Server;
+  const server = createAdaptorServer({ fetch: api.app.fetch, serverOptions: httpServerOptions(timeouts) }) as Server;
   hardenHttpServer(server, timeouts);
   // WebSocket upgrades reach the gateway through this gate, so that while draining a new connection gets the same
   // retryable 503 as a new turn instead of starting a session the shutdown is about to cut (spec §6.4).

@@ -32,6 +32,13 @@ export interface OpenAIAppOptions {
   runBus?: RunBus;
   /** How long a control request forwarded to the instance running a run waits for its answer; default 5 s. */
   controlTimeoutMs?: number;
+  /**
+   * Registers the embedding server's own middleware (request ids, access logs) on the app before the API's stages,
+   * so that a server serves this app itself instead of mounting it in an app of its own: hono wraps each route and
+   * middleware of an app mounted with `route()` that has an error handler in one more composed async handler, a layer
+   * per stage on every request (ADR 0090).
+   */
+  beforeStages?: (app: Hono) => void;
 }
 
 /** A hono application with its lifecycle hooks. */
@@ -112,6 +119,7 @@ export function createOpenAIApp(options: OpenAIAppOptions): OpenAIApp {
   runEventsTimer.unref();
   pruneRunEvents();
   const app = new Hono();
+  options.beforeStages?.(app);
   let metricsDay = new Date().toDateString();
   app.use('*', async (_context, next) => {
     // `metrics_today` counts since local midnight (spec §18).

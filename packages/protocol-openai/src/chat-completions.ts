@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Agent, AgentEvent, ApprovalDecision, TurnResult } from '@hermes/core';
 import { pendingToolCalls, redactSecrets } from '@hermes/core';
 import type { Context } from 'hono';
@@ -30,7 +30,7 @@ import {
   type ServerContext,
   sessionKeyHeader,
 } from './server-context.js';
-import { paceClientTurn, SSE_HEADERS, SseWriter, streamSse, turnStreamOptions } from './sse-writer.js';
+import { paceClientTurn, SseWriter, streamSse, turnStreamOptions } from './sse-writer.js';
 import { chatFinishReason, chatUsage, hermesOutcome, outcomeErrorCode, outcomeErrorText } from './turn-outcome.js';
 
 const TOOL_EMOJI: Record<string, string> = {
@@ -65,7 +65,7 @@ function selectedFrames(header: string | undefined, fallback: string[]): Set<str
 
 /** The derived session id of a header-less conversation (spec §13.3). */
 export function derivedSessionId(systemText: string, firstUserText: string): string {
-  return `api-${createHash('sha256').update(`${systemText}\n${firstUserText}`, 'utf8').digest('hex').slice(0, 16)}`;
+  return `api-${hash('sha256', `${systemText}\n${firstUserText}`).slice(0, 16)}`;
 }
 
 /** Appends the rows an ephemeral turn produced to its derived session, and records the turn's usage there. */
@@ -290,7 +290,6 @@ export async function handleChatCompletions(server: ServerContext, context: Cont
     return context.json(answer);
   }
 
-  for (const [name, value] of Object.entries(SSE_HEADERS)) context.header(name, value);
   const base = { id: completionId, object: 'chat.completion.chunk', created, model };
   const usageKey = includeUsage ? { usage: null } : {};
   const chunk = (delta: Record<string, unknown>, finishReason: string | null = null, extra = {}) => ({

@@ -22,7 +22,7 @@ import {
   type ServerContext,
   sessionKeyHeader,
 } from './server-context.js';
-import { paceClientTurn, SSE_HEADERS, SseWriter, streamSse, turnStreamOptions } from './sse-writer.js';
+import { paceClientTurn, SseWriter, streamSse, turnStreamOptions } from './sse-writer.js';
 import { outcomeErrorCode, outcomeErrorText, responsesUsage } from './turn-outcome.js';
 
 const CUT = 16_384;
@@ -532,7 +532,6 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
       const object = await finalize(await settle);
       return context.json(object);
     }
-    for (const [name, value] of Object.entries(SSE_HEADERS)) context.header(name, value);
     let writer: SseWriter | null = null;
     return streamSse(
       context,

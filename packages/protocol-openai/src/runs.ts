@@ -31,7 +31,7 @@ import {
   type ServerContext,
   sessionKeyHeader,
 } from './server-context.js';
-import { SSE_HEADERS, SseWriter, streamSse } from './sse-writer.js';
+import { SseWriter, streamSse } from './sse-writer.js';
 import { sessionBusy, type TurnSlot } from './turn-admission.js';
 import { nativeUsage, outcomeErrorCode, outcomeErrorText } from './turn-outcome.js';
 import type { TurnRuns } from './turn-runs.js';
@@ -1157,7 +1157,6 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
     if (turnIdOfRun(runId) !== null) {
       const view = await turnRuns.view(runId);
       if (!view) throw new ApiError(404, 'run_not_found', `Run not found: ${runId}`);
-      for (const [name, value] of Object.entries(SSE_HEADERS)) context.header(name, value);
       return streamSse(context, async (streamApi) => {
         const writer = new SseWriter(streamApi, server.keepaliveMs, { pace: 'wait' });
         await writer.comment('open');
@@ -1166,7 +1165,6 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
     }
     const row = await rowOf(runId);
     const run = registry.live.get(runId);
-    for (const [name, value] of Object.entries(SSE_HEADERS)) context.header(name, value);
     return streamSse(context, async (streamApi) => {
       // The reader waits for its socket (64 KiB at most are held for it) and falls behind the bounded backlog instead,
       // dropped past SLOW_SUBSCRIBER_LIMIT to resume with Last-Event-ID (spec §19.3, ADR 0038).

@@ -14,7 +14,7 @@ import {
   type ServerContext,
   sessionKeyHeader,
 } from './server-context.js';
-import { SSE_HEADERS, SseWriter, streamSse, turnStreamOptions } from './sse-writer.js';
+import { SseWriter, streamSse, turnStreamOptions } from './sse-writer.js';
 import { sessionBusy } from './turn-admission.js';
 
 type SessionLike = SessionRow | SessionSummary;
@@ -308,7 +308,6 @@ export function registerSessionRoutes(app: Hono, server: ServerContext, registry
 
   app.post('/api/sessions/:id/chat/stream', async (context) => {
     const { run, message } = await startChat(context, true);
-    for (const [name, value] of Object.entries(SSE_HEADERS)) context.header(name, value);
     return streamSse(context, async (streamApi) => {
       const writer = new SseWriter(
         streamApi,

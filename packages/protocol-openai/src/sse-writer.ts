@@ -3,7 +3,7 @@ import type { Context } from 'hono';
 import { stream } from 'hono/streaming';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { ApiError } from './http-error.js';
-import { SECURITY_HEADERS } from './pipeline.js';
+import { ALREADY_SENT_HEADER, SECURITY_HEADERS } from './pipeline.js';
 import type { TurnAdmission } from './turn-admission.js';
 
 /** Idle time after which a `: keepalive` comment is written (spec §10). */
@@ -17,11 +17,28 @@ export const SSE_HEADERS: Readonly<Record<string, string>> = {
   'X-Accel-Buffering': 'no',
 };
 
+/** The SSE and security headers with lower-case names, as node writes them: built once instead of per response head. */
+const SSE_HEAD: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.entries({ ...SSE_HEADERS, ...SECURITY_HEADERS }).map(([name, value]) => [name.toLowerCase(), value]),
+);
+
+let alreadySent: Response | undefined;
+
 /**
- * The response header by which `@hono/node-server` leaves a response alone because the handler already wrote it to the
- * node response (its `RESPONSE_ALREADY_SENT`).
+ * The one response every directly written stream returns, as `@hono/node-server`'s own `RESPONSE_ALREADY_SENT` is one
+ * constant: nothing of it is sent, so nothing of it differs between requests, and no middleware changes it
+ * (the security-headers stage leaves it alone). Made on first use rather than at import: while the adapter serves, the
+ * global `Response` is its own class, whose fresh instance answers from a cache that skips the already-sent check and
+ * would write a second head; reading `body` turns it into a regular response, as hono does whenever a middleware wraps
+ * the handler. On the global Response it is a no-op.
  */
-const ALREADY_SENT_HEADER = 'x-hono-already-sent';
+function alreadySentResponse(): Response {
+  if (alreadySent === undefined) {
+    alreadySent = new Response(null, { headers: { [ALREADY_SENT_HEADER]: 'true' } });
+    void alreadySent.body;
+  }
+  return alreadySent;
+}
 
 /** Buffered characters above which a frame waits for the buffer to be written (back-pressure). */
 const HIGH_WATER_CHARS = 64 * 1024;
@@ -131,7 +148,8 @@ export async function paceClientTurn(admission: TurnAdmission, context: Context)
  * Answers with an SSE body that `body` writes through a sink; `onError` may still write once `body` threw. Served by
  * `@hono/node-server` (the node response in `context.env.outgoing`), the head and frames are written directly on the
  * node response, and the security headers a middleware would add after the handler are set here, since the head is
- * sent before then; elsewhere this is hono's `stream()`. The headers set on the context so far go in the head.
+ * sent before then; elsewhere this is hono's `stream()`. The head has the headers set on the context so far and
+ * {@link SSE_HEADERS}.
  */
 export function streamSse(
   context: Context,
@@ -139,12 +157,17 @@ export function streamSse(
   onError?: (error: Error, sink: SseSink) => Promise<void>,
 ): Response {
   const outgoing = nodeResponse(context);
-  if (outgoing === null || outgoing.headersSent) return stream(context, body, onError);
+  if (outgoing === null || outgoing.headersSent) {
+    for (const [name, value] of Object.entries(SSE_HEADERS)) context.header(name, value);
+    return stream(context, body, onError);
+  }
   const head: Record<string, string> = {};
-  context.res.headers.forEach((value, name) => {
+  // `newResponse` carries the headers set on the context so far without becoming the context's response: read through
+  // `context.res`, they would make one that hono then copies, header by header, into the response returned here.
+  context.newResponse(null).headers.forEach((value, name) => {
     head[name] = value;
   });
-  for (const [name, value] of Object.entries(SECURITY_HEADERS)) head[name.toLowerCase()] = value;
+  Object.assign(head, SSE_HEAD);
   outgoing.writeHead(200, head);
   const sink = new NodeSseSink(outgoing);
   void (async () => {
@@ -157,12 +180,7 @@ export function streamSse(
       sink.end();
     }
   })();
-  const sent = new Response(null, { headers: { [ALREADY_SENT_HEADER]: 'true' } });
-  // @hono/node-server's own Response class (the global one while it serves) answers a fresh instance from a cache that
-  // skips the already-sent check and would write a second head; reading `body` turns it into a regular response, as
-  // hono does whenever a middleware wraps the handler. On the global Response it is a no-op.
-  void sent.body;
-  return sent;
+  return alreadySentResponse();
 }
 
 /**

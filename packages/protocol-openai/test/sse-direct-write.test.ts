@@ -3,8 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { type Context, Hono } from 'hono';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SECURITY_HEADERS } from '../src/pipeline.js';
-import { paceClientTurn, type SseSink, SseWriter, streamSse } from '../src/sse-writer.js';
+import { SECURITY_HEADERS, securityHeaders } from '../src/pipeline.js';
+import { paceClientTurn, SSE_HEADERS, type SseSink, SseWriter, streamSse } from '../src/sse-writer.js';
 import { TurnAdmission } from '../src/turn-admission.js';
 
 let server: Server | null = null;
@@ -45,7 +45,7 @@ async function until(check: () => boolean): Promise<void> {
 }
 
 describe('SSE written directly on the node response', () => {
-  it('sends the head with the context and security headers, then the frames in order', async () => {
+  it('sends the head with the context, SSE and security headers, then the frames in order', async () => {
     const port = await serveSse(async (sink) => {
       const writer = new SseWriter(sink, 60_000);
       for (let index = 0; index < 5; index += 1) await writer.frame({ index });
@@ -56,7 +56,7 @@ describe('SSE written directly on the node response', () => {
     expect(response.statusCode).toBe(200);
     expect(response.headers['x-set-before']).toBe('yes');
     expect(response.headers['x-hono-already-sent']).toBeUndefined();
-    for (const [name, value] of Object.entries(SECURITY_HEADERS))
+    for (const [name, value] of Object.entries({ ...SSE_HEADERS, ...SECURITY_HEADERS }))
       expect(response.headers[name.toLowerCase()]).toBe(value);
     let text = '';
     for await (const chunk of response) text += String(chunk);
@@ -97,6 +97,48 @@ describe('SSE written directly on the node response', () => {
       }
     }
     expect(received).toBe(total);
+  });
+
+  it('behind the security-headers stage, each stream head has those headers once and the JSON answers after still get them', async () => {
+    const app = new Hono();
+    app.use('*', securityHeaders());
+    app.get('/sse', (context) =>
+      streamSse(context, async (sink) => {
+        const writer = new SseWriter(sink, 60_000);
+        await writer.frame('[DONE]');
+        await writer.finish();
+      }),
+    );
+    app.get('/json', (context) => context.json({ ok: true }));
+    const port = await new Promise<number>((resolve) => {
+      server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, (info: AddressInfo) =>
+        resolve(info.port),
+      ) as Server;
+    });
+    const read = (path: string) =>
+      new Promise<{ response: IncomingMessage; text: string }>((resolve, reject) => {
+        const request = httpRequest({ host: '127.0.0.1', port, path }, async (response) => {
+          let text = '';
+          for await (const chunk of response) text += String(chunk);
+          resolve({ response, text });
+        });
+        request.on('error', reject);
+        request.end();
+      });
+    for (let round = 0; round < 2; round += 1) {
+      const sse = await read('/sse');
+      expect(sse.text).toBe('data: [DONE]\n\n');
+      expect(sse.response.headers['content-type']).toBe('text/event-stream');
+      expect(sse.response.headers['cache-control']).toBe('no-cache');
+      expect(sse.response.headers['x-hono-already-sent']).toBeUndefined();
+      for (const [name, value] of Object.entries(SECURITY_HEADERS))
+        expect(sse.response.headers[name.toLowerCase()]).toBe(value);
+      const json = await read('/json');
+      expect(JSON.parse(json.text)).toEqual({ ok: true });
+      expect(json.response.headers['cache-control']).toBe('no-store');
+      for (const [name, value] of Object.entries(SECURITY_HEADERS))
+        expect(json.response.headers[name.toLowerCase()]).toBe(value);
+    }
   });
 
   it('reports a client that goes away as an abort, and later writes neither throw nor wait', async () => {
