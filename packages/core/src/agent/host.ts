@@ -474,7 +474,10 @@ class HostImpl implements HostContext {
   private async unstoredSessionId(): Promise<string> {
     for (let attempt = 0; attempt < MAX_SESSION_ID_DRAWS; attempt += 1) {
       const sessionId = this.newSessionId();
-      if ((await this.store.getSession(sessionId)) === null && !this.agents.has(sessionId)) return sessionId;
+      // A store that cannot answer (an outage) does not refuse the session here: its first write reports the store
+      // as it did before this look-up, and a session that is never written cannot continue another.
+      const stored = await this.store.getSession(sessionId).catch(() => null);
+      if (stored === null && !this.agents.has(sessionId)) return sessionId;
     }
     throw new HermesError(
       'session_id_exhausted',
