@@ -1062,11 +1062,21 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
     if (idempotencyKey === undefined) admission.checkCapacity();
     if (admission.busyWith(sessionId)) throw sessionBusy(sessionId);
     // A session named after the run (no placement, no `session_id`) is new: its id was drawn a moment ago, so there is
-    // nothing to look up (ADR 0082). It is opened here, born with its first turn's lease, in one statement: that lease
-    // is the run's busy check and its turn's own, so no reservation is taken, no transcript or usage of the empty
-    // session is read, and the turn takes no lease of its own (ADR 0088).
+    // nothing to look up (ADR 0082). It is opened here, born with its first turn's lease and, without an
+    // Idempotency-Key (whose check locks the key's row), with the run's row, in one statement: that lease is the run's
+    // busy check and its turn's own, so no reservation is taken, no transcript or usage of the empty session is read,
+    // and the turn takes no lease of its own (ADR 0088).
     const namedAfterRun = placement === null && typeof requestedSession !== 'string';
-    const bornAgent = namedAfterRun ? await agentForSession(host, sessionId) : null;
+    const runInput = { fingerprint, model: selection.display, body: body as JsonValue };
+    const bornRun = namedAfterRun && idempotencyKey === undefined;
+    const bornAgent = namedAfterRun
+      ? await agentForSession(
+          host,
+          sessionId,
+          true,
+          bornRun ? { id: runId, input: runInput, holder: host.holderId } : undefined,
+        )
+      : null;
     // Lets go of the new session's agent when the run is not started: its unused lease goes back with it.
     const dropBorn = () => {
       if (bornAgent) host.releaseAgent(sessionId);
@@ -1081,20 +1091,22 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
     // takes it over when it starts, as the same holder), so of two runs started on two instances at once exactly one is
     // admitted. A new session has it already.
     const reservation = bornAgent ? null : await reserveSession(server, sessionId, runId, idempotencyKey);
-    let record: Awaited<ReturnType<RunRecordStore['create']>>;
+    // Null when the run's row was born with its session.
+    let record: (RunRecord & { existing: boolean }) | null = null;
     try {
-      record = await host.store.runs.create({
-        id: runId,
-        sessionId,
-        input: { fingerprint, model: selection.display, body: body as JsonValue },
-        idempotencyKey: idempotencyKey ?? null,
-        holder: host.holderId,
-      });
+      if (!bornRun)
+        record = await host.store.runs.create({
+          id: runId,
+          sessionId,
+          input: runInput,
+          idempotencyKey: idempotencyKey ?? null,
+          holder: host.holderId,
+        });
     } catch (error) {
       dropBorn();
       throw error;
     }
-    if (record.existing) {
+    if (record?.existing) {
       await reservation?.release().catch(() => undefined);
       dropBorn();
       if (!existingSession && sessionId === runId) await host.store.deleteSession(sessionId).catch(() => undefined);
