@@ -295,6 +295,9 @@ export class RunRegistry {
     const store = host.store.runs;
     run.claim = slot.claim;
     const execute = async () => {
+      // The route's answer goes out before the turn begins: a run whose session was opened by the route (ADR 0088) has
+      // nothing left to wait for, and its turn's first synchronous stretch would otherwise hold the 202 back.
+      await new Promise((resolve) => setImmediate(resolve));
       await this.server.admission.paceStart();
       const { agent, input, model, memoryScope } = await prepare();
       run.agent = agent;

@@ -1,4 +1,4 @@
-import type { SessionStore } from '@hermes/core';
+import type { SessionStore, SqliteSessionStore } from '@hermes/core';
 import { step, text } from '@hermes/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../core/test/support/postgres.js';
@@ -49,7 +49,7 @@ function recordStatements(store: SessionStore): string[] {
   return sent;
 }
 
-describe('the PostgreSQL statements of a run in a session named after it (issue 34, ADR 0088)', () => {
+describe('the store work of a run in a session named after it (issue 34, ADR 0088)', () => {
   it('the session is born with its lease and its run in one statement and opened once: no reservation, no reads of it', async () => {
     const database = await createTestDatabase();
     cleanups.push(database.drop);
@@ -113,4 +113,19 @@ describe('the PostgreSQL statements of a run in a session named after it (issue 
       'Second.',
     ]);
   }, 120_000);
+
+  it("on SQLite, the run's new session, its lease and its run are one write transaction: five per run", async () => {
+    const rig = await startRig({ script: [step(text('Only.'))] });
+    cleanups.push(() => rig.close());
+    const store = rig.host.store as SqliteSessionStore;
+    const before = store.committedWrites;
+    const created = await rig.raw('/v1/runs', { method: 'POST', body: JSON.stringify({ input: 'hello' }) });
+    expect(created.status).toBe(202);
+    const { run_id: runId } = (await created.json()) as { run_id: string };
+    expect(await (await rig.raw(`/v1/runs/${runId}/events`)).text()).toContain('run.completed');
+    await until(() => rig.api.activeTurns() === 0 && rig.host.liveAgents().length === 0, 30_000);
+    // The session with its lease and its run, `running`, the prompt, the answer with the lease's release, the run's
+    // end. Before ADR 0088: the session, the run, the turn's lease take, then the same four (7).
+    expect(store.committedWrites - before).toBe(5);
+  }, 60_000);
 });
