@@ -295,6 +295,9 @@ export class RunRegistry {
     const store = host.store.runs;
     run.claim = slot.claim;
     const execute = async () => {
+      // The route's answer goes out before the turn begins: a run whose session was opened by the route (ADR 0088) has
+      // nothing left to wait for, and its turn's first synchronous stretch would otherwise hold the 202 back.
+      await new Promise((resolve) => setImmediate(resolve));
       await this.server.admission.paceStart();
       const { agent, input, model, memoryScope } = await prepare();
       run.agent = agent;
@@ -1062,26 +1065,53 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
     if (idempotencyKey === undefined) admission.checkCapacity();
     if (admission.busyWith(sessionId)) throw sessionBusy(sessionId);
     // A session named after the run (no placement, no `session_id`) is new: its id was drawn a moment ago, so there is
-    // nothing to look up (one statement less per run, ADR 0082).
+    // nothing to look up (ADR 0082). It is opened here, born with its first turn's lease and, without an
+    // Idempotency-Key (whose check locks the key's row), with the run's row, in one statement: that lease is the run's
+    // busy check and its turn's own, so no reservation is taken, no transcript or usage of the empty session is read,
+    // and the turn takes no lease of its own (ADR 0088).
     const namedAfterRun = placement === null && typeof requestedSession !== 'string';
+    const runInput = { fingerprint, model: selection.display, body: body as JsonValue };
+    const bornRun = namedAfterRun && idempotencyKey === undefined;
+    const bornAgent = namedAfterRun
+      ? await agentForSession(
+          host,
+          sessionId,
+          true,
+          bornRun ? { id: runId, input: runInput, holder: host.holderId } : undefined,
+        )
+      : null;
+    // Lets go of the new session's agent when the run is not started: its unused lease goes back with it.
+    const dropBorn = () => {
+      if (bornAgent) host.releaseAgent(sessionId);
+    };
     const existingSession = namedAfterRun ? null : await host.store.getSession(sessionId);
-    if (!existingSession)
+    if (!existingSession && !namedAfterRun)
       await host.store.createSession({ id: sessionId, source: 'api_server' }).catch((error: unknown) => {
         // Another instance created it a moment ago: the session is there either way.
         if (!(HermesError.isInstance(error) && error.code === 'session_exists')) throw error;
       });
-    // With several instances the session's turn lease is the busy check: taken here (the turn takes it over when it
-    // starts, as the same holder), so of two runs started on two instances at once exactly one is admitted.
-    const reservation = await reserveSession(server, sessionId, runId, idempotencyKey);
-    const record = await host.store.runs.create({
-      id: runId,
-      sessionId,
-      input: { fingerprint, model: selection.display, body: body as JsonValue },
-      idempotencyKey: idempotencyKey ?? null,
-      holder: host.holderId,
-    });
-    if (record.existing) {
+    // With several instances the session's turn lease is the busy check: taken here for a stored session (the turn
+    // takes it over when it starts, as the same holder), so of two runs started on two instances at once exactly one is
+    // admitted. A new session has it already.
+    const reservation = bornAgent ? null : await reserveSession(server, sessionId, runId, idempotencyKey);
+    // Null when the run's row was born with its session.
+    let record: (RunRecord & { existing: boolean }) | null = null;
+    try {
+      if (!bornRun)
+        record = await host.store.runs.create({
+          id: runId,
+          sessionId,
+          input: runInput,
+          idempotencyKey: idempotencyKey ?? null,
+          holder: host.holderId,
+        });
+    } catch (error) {
+      dropBorn();
+      throw error;
+    }
+    if (record?.existing) {
       await reservation?.release().catch(() => undefined);
+      dropBorn();
       if (!existingSession && sessionId === runId) await host.store.deleteSession(sessionId).catch(() => undefined);
       const previous = (record.input ?? {}) as { fingerprint?: string };
       if (previous.fingerprint !== fingerprint)
@@ -1105,6 +1135,7 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
       slot = admission.admit(sessionId, runId, 'runs', () => void reservation?.release().catch(() => undefined));
     } catch (error) {
       await reservation?.release().catch(() => undefined);
+      dropBorn();
       await host.store.runs
         .update(runId, { status: 'failed', error: { code: 'not_admitted' }, endedAt: Date.now() })
         .catch(() => undefined);
@@ -1113,7 +1144,8 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
     server.metrics.turns += 1;
     const run = registry.register(runId, sessionId, selection.display, selection);
     registry.start(run, slot, async () => {
-      const agent = await agentForSession(host, sessionId);
+      // The new session's agent is the one opened above, kept live by the slot (the host lets it go on release).
+      const agent = bornAgent ?? (await agentForSession(host, sessionId));
       const history = [
         ...(placement?.seed ?? []),
         ...conversation.history.map((message) => ({ role: message.role, content: message.text })),

@@ -1,4 +1,4 @@
-import type { Agent, AgentHost, ApprovalRequest, LiveSessionHub, RunBus, StoredMessage } from '@hermes/core';
+import type { Agent, AgentHost, ApprovalRequest, BornRun, LiveSessionHub, RunBus, StoredMessage } from '@hermes/core';
 import type { Context } from 'hono';
 import { ApiError } from './http-error.js';
 import { isValidSessionKey } from './normalize-input.js';
@@ -132,11 +132,19 @@ export function sessionKeyHeader(context: Context): string | undefined {
 }
 
 /** The live agent of a stored session, creating the session row (source `api_server`) when it is missing. */
-export async function agentForSession(host: AgentHost, sessionId: string, create = true): Promise<Agent> {
+export async function agentForSession(
+  host: AgentHost,
+  sessionId: string,
+  create = true,
+  run?: BornRun,
+): Promise<Agent> {
   // By id only, and a session created here is not read back (issue 34.3); another request (here or on another
   // instance) creating the same new session a moment ago is no error: this one uses it, and its turn waits on that
-  // turn's lease (spec §13.3) instead of failing with a 500.
-  const agent = await host.openSession(sessionId, create ? { create: { source: 'api_server' } } : {});
+  // turn's lease (spec §13.3) instead of failing with a 500. A run's row is written with its new session (ADR 0088).
+  const agent = await host.openSession(
+    sessionId,
+    create ? { create: { source: 'api_server', ...(run ? { run } : {}) } } : {},
+  );
   if (!agent) throw new ApiError(404, 'session_not_found', `Session not found: ${sessionId}`);
   return agent;
 }

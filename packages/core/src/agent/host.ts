@@ -505,10 +505,16 @@ class HostImpl implements HostContext {
       // A session created here is born with the lease of the turn the caller is about to run (the turn takes it
       // instead of a take of its own): opening a new session and taking its lease are one statement.
       const turnId = newId('turn_', 16);
+      const run = options.create.run;
       const opened = await this.store.getOrCreateSession(
         { id: sessionId, source: options.create.source },
-        { lease: { holder: this.holderId, turnId, ttlMs: this.loaded.config.session.lease_ttl * 1000 } },
+        {
+          lease: { holder: this.holderId, turnId, ttlMs: this.loaded.config.session.lease_ttl * 1000 },
+          ...(run ? { run } : {}),
+        },
       );
+      // A found session got no run row with it.
+      if (run && !opened.created) await this.store.runs.create({ ...run, sessionId });
       // Just created: no rows and no usage to read back (issue 34.3, a chat turn naming a new session).
       if (!opened.created) return this.resumeRow(opened.row, options);
       return this.resumeRow(

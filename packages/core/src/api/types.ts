@@ -9,7 +9,7 @@ import type { AgentEvent } from '../events.js';
 import type { LiveSessionHub } from '../live-session-hub.js';
 import type { McpManager, McpServerConfig } from '../mcp/types.js';
 import type { SkillRegistry } from '../skills/types.js';
-import type { RewindResult, SessionStore, StoredMessage, StoredSession } from '../store/types.js';
+import type { BornRun, RewindResult, SessionStore, StoredMessage, StoredSession } from '../store/types.js';
 import type { CommandRunner, FileAccess, ProcessRegistry, ToolRegistry } from '../tools/types.js';
 import type { InterruptOptions, RunTurnOptions, SteerResult, TurnInput, TurnResult } from '../turn-types.js';
 import type { TurnsInFlight } from '../turns-in-flight.js';
@@ -70,8 +70,12 @@ export interface ResumeOptions {
 
 /** Options of {@link AgentHost.openSession}: those of a resume, and whether a missing session is created. */
 export interface OpenSessionOptions extends ResumeOptions {
-  /** Creates the session with this source when it is missing (another caller creating it meanwhile is no error). */
-  create?: { source: string };
+  /**
+   * Creates the session with this source when it is missing (another caller creating it meanwhile is no error). With
+   * `run`, that run's queued row is written too: with a session it creates, in the same statement (ADR 0088), else on
+   * its own; either way it is there once the open returns.
+   */
+  create?: { source: string; run?: BornRun };
 }
 
 /** A running turn: its events and its result. */

@@ -5,7 +5,7 @@
  * anew; this is one prepared statement.
  */
 import type { sessions } from './pg-schema.js';
-import type { NewSession } from './types.js';
+import type { BornRun, NewSession } from './types.js';
 
 /** A `sessions` row as drizzle reads it on PostgreSQL. */
 type SessionRecord = typeof sessions.$inferSelect;
@@ -21,7 +21,8 @@ const SESSION_COLUMNS = `id, source, kind, title, title_source AS "titleSource",
   turn_epoch AS "turnEpoch", hidden`;
 
 /**
- * The insert does nothing when the id is taken (and so does the lease's, which reads from it), and the second branch then reads the existing row. A row inserted by a
+ * The insert does nothing when the id is taken (and so do the lease's and the run's, which read from it), and the second
+ * branch then reads the existing row. A row inserted by a
  * transaction that committed after this statement's snapshot was taken is in neither branch (the insert waited for it
  * and skipped; the read does not see it): the statement returns no row and the caller reads the session again.
  */
@@ -37,6 +38,10 @@ WITH created AS (
 leased AS (
   INSERT INTO turn_leases (session_id, holder, turn_id, acquired_at, expires_at)
   SELECT id, $12::text, $13::text, $10::bigint, $14::bigint FROM created WHERE $12::text IS NOT NULL
+),
+run AS (
+  INSERT INTO runs (id, session_id, status, holder, input, created_at, updated_at)
+  SELECT $15::text, id, 'queued', $16::text, $17::jsonb, $10::bigint, $10::bigint FROM created WHERE $15::text IS NOT NULL
 )
 SELECT true AS created, ${SESSION_COLUMNS} FROM created
 UNION ALL
@@ -47,15 +52,17 @@ export type OpenableSession = Omit<NewSession, 'title' | 'titleSource'>;
 
 /**
  * The query config (a prepared statement, once per pooled connection). With `lease`, a session the statement creates
- * is born with that turn lease held and its epoch at 1, as its first acquire would leave it (ADR 0049).
+ * is born with that turn lease held and its epoch at 1, as its first acquire would leave it (ADR 0049); with `run`, it
+ * also gets that run's queued row, as `runs.create` writes it (ADR 0088).
  */
 export function openOrCreateQuery(
   init: OpenableSession,
   now: number,
   lease?: { holder: string; turnId: string; ttlMs: number },
+  run?: BornRun,
 ) {
   return {
-    name: 'hermes_open_or_create_session_v2',
+    name: 'hermes_open_or_create_session_v3',
     text: OPEN_OR_CREATE_SQL,
     values: [
       init.id,
@@ -72,6 +79,10 @@ export function openOrCreateQuery(
       lease?.holder ?? null,
       lease?.turnId ?? null,
       lease ? now + lease.ttlMs : null,
+      run?.id ?? null,
+      run?.holder ?? null,
+      // As `runs.create` encodes it: a JSON null input is stored as the JSON text `null`.
+      run ? JSON.stringify(run.input) : null,
     ],
   };
 }

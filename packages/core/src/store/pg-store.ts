@@ -66,6 +66,7 @@ import {
 import { normalizeTitle } from './titles.js';
 import { acquireTurnLease, bornTurnLease } from './turn-lease.js';
 import type {
+  BornRun,
   CompactionCommit,
   CompactionPlan,
   LeaseOptions,
@@ -244,14 +245,14 @@ export class PostgresSessionStore implements SessionStore {
   /** One prepared statement (pg-session-open.ts), the born lease included; no drizzle query is built. */
   async getOrCreateSession(
     init: OpenableSession,
-    options: { lease?: { holder: string; turnId: string; ttlMs: number } } = {},
+    options: { lease?: { holder: string; turnId: string; ttlMs: number }; run?: BornRun } = {},
   ): Promise<{ row: SessionRow; created: boolean; lease: TurnLease | null }> {
     const lease = options.lease;
     const owner = lease ? { sessionId: init.id, holder: lease.holder, turnId: lease.turnId } : null;
     for (let attempt = 0; ; attempt += 1) {
       const result = await this.connection.withRetry('other', async () => {
         this.connection.assertOpen();
-        return this.connection.pool.query<OpenOrCreateRow>(openOrCreateQuery(init, this.now, lease));
+        return this.connection.pool.query<OpenOrCreateRow>(openOrCreateQuery(init, this.now, lease, options.run));
       });
       const opened = result.rows[0];
       if (opened) {

@@ -172,6 +172,15 @@ export class SqliteRunStore implements RunStore {
     });
   }
 
+  /**
+   * @internal Writes the queued row of a run born with its session, inside the session store's write transaction
+   * (`getOrCreateSession` with `run`, ADR 0088).
+   */
+  insertBorn(input: NewRun): void {
+    // The prepared insert encodes the input as JSON, as `create` does.
+    this.statements.insert.run({ ...newRunRecord(input, this.connection.clock.now()) });
+  }
+
   async update(
     id: string,
     patch: Partial<Pick<RunRecord, 'turnId' | 'status' | 'result' | 'exitReason' | 'error' | 'startedAt' | 'endedAt'>>,

@@ -77,6 +77,7 @@ import {
 import { asciiFolded, normalizeTitle, numberedTitle, numberedTitleHead, titleBase } from './titles.js';
 import { acquireTurnLease, bornTurnLease, SqliteLeaseStatements } from './turn-lease.js';
 import type {
+  BornRun,
   CompactionCommit,
   CompactionPlan,
   LeaseOptions,
@@ -318,7 +319,7 @@ export class SqliteSessionStore implements SessionStore {
 
   async getOrCreateSession(
     init: Omit<NewSession, 'title' | 'titleSource'>,
-    options: { lease?: { holder: string; turnId: string; ttlMs: number } } = {},
+    options: { lease?: { holder: string; turnId: string; ttlMs: number }; run?: BornRun } = {},
   ): Promise<{ row: SessionRow; created: boolean; lease: TurnLease | null }> {
     // A read first: an existing session needs no write lock.
     const existing = await this.getSession(init.id);
@@ -330,6 +331,7 @@ export class SqliteSessionStore implements SessionStore {
       if (found) return { row: toSessionRow(found), created: false, lease: null };
       this.insertSession(init, [], this.now);
       if (owner && lease) this.leases.takeForNewSession(owner, lease.ttlMs);
+      if (options.run) this.runs.insertBorn({ ...options.run, sessionId: init.id });
       return {
         row: toSessionRow(this.requireSession(init.id)),
         created: true,

@@ -357,6 +357,13 @@ export interface RunRecord {
   updatedAt: number;
 }
 
+/** A run written with the session it is born in (`SessionStore.getOrCreateSession`): no idempotency key. */
+export interface BornRun {
+  id: string;
+  input: JsonValue;
+  holder: string;
+}
+
 /** Durable run records. */
 export interface RunStore {
   create(input: {
@@ -428,10 +435,14 @@ export interface SessionStore {
    * created by another caller meanwhile is returned as found, never an error. With `lease`, a session this call
    * creates is born with that turn lease held (epoch 1, as its first acquire would give; generation 0/0) and `lease`
    * is it; a found session is never leased here. One statement on PostgreSQL (issue 34.2).
+   *
+   * With `run`, a session this creates also gets that run's row (queued, as `runs.create` makes it) in the same write:
+   * one statement on PostgreSQL for a run's new session, its lease and its run (ADR 0088). A found session gets no run
+   * row; `created` false tells the caller to create the run itself.
    */
   getOrCreateSession(
     init: Omit<NewSession, 'title' | 'titleSource'>,
-    options?: { lease?: { holder: string; turnId: string; ttlMs: number } },
+    options?: { lease?: { holder: string; turnId: string; ttlMs: number }; run?: BornRun },
   ): Promise<{ row: SessionRow; created: boolean; lease: TurnLease | null }>;
   resolveSession(idOrTitle: string): Promise<SessionRow | null>;
   /**

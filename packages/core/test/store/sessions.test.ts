@@ -161,6 +161,46 @@ describe.each<StoreLocation>(STORE_LOCATIONS)('sessions (%s)', (location) => {
     await store.close();
   });
 
+  it("getOrCreateSession with a run: a created session gets the run's queued row in the same write; a found one gets none (ADR 0088)", async () => {
+    const clock = steppingClock();
+    const store = await openTestStore(location, { clock });
+    const id = sessionId();
+    const lease = { holder: 'host-a', turnId: 'turn_born', ttlMs: 60_000 };
+    const run = {
+      id: 'run_born_with_its_session',
+      input: { body: { input: 'hi' }, fingerprint: 'f' },
+      holder: 'host-a',
+    };
+    const made = await store.getOrCreateSession({ id, source: 'api_server' }, { lease, run });
+    expect(made.created).toBe(true);
+    expect(made.lease?.fence).toEqual({ sessionId: id, epoch: 1 });
+    const row = await store.runs.get(run.id);
+    // What `runs.create` writes for the same run.
+    expect(row).toMatchObject({
+      id: run.id,
+      sessionId: id,
+      status: 'queued',
+      holder: 'host-a',
+      input: run.input,
+      idempotencyKey: null,
+      turnId: null,
+      createdAt: clock.now(),
+      updatedAt: clock.now(),
+      startedAt: null,
+      endedAt: null,
+    });
+    // It moves on as any run does.
+    await store.runs.update(run.id, { status: 'running', turnId: 'turn_born', startedAt: clock.now() });
+    expect((await store.runs.get(run.id))?.status).toBe('running');
+    await made.lease?.release();
+
+    const again = { ...run, id: 'run_of_a_found_session' };
+    const found = await store.getOrCreateSession({ id, source: 'api_server' }, { lease, run: again });
+    expect(found).toMatchObject({ created: false, lease: null });
+    expect(await store.runs.get(again.id)).toBeNull();
+    await store.close();
+  });
+
   it('appendMessages returns increasing ids in order and updates counters and last activity in the same write', async () => {
     const clock = steppingClock();
     const store = await openTestStore(location, { clock });
