@@ -18,32 +18,8 @@ export async function previousResponse(host: AgentHost, id: string): Promise<Res
 }
 
 /**
- * Draws of a new session id before giving up: with the spec's 24 random bits per second a second draw is already
- * needed less than once in ten thousand sessions of a burst, so only a store full of that second's ids reaches this.
- */
-const MAX_SESSION_ID_DRAWS = 16;
-
-/**
- * A new session id (the host's, `YYYYMMDD_HHMMSS_xxxxxx`) that no stored session, no live agent and no turn in
- * flight of this process holds. The id has 24 random bits per second of creation, so a burst of new sessions draws one twice now and then
- * (ADR 0087): taken as found, the second client's turn would have continued the first client's conversation.
- * `inFlight` says whether a turn of this process holds an id (a session not stored yet is one).
- */
-export async function unusedSessionId(host: AgentHost, inFlight: (sessionId: string) => boolean): Promise<string> {
-  for (let attempt = 0; attempt < MAX_SESSION_ID_DRAWS; attempt += 1) {
-    const sessionId = host.newSessionId();
-    if (inFlight(sessionId) || (await host.store.getSession(sessionId)) !== null) continue;
-    // Checked again after the read: a request of this process may have drawn it meanwhile.
-    if (!inFlight(sessionId)) return sessionId;
-  }
-  throw new ApiError(503, 'session_id_exhausted', 'No unused session id could be drawn; retry.', {
-    headers: { 'Retry-After': '1' },
-  });
-}
-
-/**
- * Creates the new session `sessionId` drew by {@link unusedSessionId}; when another instance stored the same id between
- * the draw and now, answers 503 to retry rather than run this client's turn in that session.
+ * Creates the new session `sessionId` (drawn by `AgentHost.newStoredSessionId`); when another instance stored the same
+ * id between the draw and now, answers 503 to retry rather than run this client's turn in that session (ADR 0087).
  */
 export async function createNewSession(host: AgentHost, sessionId: string): Promise<void> {
   try {

@@ -14,7 +14,7 @@ import { hexId } from './ids.js';
 import { historyRows, resolveItemReferences } from './item-references.js';
 import { selectModel } from './model-selection.js';
 import { normalizeConversation, parseStreamFlag, toTurnInput } from './normalize-input.js';
-import { createNewSession, placeTurn, previousResponse, unusedSessionId } from './placement.js';
+import { createNewSession, placeTurn, previousResponse } from './placement.js';
 import {
   agentForSession,
   interruptReason,
@@ -195,9 +195,7 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
     const model = selection.display;
     const responseId = hexId('resp_', 24);
     admission.checkCapacity();
-    const placement = await placeTurn(host, previous, body.conversation_history, () =>
-      unusedSessionId(host, (sessionId) => admission.busyWith(sessionId) !== undefined),
-    );
+    const placement = await placeTurn(host, previous, body.conversation_history, () => host.newStoredSessionId());
     const newSession = placement.rule === 'fresh' || placement.rule === 'explicit_history';
     const seedRows = placement.seed;
     const targetSession = placement.sessionId;

@@ -5,7 +5,6 @@ import { ApiError, invalidField } from './http-error.js';
 import { hexId, nativeTime, turnRunId } from './ids.js';
 import { selectModel } from './model-selection.js';
 import { isValidSessionId, normalizeContent, toTurnInput } from './normalize-input.js';
-import { unusedSessionId } from './placement.js';
 import { approvalSource, type LiveRun, type RunEventPayload, type RunRegistry } from './runs.js';
 import {
   agentForSession,
@@ -129,8 +128,7 @@ export function registerSessionRoutes(app: Hono, server: ServerContext, registry
       throw invalidField('title', "'title' must be a string.");
     const named = body.id as string | undefined;
     // An id the server draws is one no session holds (ADR 0087); a 409 is for the client's own id.
-    const id =
-      named ?? (await unusedSessionId(server.host, (sessionId) => server.admission.busyWith(sessionId) !== undefined));
+    const id = named ?? (await host.newStoredSessionId());
     if (named !== undefined && (await store.getSession(id)))
       throw new ApiError(409, 'session_exists', `Session already exists: ${id}`);
     const title = typeof body.title === 'string' ? body.title : null;

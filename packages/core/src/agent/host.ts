@@ -432,7 +432,7 @@ class HostImpl implements HostContext {
     // when missing, and would otherwise continue a session of the same second that drew the same id.
     const agent = options.ephemeral
       ? this.createAgent(options)
-      : this.createAgent(options, { sessionId: await this.unstoredSessionId() });
+      : this.createAgent(options, { sessionId: await this.newStoredSessionId() });
     // The session's own MCP servers are connected before its first turn builds the stored prompt.
     if (options.mcpServers && options.mcpServers.length > 0)
       await this.mcpManager.attachSessionServers(agent.sessionId, options.mcpServers);
@@ -471,7 +471,7 @@ class HostImpl implements HostContext {
   }
 
   /** {@link newSessionId}, drawn again while the store holds it. */
-  private async unstoredSessionId(): Promise<string> {
+  async newStoredSessionId(): Promise<string> {
     for (let attempt = 0; attempt < MAX_SESSION_ID_DRAWS; attempt += 1) {
       const sessionId = this.newSessionId();
       // A store that cannot answer (an outage) does not refuse the session here: its first write reports the store

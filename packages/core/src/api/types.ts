@@ -239,10 +239,10 @@ export interface AgentHost {
   readonly turns: TurnsInFlight;
   /**
    * A new session id in the spec's `YYYYMMDD_HHMMSS_xxxxxx` form (from `AgentHostOptions.generateSessionId` when set)
-   * that no live agent and no turn in flight of this host holds (ADR 0087). It does not look in the store: a caller
-   * that creates a stored session under it checks there too.
+   * that no live agent, no turn in flight of this host and no stored session holds (ADR 0087): for a caller that creates
+   * a stored session under an id it picks. A store that cannot answer is not asked (the session's write reports it).
    */
-  newSessionId(): string;
+  newStoredSessionId(): Promise<string>;
   /**
    * The live sessions of this host (ADR 0053): the events of every turn, keyed by stored session id, whichever surface
    * started it, and the approvals those turns wait for, answerable from any surface. Protocols subscribe to the
