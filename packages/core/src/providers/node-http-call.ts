@@ -56,12 +56,21 @@ export function plainRequest(input: string | URL | Request, init: RequestInit | 
   }
   let url: URL;
   try {
-    url = input instanceof URL ? input : new URL(input);
+    url = input instanceof URL ? input : parsedUrl(input);
   } catch {
     return null;
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
   return { url, method: init?.method ?? 'GET', headers, body: body ?? undefined, signal: init?.signal ?? undefined };
+}
+
+/** The last URL text parsed, and its URL: every call of a model goes to the same one (ADR 0093). */
+let lastUrl: { text: string; url: URL } | null = null;
+
+/** `new URL(text)`, the last one kept (node:http only reads the URL it is given). */
+function parsedUrl(text: string): URL {
+  if (lastUrl?.text !== text) lastUrl = { text, url: new URL(text) };
+  return lastUrl.url;
 }
 
 /**
