@@ -242,11 +242,15 @@ describe('sessions', () => {
   });
 
   it('a later session chat turn lists only its own rows, and a messages page only the rows after its mark (ADR 0093)', async () => {
-    rig = await startRig({ script: [step(text('One')), step(text('Two'))] });
-    const session = (await rig.native.post('/api/sessions', { body: {} })) as { id: string };
+    const started = await startRig({ script: [step(text('One')), step(text('Two'))] });
+    rig = started;
+    const session = (await started.native.post('/api/sessions', { body: {} })) as { id: string };
     const turn = async (message: string) => {
       const frames = await readFrames(
-        await rig.raw(`/api/sessions/${session.id}/chat/stream`, { method: 'POST', body: JSON.stringify({ message }) }),
+        await started.raw(`/api/sessions/${session.id}/chat/stream`, {
+          method: 'POST',
+          body: JSON.stringify({ message }),
+        }),
       );
       const completed = frames.find((frame) => frame.startsWith('event: run.completed')) ?? '';
       return (dataOf(completed) as { messages: { id: number; role: string; content: string }[] }).messages;
@@ -261,7 +265,7 @@ describe('sessions', () => {
       ['user', 'second'],
       ['assistant', 'Two'],
     ]);
-    const page = (await rig.native.get(`/api/sessions/${session.id}/messages`, {
+    const page = (await started.native.get(`/api/sessions/${session.id}/messages`, {
       query: { after: first[1]?.id, limit: 1 },
     })) as { data: { id: number; content: string }[]; has_more: boolean };
     expect(page.data.map((row) => [row.id, row.content])).toEqual([[second[0]?.id, 'second']]);
