@@ -178,7 +178,10 @@ export function registerSessionRoutes(app: Hono, server: ServerContext, registry
     await requireSession(id);
     const limit = integerParam(context, 'limit', 1, 1000, 200);
     const after = integerParam(context, 'after', 0, Number.MAX_SAFE_INTEGER, 0);
-    const rows = (await store.loadConversation(id)).filter((row) => row.displayKind !== 'hidden' && row.rowId > after);
+    // The rows after `after` only: a later page reads what it lists, not the transcript before it.
+    const rows = (await store.loadConversation(id, { fromRowId: after + 1 })).filter(
+      (row) => row.displayKind !== 'hidden',
+    );
     return context.json({
       object: 'list',
       session_id: id,
@@ -280,9 +283,14 @@ export function registerSessionRoutes(app: Hono, server: ServerContext, registry
     drop();
   };
 
+  /**
+   * The turn's stored rows. Read from its first row id on, not the whole transcript: a long session's every turn read
+   * all of it back to pick out its own few rows (ADR 0093).
+   */
   const turnMessages = async (run: LiveRun) => {
     const ids = new Set([...(run.result?.userRowId ? [run.result.userRowId] : []), ...(run.result?.rowIds ?? [])]);
-    const rows = await store.loadConversation(run.sessionId);
+    if (ids.size === 0) return [];
+    const rows = await store.loadConversation(run.sessionId, { fromRowId: Math.min(...ids) });
     return rows.filter((row) => ids.has(row.rowId)).map(messageObject);
   };
 

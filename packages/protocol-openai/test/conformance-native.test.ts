@@ -241,6 +241,37 @@ describe('sessions', () => {
     expect(events.find((event) => event.name === 'run.completed')?.data.messages).toHaveLength(2);
   });
 
+  it('a later session chat turn lists only its own rows, and a messages page only the rows after its mark (ADR 0093)', async () => {
+    const started = await startRig({ script: [step(text('One')), step(text('Two'))] });
+    rig = started;
+    const session = (await started.native.post('/api/sessions', { body: {} })) as { id: string };
+    const turn = async (message: string) => {
+      const frames = await readFrames(
+        await started.raw(`/api/sessions/${session.id}/chat/stream`, {
+          method: 'POST',
+          body: JSON.stringify({ message }),
+        }),
+      );
+      const completed = frames.find((frame) => frame.startsWith('event: run.completed')) ?? '';
+      return (dataOf(completed) as { messages: { id: number; role: string; content: string }[] }).messages;
+    };
+    const first = await turn('first');
+    const second = await turn('second');
+    expect(first.map((row) => [row.role, row.content])).toEqual([
+      ['user', 'first'],
+      ['assistant', 'One'],
+    ]);
+    expect(second.map((row) => [row.role, row.content])).toEqual([
+      ['user', 'second'],
+      ['assistant', 'Two'],
+    ]);
+    const page = (await started.native.get(`/api/sessions/${session.id}/messages`, {
+      query: { after: first[1]?.id, limit: 1 },
+    })) as { data: { id: number; content: string }[]; has_more: boolean };
+    expect(page.data.map((row) => [row.id, row.content])).toEqual([[second[0]?.id, 'second']]);
+    expect(page.has_more).toBe(true);
+  });
+
   it('a session chat stream reports tool calls and commentary', async () => {
     rig = await startRig({
       script: [step(text('Looking. '), toolCall('test_echo', { text: 'x' })), step(text('Done'))],

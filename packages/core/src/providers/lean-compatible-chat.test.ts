@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
@@ -27,6 +27,8 @@ let raw: Server;
 let rawURL: string;
 /** Bodies the raw server streams, in order, for chunks the scripted server never sends. */
 const rawBodies: (string | { status: number; headers: Record<string, string>; body: string | Buffer })[] = [];
+/** The requests the raw server received, as they came: their headers and body bytes. */
+const rawRequests: { headers: IncomingHttpHeaders; body: Buffer }[] = [];
 
 const sdkModel = (
   baseURL: string,
@@ -57,6 +59,15 @@ const call: LanguageModelV3CallOptions = {
     },
   ],
 };
+
+/** One SSE event of a chat completion chunk. */
+const sseChunk = (payload: object) => `data: ${JSON.stringify({ id: 'c1', created: 1, model: 'm', ...payload })}\n\n`;
+
+/** Reads a stream to its end. */
+async function drain(stream: ReadableStream<LanguageModelV3StreamPart>): Promise<void> {
+  const reader = stream.getReader();
+  while (!(await reader.read()).done) {}
+}
 
 /** The parts of one stream, with what differs between two calls (ids, times) left out. */
 async function parts(model: LanguageModelV3): Promise<unknown[]> {
@@ -97,8 +108,10 @@ async function both(...steps: Parameters<ScriptedServer['push']>): Promise<{ sdk
 beforeAll(async () => {
   scripted = await startScriptedOpenAIServer({ script: [] });
   raw = createServer((request, response) => {
-    request.resume();
+    const received: Buffer[] = [];
+    request.on('data', (piece: Buffer) => received.push(piece));
     request.on('end', () => {
+      rawRequests.push({ headers: request.headers, body: Buffer.concat(received) });
       const next = rawBodies.shift() ?? '';
       if (typeof next === 'string') {
         response.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -381,6 +394,50 @@ describe('lean OpenAI-compatible stream parse', () => {
       );
     };
     expect(await failing(leanModel(rawURL))).toEqual(await failing(sdkModel(rawURL)));
+  });
+
+  it('the request body is byte for byte the SDK’s text with the tools last, sent from kept bytes (ADR 0093)', async () => {
+    const unicode: LanguageModelV3CallOptions = {
+      ...call,
+      prompt: [
+        { role: 'system', content: 'Sé breve, 中文 ok, emoji 🙂, quote " and \\ backslash' },
+        { role: 'user', content: [{ type: 'text', text: 'straße 日本 🙂' }] },
+      ],
+      tools: [
+        ...(call.tools ?? []),
+        {
+          type: 'function',
+          name: 'schreiben',
+          description: 'Schreibt eine Datei — größer',
+          inputSchema: { type: 'object', properties: { 内容: { type: 'string' } } },
+        },
+      ],
+      temperature: 0.3,
+    };
+    const body = (request: { body: Buffer }) => request.body.toString('utf8');
+    const streamed = () => `${sseChunk({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}data: [DONE]\n\n`;
+    rawBodies.push(streamed());
+    await drain((await sdkModel(rawURL).doStream(unicode)).stream);
+    const sdkText = body(rawRequests.at(-1) as { body: Buffer });
+    const { tools, ...rest } = JSON.parse(sdkText) as Record<string, unknown>;
+    // What the lean model sent before these bytes were kept: the SDK's text, the tools moved to its end.
+    const expected = JSON.stringify({ ...rest, tools });
+    const model = leanModel(rawURL);
+    for (let round = 0; round < 2; round += 1) {
+      rawBodies.push(streamed());
+      await drain((await model.doStream(unicode)).stream);
+      const received = rawRequests.at(-1) as { headers: IncomingHttpHeaders; body: Buffer };
+      expect(body(received)).toBe(expected);
+      expect(received.headers['content-length']).toBe(String(Buffer.byteLength(expected)));
+    }
+    // Through a caller's fetch: the same text, joined.
+    const fetched = createLeanCompatibleChatModel(
+      (fetch, transformRequestBody) => sdkModel(rawURL, fetch, transformRequestBody),
+      (input, init) => globalThis.fetch(input, init),
+    );
+    rawBodies.push(streamed());
+    await drain((await fetched.doStream(unicode)).stream);
+    expect(body(rawRequests.at(-1) as { body: Buffer })).toBe(expected);
   });
 
   it('toolsJson gives the text JSON.stringify gives for the SDK’s function entries, and null for any other shape', () => {

@@ -76,45 +76,82 @@ interface KeptToolJson {
  * as the SDK encodes it.
  */
 export function toolsJson(tools: unknown): string | null {
+  return encodedTools(tools)?.json ?? null;
+}
+
+/** A request's tools, encoded: their JSON, and the body's end that carries them as UTF-8 bytes. */
+export interface EncodedTools {
+  /** The `tools` array as `JSON.stringify` writes it. */
+  json: string;
+  /** `,"tools":<json>}` as UTF-8: what follows the rest of the body's keys (without its first byte after `{`). */
+  tail: Buffer;
+}
+
+/**
+ * The last few tool lists encoded, by their kept entries: a turn's model calls declare the same tools each time, so
+ * the list's text and its bytes are made once, where joining the entries and encoding the joined text copied the
+ * tools twice per call (ADR 0093).
+ */
+const encodedLists: { entries: KeptToolJson[]; encoded: EncodedTools }[] = [];
+
+/** The tools of a request body encoded from the kept JSON of each entry; null when an entry is not of the plain shape. */
+export function encodedTools(tools: unknown): EncodedTools | null {
   if (!Array.isArray(tools) || tools.length === 0) return null;
-  let text = '[';
+  const entries: KeptToolJson[] = [];
   for (const tool of tools as unknown[]) {
-    if (tool === null || typeof tool !== 'object') return null;
-    const entry = tool as { type?: unknown; function?: unknown };
-    const declared = entry.function as
-      | { name?: unknown; description?: unknown; parameters?: unknown; strict?: unknown }
-      | null
-      | undefined;
-    if (entry.type !== 'function' || declared === null || typeof declared !== 'object') return null;
-    const { name, description, parameters, strict } = declared;
-    if (typeof name !== 'string' || parameters === null || typeof parameters !== 'object') return null;
-    if (description !== undefined && typeof description !== 'string') return null;
-    if (strict !== undefined && typeof strict !== 'boolean') return null;
-    // The keys and their order make the text: only the shape the SDK builds is kept.
-    const keys = Object.keys(declared).join(',');
-    if (Object.keys(entry).join(',') !== 'type,function' || !PLAIN_TOOL_KEYS.has(keys)) return null;
-    let kept = toolJsonBySchema.get(parameters);
-    if (kept === undefined) {
-      kept = [];
-      toolJsonBySchema.set(parameters, kept);
-    }
-    // The same strings each call (the declared tool's): compared by identity first, so a hit costs no hashing.
-    let found = kept.find(
-      (candidate) =>
-        candidate.name === name &&
-        candidate.description === description &&
-        candidate.strict === strict &&
-        candidate.keys === keys,
-    );
-    if (found === undefined) {
-      found = { keys, name, description, strict, json: JSON.stringify(tool) };
-      // A schema shared by many names or descriptions keeps its latest few.
-      if (kept.length >= 8) kept.shift();
-      kept.push(found);
-    }
-    text += text.length === 1 ? found.json : `,${found.json}`;
+    const found = keptToolJson(tool);
+    if (found === null) return null;
+    entries.push(found);
   }
-  return `${text}]`;
+  for (let index = encodedLists.length - 1; index >= 0; index -= 1) {
+    const list = encodedLists[index] as (typeof encodedLists)[number];
+    if (list.entries.length === entries.length && list.entries.every((entry, at) => entry === entries[at]))
+      return list.encoded;
+  }
+  const json = `[${entries.map((entry) => entry.json).join(',')}]`;
+  const encoded = { json, tail: Buffer.from(`,"tools":${json}}`) };
+  // Different tool sets (agents, toolsets, a client's own tools) each keep theirs while they are among the latest.
+  if (encodedLists.length >= 16) encodedLists.shift();
+  encodedLists.push({ entries, encoded });
+  return encoded;
+}
+
+/** The kept JSON of one tool entry (made on its first sight); null when the entry is not of the plain shape. */
+function keptToolJson(tool: unknown): KeptToolJson | null {
+  if (tool === null || typeof tool !== 'object') return null;
+  const entry = tool as { type?: unknown; function?: unknown };
+  const declared = entry.function as
+    | { name?: unknown; description?: unknown; parameters?: unknown; strict?: unknown }
+    | null
+    | undefined;
+  if (entry.type !== 'function' || declared === null || typeof declared !== 'object') return null;
+  const { name, description, parameters, strict } = declared;
+  if (typeof name !== 'string' || parameters === null || typeof parameters !== 'object') return null;
+  if (description !== undefined && typeof description !== 'string') return null;
+  if (strict !== undefined && typeof strict !== 'boolean') return null;
+  // The keys and their order make the text: only the shape the SDK builds is kept.
+  const keys = Object.keys(declared).join(',');
+  if (Object.keys(entry).join(',') !== 'type,function' || !PLAIN_TOOL_KEYS.has(keys)) return null;
+  let kept = toolJsonBySchema.get(parameters);
+  if (kept === undefined) {
+    kept = [];
+    toolJsonBySchema.set(parameters, kept);
+  }
+  // The same strings each call (the declared tool's): compared by identity first, so a hit costs no hashing.
+  let found = kept.find(
+    (candidate) =>
+      candidate.name === name &&
+      candidate.description === description &&
+      candidate.strict === strict &&
+      candidate.keys === keys,
+  );
+  if (found === undefined) {
+    found = { keys, name, description, strict, json: JSON.stringify(tool) };
+    // A schema shared by many names or descriptions keeps its latest few.
+    if (kept.length >= 8) kept.shift();
+    kept.push(found);
+  }
+  return found;
 }
 
 /** The key orders of a function entry the SDK builds (`strict` only when set; `description` may be undefined). */
@@ -164,34 +201,48 @@ export function createLeanCompatibleChatModel(
    * which puts their kept JSON back into the text. Dropped at the next microtask, so a call that failed between the
    * two never lends its tools to another.
    */
-  let toolsOut: { json: string; sent: Record<string, unknown>; tools: unknown } | null = null;
+  let toolsOut: { tools: EncodedTools; sent: Record<string, unknown>; given: unknown } | null = null;
   const transformRequestBody: TransformRequestBody = (args, warnings) => {
     built = Array.isArray(warnings) ? { body: args, warnings } : null;
     toolsOut = null;
-    const json = toolsJson(args.tools);
-    if (json === null) return args;
+    const tools = encodedTools(args.tools);
+    if (tools === null) return args;
     // `undefined` keeps the key's place in the object the SDK keeps (its errors' `requestBodyValues`), and
     // `JSON.stringify` leaves it out of the text.
     const sent = { ...args, tools: undefined };
-    const taken = { json, sent, tools: args.tools };
+    const taken = { tools, sent, given: args.tools };
     toolsOut = taken;
     queueMicrotask(() => {
       if (toolsOut === taken) toolsOut = null;
     });
     return sent;
   };
-  /** The request's body text with the tools the hook took out put back, last (the same JSON object). */
-  const withTools = (init: RequestInit | undefined): RequestInit | undefined => {
+  /**
+   * The request with the tools the hook took out put back, last (the same JSON object). When the SDK encoded the body
+   * as text, `init` keeps that text and `tools` says how the tools follow it: node:http sends the text without its
+   * closing brace and then the tools' kept bytes (`tail`), fetch gets the two joined (`joined`).
+   */
+  const withTools = (
+    given: RequestInit | undefined,
+  ): { init: RequestInit | undefined; tools: { tail: Buffer; joined: () => string } | null } => {
     const taken = toolsOut;
     toolsOut = null;
-    if (taken === null) return init;
+    if (taken === null) return { init: given, tools: null };
     // The SDK encoded `sent` just now; the object it keeps gets its tools back.
-    taken.sent.tools = taken.tools;
-    const body = init?.body;
+    taken.sent.tools = taken.given;
+    const body = given?.body;
     // Not the text of the object (another SDK version): the object, tools and all, encoded again.
-    if (typeof body !== 'string' || !body.endsWith('}')) return { ...init, body: JSON.stringify(taken.sent) };
-    const head = body.slice(0, -1);
-    return { ...init, body: `${head}${head === '{' ? '' : ','}"tools":${taken.json}}` };
+    if (typeof body !== 'string' || !body.endsWith('}'))
+      return { init: { ...given, body: JSON.stringify(taken.sent) }, tools: null };
+    const bare = body === '{}';
+    const { json, tail } = taken.tools;
+    return {
+      init: given,
+      tools: {
+        tail: bare ? tail.subarray(1) : tail,
+        joined: () => `${body.slice(0, -1)}${bare ? '' : ','}"tools":${json}}`,
+      },
+    };
   };
   /** Keeps the event stream of a successful stream call: ends the SDK's call, or hands it an empty stream. */
   const keepStream = (call: LeanCall, kept: KeptBody, status: number, request: typeof built) => {
@@ -206,7 +257,7 @@ export function createLeanCompatibleChatModel(
   const keep: typeof globalThis.fetch = async (input, given) => {
     const request = built;
     built = null;
-    const init = withTools(given);
+    const { init, tools } = withTools(given);
     const headers = init?.headers as Record<string, string> | undefined;
     const id = headers?.[CALL_HEADER];
     let sent = init;
@@ -217,6 +268,12 @@ export function createLeanCompatibleChatModel(
     const call = id === undefined ? undefined : calls.get(id);
     const plain = call && fetch === undefined ? plainRequest(input, sent) : null;
     if (call && plain !== null) {
+      if (tools !== null && typeof plain.body === 'string') {
+        // The SDK's text encoded once, its closing brace left off, then the tools' kept bytes: what the joined text
+        // is in UTF-8, without the join, its flattening and the encoding of the tools again (ADR 0093).
+        const head = Buffer.from(plain.body);
+        plain.body = [head.subarray(0, head.length - 1), tools.tail];
+      }
       const message = await send(plain);
       const status = message.statusCode ?? 0;
       const type = String(message.headers['content-type'] ?? '');
@@ -232,6 +289,7 @@ export function createLeanCompatibleChatModel(
       // A redirect is fetch's to follow; the stream it leads to is kept all the same.
       message.resume();
     }
+    if (tools !== null) sent = { ...sent, body: tools.joined() };
     // The global fetch as it is at the call, as the SDK itself would look it up.
     const response = await (fetch ?? globalThis.fetch)(input, sent);
     const type = response.headers.get('content-type') ?? '';

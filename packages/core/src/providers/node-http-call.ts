@@ -26,7 +26,8 @@ export interface PlainRequest {
   url: URL;
   method: string;
   headers: Record<string, string>;
-  body: string | undefined;
+  /** The body: a text, or its UTF-8 bytes in pieces sent one after the other (ADR 0093). */
+  body: string | readonly Uint8Array[] | undefined;
   signal: AbortSignal | undefined;
 }
 
@@ -55,12 +56,21 @@ export function plainRequest(input: string | URL | Request, init: RequestInit | 
   }
   let url: URL;
   try {
-    url = input instanceof URL ? input : new URL(input);
+    url = input instanceof URL ? input : parsedUrl(input);
   } catch {
     return null;
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
   return { url, method: init?.method ?? 'GET', headers, body: body ?? undefined, signal: init?.signal ?? undefined };
+}
+
+/** The last URL text parsed, and its URL: every call of a model goes to the same one (ADR 0093). */
+let lastUrl: { text: string; url: URL } | null = null;
+
+/** `new URL(text)`, the last one kept (node:http only reads the URL it is given). */
+function parsedUrl(text: string): URL {
+  if (lastUrl?.text !== text) lastUrl = { text, url: new URL(text) };
+  return lastUrl.url;
 }
 
 /**
@@ -75,7 +85,10 @@ export function send(request: PlainRequest, idleTimeoutMs = IDLE_TIMEOUT_MS): Pr
     const https = request.url.protocol === 'https:';
     // fetch's default `accept`; its `accept-encoding` is left out, so the body comes back as sent.
     const headers: Record<string, string> = { accept: '*/*', ...request.headers };
-    if (request.body !== undefined) headers['content-length'] = String(Buffer.byteLength(request.body));
+    const body = request.body;
+    if (typeof body === 'string') headers['content-length'] = String(Buffer.byteLength(body));
+    else if (body !== undefined)
+      headers['content-length'] = String(body.reduce((total, piece) => total + piece.byteLength, 0));
     const outgoing = (https ? httpsRequest : httpRequest)(request.url, {
       method: request.method,
       headers,
@@ -87,7 +100,12 @@ export function send(request: PlainRequest, idleTimeoutMs = IDLE_TIMEOUT_MS): Pr
     });
     outgoing.once('response', resolve);
     outgoing.once('error', (error) => reject(asFetchError(error, request.signal)));
-    outgoing.end(request.body);
+    if (typeof body === 'string' || body === undefined) outgoing.end(body);
+    else {
+      // Held until the socket is assigned, then written together (one writev with the head).
+      for (let index = 0; index < body.length - 1; index += 1) outgoing.write(body[index]);
+      outgoing.end(body[body.length - 1]);
+    }
   });
 }
 

@@ -93,16 +93,21 @@ const STORED_SESSION_LISTENING = storedSessionQuery(true);
  * The session's rows in order, and whether it exists, in one statement: no row at all when the session is missing,
  * one row of nulls when it has no messages (the LEFT JOIN keeps the session's side).
  */
-function transcriptQuery(activeOnly: boolean): string {
+function transcriptQuery(activeOnly: boolean, from: boolean): string {
   return `SELECT m.id, m.session_id, m.turn_id, m.role, m.content, m.content_parts, m.tool_calls, m.tool_call_id,
     m.tool_name, m.reasoning, m.provider_metadata, m.timestamp, m.token_count, m.finish_reason, m.active, m.compacted,
     m.superseded_by, m.display_kind, m.display_metadata
-  FROM sessions s LEFT JOIN messages m ON m.session_id = s.id${activeOnly ? ' AND m.active' : ''}
+  FROM sessions s LEFT JOIN messages m ON m.session_id = s.id${activeOnly ? ' AND m.active' : ''}${from ? ' AND m.id >= $2' : ''}
   WHERE s.id = $1 ORDER BY m.id`;
 }
 
-const TRANSCRIPT_ACTIVE = transcriptQuery(true);
-const TRANSCRIPT_ALL = transcriptQuery(false);
+/** The transcript statements by name: active rows or all, the whole transcript or from a row id on (ADR 0093). */
+const TRANSCRIPTS = {
+  hermes_transcript_active_v1: transcriptQuery(true, false),
+  hermes_transcript_all_v1: transcriptQuery(false, false),
+  hermes_transcript_active_from_v1: transcriptQuery(true, true),
+  hermes_transcript_all_from_v1: transcriptQuery(false, true),
+};
 
 /** Rows ordered as the SQLite store orders them (bytewise, whatever the database's collation). */
 const USAGE_BY_MODEL = `SELECT session_id AS "sessionId", provider, model, task, api_calls AS "apiCalls",
@@ -185,14 +190,18 @@ export class PgSessionReads {
     };
   }
 
-  /** The session's rows in order (active ones only unless `includeInactive`), or null when it does not exist. */
-  async transcript(sessionId: string, includeInactive: boolean): Promise<StoredMessage[] | null> {
+  /**
+   * The session's rows in order (active ones only unless `includeInactive`; from `fromRowId` on when given), or null
+   * when it does not exist.
+   */
+  async transcript(sessionId: string, includeInactive: boolean, fromRowId?: number): Promise<StoredMessage[] | null> {
+    const name: keyof typeof TRANSCRIPTS = `hermes_transcript_${includeInactive ? 'all' : 'active'}${fromRowId === undefined ? '' : '_from'}_v1`;
     const result = await this.connection.withRetry('other', async () => {
       this.connection.assertOpen();
       return this.connection.pool.query<unknown[]>({
-        name: includeInactive ? 'hermes_transcript_all_v1' : 'hermes_transcript_active_v1',
-        text: includeInactive ? TRANSCRIPT_ALL : TRANSCRIPT_ACTIVE,
-        values: [sessionId],
+        name,
+        text: TRANSCRIPTS[name],
+        values: fromRowId === undefined ? [sessionId] : [sessionId, fromRowId],
         rowMode: 'array',
         types: this.types,
       });

@@ -71,6 +71,7 @@ import type {
   CompactionPlan,
   LeaseOptions,
   ListQuery,
+  LoadConversationOptions,
   NewMessage,
   NewSession,
   Page,
@@ -444,8 +445,8 @@ export class PostgresSessionStore implements SessionStore {
     });
   }
 
-  async loadConversation(sessionId: string, options: { includeInactive?: boolean } = {}): Promise<StoredMessage[]> {
-    const rows = await this.reads.transcript(sessionId, options.includeInactive === true);
+  async loadConversation(sessionId: string, options: LoadConversationOptions = {}): Promise<StoredMessage[]> {
+    const rows = await this.reads.transcript(sessionId, options.includeInactive === true, options.fromRowId);
     if (!rows) throw sessionNotFound(sessionId);
     return rows;
   }

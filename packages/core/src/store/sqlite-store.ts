@@ -82,6 +82,7 @@ import type {
   CompactionPlan,
   LeaseOptions,
   ListQuery,
+  LoadConversationOptions,
   NewMessage,
   NewSession,
   Page,
@@ -259,6 +260,7 @@ export class SqliteSessionStore implements SessionStore {
   private countAppend: { run(values: Record<string, unknown>): { changes: number } } | undefined;
   private loadAll: Statement | undefined;
   private loadActive: Statement | undefined;
+  private readonly loadFrom = new Map<'all' | 'active', Statement>();
   private turnPrepared: { markDisplay: Statement; releaseLease: Statement } | undefined;
   private readonly turnFieldUpdates = new Map<string, Statement>();
   private sessionById: { get(values: { id: string }): SessionRecord | undefined } | undefined;
@@ -340,21 +342,25 @@ export class SqliteSessionStore implements SessionStore {
     });
   }
 
-  /** Inserts a new session's row and its seed rows; the caller checked that the id is free. */
-  private insertSession(init: NewSession, seed: NewMessage[], now: number): void {
+  /** Inserts a new session's row and its seed rows (their ids returned); the caller checked that the id is free. */
+  private insertSession(init: NewSession, seed: NewMessage[], now: number): number[] {
     let title = normalizeTitle(init.title);
     // A pending title taken by another session in the meantime gets the suffix rule (§9.4.6).
     if (title !== null && this.titleTakenBy(title) !== null) title = this.nextTitle(title);
     this.statements.insertSession.run(newSessionValues(init, seed, title, now));
-    this.insertMessages(seed.map((message) => newMessageValues(init.id, message, now)));
+    return this.insertMessages(seed.map((message) => newMessageValues(init.id, message, now)));
   }
 
   async recordTurn(sessionId: string, turn: RecordedTurn, options: WriteOptions = {}): Promise<number[]> {
     return this.connection.write('transcript', () => {
       checkFenceSqlite(this.db, options.fence);
       const now = this.now;
-      if (turn.create && !this.findSession(sessionId)) this.insertSession({ ...turn.create, id: sessionId }, [], now);
-      const ids = this.appendRows(sessionId, turn.rows, now);
+      // A session this turn creates is born with its rows counted (as the append's UPDATE would count them, the
+      // activity time the same): one statement less for every header-less turn of a new conversation (ADR 0093).
+      const ids =
+        turn.create && !this.findSession(sessionId)
+          ? this.insertSession({ ...turn.create, id: sessionId }, turn.rows, now)
+          : this.appendRows(sessionId, turn.rows, now);
       // The append's UPDATE found the session: no second lookup.
       if (turn.usage) this.addUsage(sessionId, turn.usage, now, true);
       return ids;
@@ -444,7 +450,7 @@ export class SqliteSessionStore implements SessionStore {
       const holder = lease.get(found.id, this.now) as string | undefined;
       return {
         session: toSessionRow(found),
-        rows: (this.loadStatement(true).all(found.id) as unknown[][]).map(storedMessageFromColumns),
+        rows: (this.loadStatement(true, false).all(found.id) as unknown[][]).map(storedMessageFromColumns),
         usage: usage.all({ sessionId: found.id }).map(toUsageByModelRow),
         leaseHolder: holder ?? null,
         // One process on one file: no other instance listens (the in-process run bus has none either).
@@ -593,7 +599,19 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   /** The transcript query, prepared once per variant. */
-  private loadStatement(includeInactive: boolean): Statement {
+  private loadStatement(includeInactive: boolean, from: boolean): Statement {
+    if (from) {
+      // From a row id on: a turn's rows, read by the id range the turn knows (ADR 0093).
+      const key = includeInactive ? 'all' : 'active';
+      let statement = this.loadFrom.get(key);
+      if (!statement) {
+        statement = this.connection.sqlite
+          .prepare(`${LOAD_MESSAGES_SQL}${includeInactive ? '' : ' AND active = 1'} AND id >= ? ORDER BY id`)
+          .raw(true);
+        this.loadFrom.set(key, statement);
+      }
+      return statement;
+    }
     if (includeInactive) {
       this.loadAll ??= this.connection.sqlite.prepare(`${LOAD_MESSAGES_SQL} ORDER BY id`).raw(true);
       return this.loadAll;
@@ -602,13 +620,15 @@ export class SqliteSessionStore implements SessionStore {
     return this.loadActive;
   }
 
-  async loadConversation(sessionId: string, options: { includeInactive?: boolean } = {}): Promise<StoredMessage[]> {
+  async loadConversation(sessionId: string, options: LoadConversationOptions = {}): Promise<StoredMessage[]> {
     return this.connection.read(() => {
       this.requireSession(sessionId);
       // Loading a long session is on every resume's path: a statement prepared once per variant,
       // rows read as arrays and mapped by hand cost a third of drizzle's generic row mapping.
-      const statement = this.loadStatement(options.includeInactive === true);
-      return (statement.all(sessionId) as unknown[][]).map(storedMessageFromColumns);
+      const from = options.fromRowId;
+      const statement = this.loadStatement(options.includeInactive === true, from !== undefined);
+      const rows = (from === undefined ? statement.all(sessionId) : statement.all(sessionId, from)) as unknown[][];
+      return rows.map(storedMessageFromColumns);
     });
   }
 

@@ -426,6 +426,14 @@ export interface ReadSessionOptions {
   listeningBesides?: string;
 }
 
+/** Options of {@link SessionStore.loadConversation}. */
+export interface LoadConversationOptions {
+  /** Inactive (rewound) rows too. */
+  includeInactive?: boolean;
+  /** Only rows whose id is this one or later. */
+  fromRowId?: number;
+}
+
 /** The durable session store (spec/core.md §9.3). */
 export interface SessionStore {
   createSession(init: NewSession, seed?: NewMessage[]): Promise<SessionRow>;
@@ -461,7 +469,11 @@ export interface SessionStore {
   appendMessages(sessionId: string, rows: NewMessage[], options?: WriteOptions): Promise<number[]>;
   /** Changes the display fields of a stored row (tool status and diffs, todos). */
   updateMessageDisplay(rowId: number, displayMetadata: JsonObject | null, options?: WriteOptions): Promise<void>;
-  loadConversation(sessionId: string, options?: { includeInactive?: boolean }): Promise<StoredMessage[]>;
+  /**
+   * The session's rows in id order (active ones unless `includeInactive`); with `fromRowId`, only the rows from that
+   * id on, so a caller that wants one turn's rows reads them and not the whole transcript (ADR 0093).
+   */
+  loadConversation(sessionId: string, options?: LoadConversationOptions): Promise<StoredMessage[]>;
   /** Highest active row id and rewind count, to detect changes made by another process. */
   generation(sessionId: string): Promise<{ lastRowId: number; rewindCount: number } | null>;
   rewind(sessionId: string, options: { beforeRowId: number }): Promise<RewindResult>;

@@ -627,14 +627,22 @@ describe.each<StoreLocation>(STORE_LOCATIONS)('sessions (%s)', (location) => {
     };
     const ids = await store.recordTurn(id, {
       create: { source: 'api_server', title: 'Derived' },
-      rows: [user('hi', { turnId: 't1' }), assistant('hello', { turnId: 't1' })],
+      rows: [
+        user('hi', { turnId: 't1' }),
+        assistant('', { turnId: 't1', toolCalls: [{ id: 'c', name: 'todo', arguments: '{}' }] }),
+        { ...tool('c', 'todo', 'ok'), turnId: 't1' },
+        assistant('hello', { turnId: 't1' }),
+      ],
       usage: entry,
     });
-    expect(ids).toHaveLength(2);
+    expect(ids).toHaveLength(4);
+    // The new session is born with its rows counted (ADR 0093): the same counters the append would have set.
+    expect((await store.loadConversation(id)).map((row) => row.rowId)).toEqual(ids);
     expect(await store.getSession(id)).toMatchObject({
       source: 'api_server',
       title: 'Derived',
-      messageCount: 2,
+      messageCount: 4,
+      toolCallCount: 1,
       apiCallCount: 1,
       inputTokens: 10,
       outputTokens: 2,
@@ -648,10 +656,12 @@ describe.each<StoreLocation>(STORE_LOCATIONS)('sessions (%s)', (location) => {
     });
     expect(more).toHaveLength(2);
     expect(Math.min(...more)).toBeGreaterThan(Math.max(...ids));
-    expect(await store.getSession(id)).toMatchObject({ source: 'api_server', title: 'Derived', messageCount: 4 });
+    expect(await store.getSession(id)).toMatchObject({ source: 'api_server', title: 'Derived', messageCount: 6 });
     expect((await store.usageByModel(id))[0]?.usage.inputTokens).toBe(20);
     expect((await store.loadConversation(id)).map((row) => row.content)).toEqual([
       'hi',
+      '',
+      'ok',
       'hello',
       'again',
       'still here',
@@ -662,6 +672,36 @@ describe.each<StoreLocation>(STORE_LOCATIONS)('sessions (%s)', (location) => {
       'session_not_found',
     );
     expect(await store.getSession(missing)).toBeNull();
+  });
+
+  it('loadConversation from a row id on reads that row and the later ones, active only unless asked (ADR 0093)', async () => {
+    const store = await openTestStore(location);
+    const id = sessionId();
+    await store.createSession({ id });
+    const first = await store.appendMessages(id, [user('one'), assistant('two')]);
+    const second = await store.appendMessages(id, [user('three'), assistant('four')]);
+    // Another session's rows in between are not part of it.
+    const other = sessionId();
+    await store.createSession({ id: other });
+    await store.appendMessages(other, [user('elsewhere')]);
+    const third = await store.appendMessages(id, [user('five')]);
+    const contents = async (options: Parameters<typeof store.loadConversation>[1]) =>
+      (await store.loadConversation(id, options)).map((row) => row.content);
+    expect(await contents({ fromRowId: second[0] as number })).toEqual(['three', 'four', 'five']);
+    expect(await contents({ fromRowId: (second[1] as number) + 1 })).toEqual(['five']);
+    expect(await contents({ fromRowId: (third[0] as number) + 1 })).toEqual([]);
+    expect(await contents({ fromRowId: 0 })).toEqual(['one', 'two', 'three', 'four', 'five']);
+    // After a rewind (inactive rows, the kept ones written again): the same rows as the whole read from that id on.
+    await store.rewind(id, { beforeRowId: second[0] as number });
+    for (const includeInactive of [false, true]) {
+      const all = await store.loadConversation(id, { includeInactive });
+      for (const fromRowId of [first[1] as number, second[0] as number, (third[0] as number) + 1]) {
+        expect(await store.loadConversation(id, { includeInactive, fromRowId })).toEqual(
+          all.filter((row) => row.rowId >= fromRowId),
+        );
+      }
+    }
+    expect(await codeOf(store.loadConversation(sessionId(), { fromRowId: 1 }))).toBe('session_not_found');
   });
 
   it('recordUsage adds to usage_by_model and session counters, leaves subagent usage out of the counters, and keeps the weakest cost status', async () => {
