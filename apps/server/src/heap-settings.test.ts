@@ -14,13 +14,12 @@ describe('the server heap settings (ADR 0069, ADR 0078, ADR 0091)', () => {
     }
   });
 
-  it("keep the young generation and the old generation's growth small by default, add --optimize-for-size with small, and set nothing with node", () => {
+  it("keep the young generation small by default, add the old generation's small growth and --optimize-for-size with small, and set nothing with node", () => {
     expect(serverHeapFlags({}, [])).toEqual(DEFAULT_SERVER_V8_FLAGS);
-    expect(serverHeapFlags({ NODE_OPTIONS: '--inspect=127.0.0.1:0' }, [])).toEqual([
-      '--semi-space-growth-factor=1',
-      '--heap-growing-percent=10',
-    ]);
-    expect(SERVER_V8_FLAGS).toEqual(expect.arrayContaining([...DEFAULT_SERVER_V8_FLAGS, '--optimize-for-size']));
+    expect(serverHeapFlags({ NODE_OPTIONS: '--inspect=127.0.0.1:0' }, [])).toEqual(['--semi-space-growth-factor=1']);
+    expect(SERVER_V8_FLAGS).toEqual(
+      expect.arrayContaining([...DEFAULT_SERVER_V8_FLAGS, '--heap-growing-percent=10', '--optimize-for-size']),
+    );
     expect(serverHeapFlags({ HERMES_V8_HEAP: 'small' }, [])).toEqual(SERVER_V8_FLAGS);
     expect(serverHeapFlags({ HERMES_V8_HEAP: 'node' }, [])).toEqual([]);
   });

@@ -8,12 +8,14 @@ import { setFlagsFromString } from 'node:v8';
  *   turns at once the young generation grew to 32 MB, and a burst of streams touched every page of it (about +30 MB
  *   of RSS that never went back). Since the core sends a body chunk's deltas as one event (ADR 0078) little survives
  *   a scavenge, so the small young generation costs a few scavenges, not promoted garbage.
- * - `--heap-growing-percent=10`, by default: after each full collection the old generation may grow by 10% of what
- *   was live (V8 still allows its minimum step of a few MB) before the next one starts, instead of a factor V8 picks
- *   from its collection speed (up to 4x). 21 turns ending at once each leave several copies of their answer (the
- *   stored row, the final frames) that a young generation of 1 MB promotes; with V8's factor they waited for a full
- *   collection that came late, and the peak read +47 to +65 MB over idle on a loaded machine; with this, +43 to +49
- *   MB, for a few more short full collections of a heap of 30-50 MB (per-turn CPU within the bench's spread, ADR 0091).
+ * - `--heap-growing-percent=10`, with `HERMES_V8_HEAP=small` only: after each full collection the old generation may
+ *   grow by 10% of what was live before the next one starts, instead of a factor V8 picks from its collection speed
+ *   (up to 4x). 21 turns ending at once each leave several copies of their answer that a 1 MB young generation
+ *   promotes; with V8's factor they wait for a full collection that comes late, and the RSS peak of issue 37.2's
+ *   round read +41 to +53 MB over idle, against +38 to +43 MB with this flag (ADR 0091). It is not a default: with a
+ *   large live heap (1,000 concurrent streams) it makes full collections frequent, and the server's CPU per stream
+ *   rose 25-30% in interleaved runs of the bench (2.52 and 2.61 ms per stream without it, 3.18 and 3.36 with it;
+ *   2.96-3.00 ms at 25 and 50%).
  * - `--optimize-for-size`, with `HERMES_V8_HEAP=small` only: the old generation grows by a small factor after each
  *   full collection, and collections compact. It costs 5-15% CPU per short turn (ADR 0069).
  *
@@ -30,7 +32,7 @@ export const SERVER_V8_FLAGS = [
 ] as const;
 
 /** The flags set when `HERMES_V8_HEAP` is not given. */
-export const DEFAULT_SERVER_V8_FLAGS = ['--semi-space-growth-factor=1', '--heap-growing-percent=10'] as const;
+export const DEFAULT_SERVER_V8_FLAGS = ['--semi-space-growth-factor=1'] as const;
 
 /** V8 options that mean the operator chose the heap's sizing. */
 const OPERATOR_SIZING =
