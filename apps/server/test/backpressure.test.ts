@@ -10,8 +10,14 @@ import {
   text,
 } from '@hermes/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
-import { cleanups, runCleanups, type StartedServer, startServer, temp } from './support/server-process.js';
+import {
+  cleanups,
+  collectGarbage,
+  runCleanups,
+  type StartedServer,
+  startServer,
+  temp,
+} from './support/server-process.js';
 
 /**
  * Issue 37.2 against apps/server as a real child process: clients that open a stream and never read cannot make the
@@ -55,45 +61,10 @@ function sampleMemory(pid: number) {
   };
 }
 
-/**
- * The server's own figures after it collected its garbage, through the inspector it opens when started with
- * `NODE_OPTIONS=--inspect=127.0.0.1:0` (no route of the product is added for it).
- */
+/** The server's own figures after it collected its garbage (see {@link collectGarbage}). */
 async function collectedMemory(server: StartedServer): Promise<{ heapUsed: number; resident: number }> {
-  const url = /Debugger listening on (ws:\/\/\S+)/.exec(server.stderr())?.[1];
-  if (url === undefined) throw new Error(`no inspector: ${server.stderr()}`);
-  const socket = new WebSocket(url);
-  await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
-  let nextId = 0;
-  type Reply = { id?: number; result?: { result?: { value?: string } } };
-  const call = (method: string, params: Record<string, unknown> = {}) =>
-    new Promise<Reply>((resolve) => {
-      nextId += 1;
-      const id = nextId;
-      const onMessage = (data: Buffer) => {
-        const message = JSON.parse(data.toString()) as Reply;
-        if (message.id !== id) return;
-        socket.off('message', onMessage);
-        resolve(message);
-      };
-      socket.on('message', onMessage);
-      socket.send(JSON.stringify({ id, method, params }));
-    });
-  try {
-    await call('HeapProfiler.enable');
-    // Twice: what the first collection frees (finalisers, weak references) the second one takes.
-    await call('HeapProfiler.collectGarbage');
-    await sleep(100);
-    await call('HeapProfiler.collectGarbage');
-    const usage = await call('Runtime.evaluate', {
-      expression: 'JSON.stringify(process.memoryUsage())',
-      returnByValue: true,
-    });
-    const { heapUsed } = JSON.parse(usage.result?.result?.value ?? '{}') as { heapUsed: number };
-    return { heapUsed, resident: residentBytes(server.child.pid as number) };
-  } finally {
-    socket.close();
-  }
+  const heapUsed = await collectGarbage(server);
+  return { heapUsed, resident: residentBytes(server.child.pid as number) };
 }
 
 const megabytes = (bytes: number) => (bytes / 2 ** 20).toFixed(1);

@@ -4,7 +4,14 @@ import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { cleanups, runCleanups, type StartedServer, startServer, temp } from './support/server-process.js';
+import {
+  cleanups,
+  collectGarbage,
+  runCleanups,
+  type StartedServer,
+  startServer,
+  temp,
+} from './support/server-process.js';
 
 /**
  * Transport hardening of apps/server, attacked from outside without a key (issues 32 and 37): unanswered upgrades,
@@ -251,9 +258,10 @@ describe('apps/server transport hardening', () => {
     }, 60_000);
 
     it('closes a WebSocket that sends a 50 MB frame with 1009 before parsing it, and memory stays bounded', async () => {
-      const server = await startServer(homeWith());
+      const server = await startServer({ ...homeWith(), NODE_OPTIONS: '--inspect=127.0.0.1:0' });
       const pid = server.child.pid as number;
       const { socket, reply, sessionId, closed } = await gatewaySession(server);
+      await collectGarbage(server);
       const baseline = residentBytes(pid);
       // Frames under the 16 MiB frame cap but over the text cap: parsed, refused, and dropped.
       for (let index = 0; index < 8; index += 1) {
@@ -293,7 +301,13 @@ describe('apps/server transport hardening', () => {
         );
         expect((await next.reply(200 + index)).error).toMatchObject({ code: 4002 });
       }
+      // When the traffic did not bring a full collection on in time, one is asked for: memory still held after it is
+      // kept, not garbage. Each try waits for the allocator to hand freed pages back.
+      for (let attempt = 0; attempt < 20 && !within(); attempt += 1) {
+        await collectGarbage(server);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
       await eventually(within, 30_000);
-    }, 120_000);
+    }, 180_000);
   });
 });

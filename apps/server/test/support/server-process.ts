@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ModelScript, type ScriptedServer, startScriptedOpenAIServer } from '@hermes/core/testing';
+import WebSocket from 'ws';
 import { createTestDatabase } from '../../../../packages/core/test/support/postgres.js';
 
 /** `apps/server` as built, started as a real child process by the server tests. */
@@ -125,4 +126,46 @@ export async function until<T>(
     last = await probe();
   }
   return last;
+}
+
+/**
+ * Makes the server collect its garbage, through the inspector it opens when started with
+ * `NODE_OPTIONS=--inspect=127.0.0.1:0` (no route of the product is added for it), and resolves with its heap in use
+ * after. A server with nothing to do may not run a full collection for minutes, so memory a test reads without this
+ * can be garbage, not memory kept.
+ */
+export async function collectGarbage(server: StartedServer): Promise<number> {
+  const url = /Debugger listening on (ws:\/\/\S+)/.exec(server.stderr())?.[1];
+  if (url === undefined) throw new Error(`no inspector: ${server.stderr()}`);
+  const socket = new WebSocket(url);
+  await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+  let nextId = 0;
+  type Reply = { id?: number; result?: { result?: { value?: string } } };
+  const call = (method: string, params: Record<string, unknown> = {}) =>
+    new Promise<Reply>((resolve) => {
+      nextId += 1;
+      const id = nextId;
+      const onMessage = (data: Buffer) => {
+        const message = JSON.parse(data.toString()) as Reply;
+        if (message.id !== id) return;
+        socket.off('message', onMessage);
+        resolve(message);
+      };
+      socket.on('message', onMessage);
+      socket.send(JSON.stringify({ id, method, params }));
+    });
+  try {
+    await call('HeapProfiler.enable');
+    // Twice: what the first collection frees (finalisers, weak references) the second one takes.
+    await call('HeapProfiler.collectGarbage');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await call('HeapProfiler.collectGarbage');
+    const usage = await call('Runtime.evaluate', {
+      expression: 'JSON.stringify(process.memoryUsage())',
+      returnByValue: true,
+    });
+    return (JSON.parse(usage.result?.result?.value ?? '{}') as { heapUsed: number }).heapUsed;
+  } finally {
+    socket.close();
+  }
 }
