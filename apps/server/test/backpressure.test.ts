@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import {
@@ -13,6 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   cleanups,
   collectGarbage,
+  residentBytes,
   runCleanups,
   type StartedServer,
   startServer,
@@ -30,16 +31,6 @@ const auth = { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json
 afterEach(runCleanups);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Resident memory of a process, in bytes; 0 once it is gone. */
-function residentBytes(pid: number): number {
-  try {
-    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return Number(match?.[1] ?? 0) * 1024;
-  } catch {
-    return 0;
-  }
-}
 
 /** Samples a process's resident memory until stopped; `peak()` is the largest figure seen. */
 function sampleMemory(pid: number) {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -7,6 +7,7 @@ import WebSocket from 'ws';
 import {
   cleanups,
   collectGarbage,
+  residentBytes,
   runCleanups,
   type StartedServer,
   startServer,
@@ -34,13 +35,6 @@ function portOf(server: StartedServer): number {
 
 function fdCount(pid: number): number {
   return readdirSync(`/proc/${pid}/fd`).length;
-}
-
-function residentBytes(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
-    .split('\n')
-    .find((entry) => entry.startsWith('VmRSS:'));
-  return Number(/(\d+)/.exec(line ?? '')?.[1] ?? 0) * 1024;
 }
 
 async function eventually(check: () => boolean, timeoutMs = 30_000): Promise<void> {

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -126,6 +126,16 @@ export async function until<T>(
     last = await probe();
   }
   return last;
+}
+
+/** Resident memory of a process, in bytes; 0 once it is gone. */
+export function residentBytes(pid: number): number {
+  try {
+    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return Number(match?.[1] ?? 0) * 1024;
+  } catch {
+    return 0;
+  }
 }
 
 /**

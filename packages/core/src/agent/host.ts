@@ -125,6 +125,13 @@ export interface AgentHostOptions {
  */
 const MAX_SESSION_ID_DRAWS = 16;
 
+function sessionIdsExhausted(holder: string): HermesError {
+  return new HermesError(
+    'session_id_exhausted',
+    `No unused session id after ${MAX_SESSION_ID_DRAWS} draws: every id drawn ${holder}.`,
+  );
+}
+
 class HostImpl implements HostContext {
   readonly homeDir: string;
   readonly clock: Clock;
@@ -459,30 +466,36 @@ class HostImpl implements HostContext {
    * session busy with the other's turn (a 500) and took its place in the live map. Drawn again, the two stay apart.
    */
   newSessionId(): string {
-    const generate = this.options.generateSessionId ?? newSessionId;
     for (let attempt = 0; attempt < MAX_SESSION_ID_DRAWS; attempt += 1) {
-      const sessionId = generate(this.clock.now());
-      if (!this.agents.has(sessionId) && this.turns.holder(sessionId) === undefined) return sessionId;
+      const sessionId = this.drawSessionId();
+      if (!this.sessionIdInUse(sessionId)) return sessionId;
     }
-    throw new HermesError(
-      'session_id_exhausted',
-      `No unused session id after ${MAX_SESSION_ID_DRAWS} draws: every id drawn names a live session of this host.`,
-    );
+    throw sessionIdsExhausted('names a live session of this host');
   }
 
-  /** {@link newSessionId}, drawn again while the store holds it. */
+  /**
+   * {@link newSessionId}, drawn again while the store holds it too. The in-use check runs after the store's answer,
+   * so an id a live agent or a turn took while the look-up was away is drawn again as well.
+   */
   async newStoredSessionId(): Promise<string> {
     for (let attempt = 0; attempt < MAX_SESSION_ID_DRAWS; attempt += 1) {
-      const sessionId = this.newSessionId();
+      const sessionId = this.drawSessionId();
+      if (this.sessionIdInUse(sessionId)) continue;
       // A store that cannot answer (an outage) does not refuse the session here: its first write reports the store
       // as it did before this look-up, and a session that is never written cannot continue another.
       const stored = await this.store.getSession(sessionId).catch(() => null);
-      if (stored === null && !this.agents.has(sessionId)) return sessionId;
+      if (stored === null && !this.sessionIdInUse(sessionId)) return sessionId;
     }
-    throw new HermesError(
-      'session_id_exhausted',
-      `No unused session id after ${MAX_SESSION_ID_DRAWS} draws: every id drawn names a stored session.`,
-    );
+    throw sessionIdsExhausted('names a live or stored session');
+  }
+
+  private drawSessionId(): string {
+    return (this.options.generateSessionId ?? newSessionId)(this.clock.now());
+  }
+
+  /** Whether a live agent or a turn in flight of this host holds the id. */
+  private sessionIdInUse(sessionId: string): boolean {
+    return this.agents.has(sessionId) || this.turns.holder(sessionId) !== undefined;
   }
 
   async resumeSession(idOrTitle: string, options: ResumeOptions = {}): Promise<Agent> {
