@@ -264,8 +264,6 @@ export class SqliteSessionStore implements SessionStore {
   private turnPrepared: { markDisplay: Statement; releaseLease: Statement } | undefined;
   private readonly turnFieldUpdates = new Map<string, Statement>();
   private sessionById: { get(values: { id: string }): SessionRecord | undefined } | undefined;
-  private sessionIdTaken: Statement | undefined;
-  private titleFields: Statement | undefined;
   private titleRange: Statement | undefined;
   private titleUpdate: Statement | undefined;
   /**
@@ -315,7 +313,7 @@ export class SqliteSessionStore implements SessionStore {
     assertSeedRoles(seed);
     return this.connection.write('other', () => {
       const now = this.now;
-      if (this.hasSession(init.id)) throw sessionExists(init.id);
+      if (this.findSession(init.id)) throw sessionExists(init.id);
       this.insertSession(init, seed, now);
       return toSessionRow(this.requireSession(init.id));
     });
@@ -360,7 +358,7 @@ export class SqliteSessionStore implements SessionStore {
       // A session this turn creates is born with its rows counted (as the append's UPDATE would count them, the
       // activity time the same): one statement less for every header-less turn of a new conversation (ADR 0093).
       const ids =
-        turn.create && !this.hasSession(sessionId)
+        turn.create && !this.findSession(sessionId)
           ? this.insertSession({ ...turn.create, id: sessionId }, turn.rows, now)
           : this.appendRows(sessionId, turn.rows, now);
       // The append's UPDATE found the session: no second lookup.
@@ -673,7 +671,7 @@ export class SqliteSessionStore implements SessionStore {
       const now = this.now;
       const parent = this.requireSession(sessionId);
       const branchId = options.id ?? newSessionId(now);
-      if (this.hasSession(branchId)) throw sessionExists(branchId);
+      if (this.findSession(branchId)) throw sessionExists(branchId);
       if (options.upToRowId !== undefined) this.requireActiveRow(sessionId, options.upToRowId);
       const givenTitle = normalizeTitle(options.title);
       if (givenTitle !== null && this.titleTakenBy(givenTitle) !== null) throw branchTitleTaken(givenTitle);
@@ -754,19 +752,10 @@ export class SqliteSessionStore implements SessionStore {
     options: { usage?: UsageEntry[] } = {},
   ): Promise<string | null> {
     return this.connection.write('other', () => {
-      // Only the fields the title rule reads: an auto-title's write follows each new session's first turn, and the
-      // whole row read through drizzle cost more than the rest of the rule (ADR 0098).
-      this.titleFields ??= this.connection.sqlite.prepare(
-        'SELECT id, title, title_source AS titleSource FROM sessions WHERE id = ?',
-      );
-      const session = this.titleFields.get(id) as Pick<SessionRecord, 'id' | 'title' | 'titleSource'> | undefined;
-      if (!session) throw sessionNotFound(id);
+      const session = this.requireSession(id);
       const stored = this.applyTitle(session, title, source);
-      const now = this.now;
-      const usage = mergeUsageEntries(options.usage ?? []);
-      for (const entry of usage) this.addUsage(id, entry, now, true);
-      // Each usage entry already set `last_activity_at` to `now`.
-      if (usage.length === 0) this.statements.touchSession.run({ sessionId: id, now });
+      for (const entry of mergeUsageEntries(options.usage ?? [])) this.addUsage(id, entry, this.now, true);
+      this.statements.touchSession.run({ sessionId: id, now: this.now });
       return stored;
     });
   }
@@ -924,15 +913,6 @@ export class SqliteSessionStore implements SessionStore {
       .where(eq(sessions.id, sql.placeholder('id')))
       .prepare();
     return this.sessionById.get({ id });
-  }
-
-  /**
-   * Whether a session row with this id exists. Raw and plucked: a header-less turn asks it before its session's
-   * insert, and reading and mapping the whole row through drizzle cost several times the lookup (ADR 0098).
-   */
-  private hasSession(id: string): boolean {
-    this.sessionIdTaken ??= this.connection.sqlite.prepare('SELECT 1 FROM sessions WHERE id = ?').pluck();
-    return this.sessionIdTaken.get(id) !== undefined;
   }
 
   private requireSession(id: string): SessionRecord {
@@ -1107,11 +1087,7 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   /** The title rules of §9.4.6 on one session; returns the stored title. */
-  private applyTitle(
-    session: Pick<SessionRecord, 'id' | 'title' | 'titleSource'>,
-    title: string | null,
-    source: TitleSource,
-  ): string | null {
+  private applyTitle(session: SessionRecord, title: string | null, source: TitleSource): string | null {
     // A title the user chose is never replaced by a generated one.
     const decision = titleToApply(session, title, source);
     if ('keep' in decision) return decision.keep;
