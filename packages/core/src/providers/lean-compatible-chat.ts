@@ -359,9 +359,7 @@ export function createLeanCompatibleChatModel(
  * the SDK, which combines it into a new object. A config without these functions (another SDK version) is left alone.
  */
 function keepRequestConfig(sdk: LanguageModelV3): void {
-  const config = (sdk as { config?: unknown }).config as
-    | { headers?: unknown; url?: unknown }
-    | undefined;
+  const config = (sdk as { config?: unknown }).config as { headers?: unknown; url?: unknown } | undefined;
   if (typeof config !== 'object' || config === null) return;
   const headers = config.headers;
   if (typeof headers === 'function') {

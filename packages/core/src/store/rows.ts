@@ -1,4 +1,4 @@
-import { asc, sql } from 'drizzle-orm';
+import { asc } from 'drizzle-orm';
 import type { JsonObject } from '../types.js';
 import type { StoreDatabase } from './connection.js';
 import { messages, type sessions } from './schema.js';
