@@ -270,6 +270,37 @@ describe('lean OpenAI-compatible stream parse', () => {
     }
   });
 
+  it('the provider headers and URL kept after the first call are the ones the SDK model sends on each (ADR 0098)', async () => {
+    const answer = `${sseChunk({ choices: [{ index: 0, delta: { content: 'hi' }, finish_reason: 'stop' }] })}data: [DONE]\n\n`;
+    const sent = async (model: LanguageModelV3, headers?: Record<string, string>) => {
+      rawBodies.push(answer);
+      const before = rawRequests.length;
+      await drain((await model.doStream({ ...call, ...(headers ? { headers } : {}) })).stream);
+      const request = rawRequests[before];
+      if (!request) throw new Error('no request reached the server');
+      const { host: _host, connection: _connection, 'content-length': _length, ...rest } = request.headers;
+      return rest;
+    };
+    const lean = leanModel(rawURL);
+    const sdk = sdkModel(rawURL);
+    const first = await sent(lean, { 'x-call': 'one' });
+    const second = await sent(lean);
+    const third = await sent(lean, { 'x-call': 'three' });
+    expect(first['x-call']).toBe('one');
+    // A call's own header stays with that call.
+    expect(second['x-call']).toBeUndefined();
+    expect(third['x-call']).toBe('three');
+    expect(second.authorization).toBe('Bearer k');
+    expect(second['user-agent']).toBe(first['user-agent']);
+    const { 'x-call': _first, ...firstRest } = first;
+    expect(second).toEqual(firstRest);
+    // The plain SDK model's own request carries the same provider headers.
+    const plain = await sent(sdk);
+    expect(plain.authorization).toBe(second.authorization);
+    expect(plain['user-agent']).toBe(second['user-agent']);
+    expect(plain['content-type']).toBe(second['content-type']);
+  });
+
   it('a caller’s fetch carries every call, and its streams parse the same (ADR 0026)', async () => {
     const script = step(text('Hello there, world!', 3));
     scripted.push(script);

@@ -299,6 +299,7 @@ export function createLeanCompatibleChatModel(
     return keepStream(call, kept, response.status, request);
   };
   const sdk = createSdkModel(keep, transformRequestBody);
+  keepRequestConfig(sdk);
   return {
     specificationVersion: 'v3',
     provider: sdk.provider,
@@ -348,6 +349,40 @@ export function createLeanCompatibleChatModel(
       return { ...result, stream: leanStream(kept.body, options, preamble) };
     },
   };
+}
+
+/**
+ * The SDK model's request settings that are the same on every call, kept after their first use (ADR 0098). The
+ * OpenAI-compatible chat model asks its config for the provider's headers (an undici `Headers` built, the user-agent
+ * suffix added, then copied back to a record) and for the URL (a `URL` parsed and printed) on each call; neither
+ * depends on the call, and a model is made anew when its settings change. The kept headers record is only read by
+ * the SDK, which combines it into a new object. A config without these functions (another SDK version) is left alone.
+ */
+function keepRequestConfig(sdk: LanguageModelV3): void {
+  const config = (sdk as { config?: unknown }).config as { headers?: unknown; url?: unknown } | undefined;
+  if (typeof config !== 'object' || config === null) return;
+  const headers = config.headers;
+  if (typeof headers === 'function') {
+    let kept: unknown;
+    config.headers = () => {
+      kept ??= headers.call(config);
+      return kept;
+    };
+  }
+  const url = config.url;
+  if (typeof url === 'function') {
+    const urls = new Map<string, unknown>();
+    config.url = (options: { modelId: string; path: string }) => {
+      const key = `${options.modelId}\n${options.path}`;
+      let found = urls.get(key);
+      if (found === undefined) {
+        found = url.call(config, options);
+        // Only a few paths (chat completions) are ever asked; a bound keeps an odd caller from growing it.
+        if (urls.size < 16) urls.set(key, found);
+      }
+      return found;
+    };
+  }
 }
 
 /** A kept event stream: its body and response headers. */

@@ -1,4 +1,4 @@
-import { asc, sql } from 'drizzle-orm';
+import { asc } from 'drizzle-orm';
 import type { JsonObject } from '../types.js';
 import type { StoreDatabase } from './connection.js';
 import { messages, type sessions } from './schema.js';
@@ -157,55 +157,40 @@ function jsonText(value: unknown): string | null {
 export type MessageInserter = (values: MessageInsert) => number;
 
 /**
- * A prepared single-row INSERT … RETURNING id. Every transcript write goes through it: drizzle
- * would otherwise build and compile the SQL on each call, which costs more than the insert itself.
- * The placeholders are bare (inside `sql`), so JSON is serialized here and a null stays SQL NULL;
- * drizzle's column encoder would store a JSON `null` text for it.
+ * A prepared single-row INSERT, read back by its rowid. Every transcript write goes through it: drizzle would
+ * otherwise build and compile the SQL on each call, which costs more than the insert itself. Raw SQL, not a drizzle
+ * prepared query: a turn inserts several rows, and drizzle's placeholder filling and `RETURNING` row mapping cost a
+ * share of each insert (the columns and values are the ones drizzle's insert wrote: `active` 1, `compacted` 0,
+ * `superseded_by` NULL, ADR 0098). JSON is serialized here and a null stays SQL NULL; drizzle's column encoder would
+ * store a JSON `null` text for it.
  */
 export function prepareMessageInserter(db: StoreDatabase): MessageInserter {
-  const placeholder = (name: string) => sql`${sql.placeholder(name)}`;
-  const statement = db
-    .insert(messages)
-    .values({
-      sessionId: placeholder('sessionId'),
-      turnId: placeholder('turnId'),
-      role: placeholder('role'),
-      content: placeholder('content'),
-      contentParts: placeholder('contentParts'),
-      toolCalls: placeholder('toolCalls'),
-      toolCallId: placeholder('toolCallId'),
-      toolName: placeholder('toolName'),
-      reasoning: placeholder('reasoning'),
-      providerMetadata: placeholder('providerMetadata'),
-      timestamp: placeholder('timestamp'),
-      tokenCount: placeholder('tokenCount'),
-      finishReason: placeholder('finishReason'),
-      displayKind: placeholder('displayKind'),
-      displayMetadata: placeholder('displayMetadata'),
-    })
-    .returning({ id: messages.id })
-    .prepare();
-  return (values) => {
-    const row = statement.get({
-      sessionId: values.sessionId,
-      turnId: values.turnId ?? null,
-      role: values.role,
-      content: values.content ?? '',
-      contentParts: jsonText(values.contentParts),
-      toolCalls: jsonText(values.toolCalls),
-      toolCallId: values.toolCallId ?? null,
-      toolName: values.toolName ?? null,
-      reasoning: values.reasoning ?? null,
-      providerMetadata: jsonText(values.providerMetadata),
-      timestamp: values.timestamp,
-      tokenCount: values.tokenCount ?? null,
-      finishReason: values.finishReason ?? null,
-      displayKind: values.displayKind ?? null,
-      displayMetadata: jsonText(values.displayMetadata),
-    });
-    if (!row) throw new Error('INSERT … RETURNING returned no row');
-    return row.id;
-  };
+  const statement = db.$client.prepare(
+    `INSERT INTO messages (session_id, turn_id, role, content, content_parts, tool_calls, tool_call_id, tool_name,
+      reasoning, provider_metadata, timestamp, token_count, finish_reason, active, compacted, superseded_by,
+      display_kind, display_metadata)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, 0, NULL, ?, ?)`,
+  );
+  return (values) =>
+    Number(
+      statement.run(
+        values.sessionId,
+        values.turnId ?? null,
+        values.role,
+        values.content ?? '',
+        jsonText(values.contentParts),
+        jsonText(values.toolCalls),
+        values.toolCallId ?? null,
+        values.toolName ?? null,
+        values.reasoning ?? null,
+        jsonText(values.providerMetadata),
+        values.timestamp,
+        values.tokenCount ?? null,
+        values.finishReason ?? null,
+        values.displayKind ?? null,
+        jsonText(values.displayMetadata),
+      ).lastInsertRowid,
+    );
 }
 
 /** Number of tool calls carried by the given rows. */
