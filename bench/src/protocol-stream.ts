@@ -392,6 +392,9 @@ function freshProcessTurn(
   });
 }
 
+/** Uncounted turns of the measured size before a path's measured turns: the floor's uncounted reads are as many. */
+const WARM_UP_TURNS = 2;
+
 /** The floor's medians beside a path's samples, and each pair's ratios. */
 function floorFigures(reads: DirectRead[], samples: TurnFigures[]): FloorFigures {
   return {
@@ -407,7 +410,8 @@ export function pairRatio(ratios: number[]): number {
 }
 
 /**
- * Measures every protocol path: `runs` turns of `count` deltas each after one 1,000-delta warm-up turn, each turn
+ * Measures every protocol path: `runs` turns of `count` deltas each after one 1,000-delta warm-up turn (the peak RSS
+ * baseline) and {@link WARM_UP_TURNS} uncounted turns of `count` deltas, each measured turn
  * right after a read of the direct client (the floor, in a process and CPU group of its own), so that path and floor
  * are measured in the same rounds; and `freshRuns` first turns of fresh agents, each after a fresh direct client's
  * first read. Each agent runs in a CPU group of its own when the harness is isolated (cgroups.ts).
@@ -496,6 +500,14 @@ export async function runProtocolStreams(
         await path.prepare();
         await path.turn(() => {});
         const peakRssWarmMb = peakRssMb(path.pid);
+        // Then uncounted turns of `count` deltas, as the floor had its uncounted reads of `count` before it was measured
+        // (ADR 0094): after one 1,000-delta turn the first turns of `count` deltas still ran V8's optimising compiles
+        // and the old generation's second full collection, on every path, so a path's median was a warm-up turn.
+        for (let warmUp = 0; warmUp < WARM_UP_TURNS; warmUp += 1) {
+          await deltas(server, count);
+          await path.prepare();
+          await path.turn(() => {});
+        }
         const samples: TurnSample[] = [];
         const reads: DirectRead[] = [];
         for (let run = 0; run < options.runs; run += 1) {
