@@ -336,13 +336,20 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
     // Gathered in chunks, not with `+=`: a rope of one node per delta would live, and be promoted, for the whole
     // answer (ADR 0059, ADR 0069).
     let openText = new TextChunks();
+    /** The last closed message's text: its closing events and the terminal one share its encoding (ADR 0097). */
+    let closedText: string | undefined;
     const calls = new Map<string, Item>();
     const indexOf = (item: Item) => output.indexOf(item);
-    const closeMessage = async (phase: string, status: string) => {
+    /**
+     * `ended`: the text the core's `message.end` carries, the very string it stores, so that the item does not hold a
+     * second copy of a long answer joined from the deltas (ADR 0097).
+     */
+    const closeMessage = async (phase: string, status: string, ended?: string) => {
       if (!openMessage) return;
       const item = openMessage;
       openMessage = null;
-      const text = openText.toString();
+      const text = ended ?? openText.toString();
+      closedText = text;
       const part = { type: 'output_text', text, annotations: [] };
       Object.assign(item, { status, phase, content: [part] });
       const base = { item_id: item.id, output_index: indexOf(item), content_index: 0 };
@@ -431,6 +438,7 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
         await closeMessage(
           event.hasToolCalls ? 'commentary' : 'final_answer',
           event.discarded || event.interrupted ? 'incomplete' : 'completed',
+          event.text,
         );
         if (heldReasoning) {
           const held = heldReasoning;
@@ -546,7 +554,7 @@ export function registerResponsesRoutes(app: Hono, server: ServerContext): void 
           sse.closeMerge();
           const framed = { ...event, sequence_number: sequence };
           sequence += 1;
-          await sse.frame(framed, { event: String(event.type) });
+          await sse.frame(framed, { event: String(event.type), shared: closedText });
         };
         // One encoder per message item, so that only deltas of the same item are merged.
         const deltaEncoders = new WeakMap<Item, (text: string) => string>();

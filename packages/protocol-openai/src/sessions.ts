@@ -322,12 +322,13 @@ export function registerSessionRoutes(app: Hono, server: ServerContext, registry
       );
       streamApi.onAbort(() => run.controller.abort(interruptReason('client_disconnect', 'the client disconnected')));
       let seq = 1;
-      const send = (event: string, payload: Record<string, unknown>) => {
+      /** `shared`: the answer's text, which the closing frames each hold (encoded once, ADR 0097). */
+      const send = (event: string, payload: Record<string, unknown>, shared?: string) => {
         // A delta frame being merged takes its `seq` when it closes, before this one's.
         writer.closeMerge();
         const framed = { session_id: run.sessionId, run_id: run.id, seq, ts: Date.now() / 1000, ...payload };
         seq += 1;
-        return writer.frame(framed, { event });
+        return writer.frame(framed, { event, shared });
       };
       const messageId = hexId('msg_', 24);
       // Answer text goes out as mergeable `assistant.delta` frames (ADR 0062): the deltas of one model chunk, or of
@@ -441,13 +442,12 @@ export function registerSessionRoutes(app: Hono, server: ServerContext, registry
           const finalText = run.result?.finalText ?? '';
           if (deltas === 0 && finalText) await send('assistant.delta', { message_id: messageId, delta: finalText });
           const { output: _output, usage, runtime: _runtime, ...flags } = payload;
-          await send('assistant.completed', { message_id: messageId, content: finalText, ...flags });
-          await send(name, {
-            ...payload,
-            messages: await turnMessages(run),
-            usage: usage ?? null,
-            runtime: run.runtime,
-          });
+          await send('assistant.completed', { message_id: messageId, content: finalText, ...flags }, finalText);
+          await send(
+            name,
+            { ...payload, messages: await turnMessages(run), usage: usage ?? null, runtime: run.runtime },
+            finalText,
+          );
           await send('done', {});
           dropResultWhenSettled(run);
           await writer.finish();

@@ -46,7 +46,63 @@ describe('SseWriter', () => {
     release();
     await big;
     await writer.finish();
-    expect(writes).toHaveLength(1);
+    // A frame this large goes out as chunks of its own (ADR 0097).
+    expect(writes.join('')).toBe(`data: ${'x'.repeat(70_000)}\n\n`);
+  });
+
+  it('writes a large frame as chunks of its own, in order with the frames around it', async () => {
+    const { writes, stream } = fakeStream();
+    const writer = new SseWriter(stream, 60_000);
+    const long = 'y'.repeat(20_000);
+    void writer.frame({ before: 1 });
+    void writer.frame({ text: long }, { event: 'big' });
+    void writer.frame({ after: 2 });
+    await writer.finish();
+    expect(writes.join('')).toBe(
+      `data: {"before":1}\n\nevent: big\ndata: ${JSON.stringify({ text: long })}\n\ndata: {"after":2}\n\n`,
+    );
+    // The frame's JSON is a chunk of its own, not joined to the text around it.
+    expect(writes).toContain(JSON.stringify({ text: long }));
+  });
+
+  it('encodes a shared text once, as bytes, for every frame that holds it; the frames read as JSON.stringify wrote them', async () => {
+    const writes: (string | Uint8Array)[] = [];
+    const stream = {
+      aborted: false,
+      async write(chunk: string | Uint8Array) {
+        writes.push(chunk);
+      },
+    } as unknown as StreamingApi;
+    const writer = new SseWriter(stream, 60_000);
+    const text = `${'answer '.repeat(4_000)}ünïcode`;
+    const part = { type: 'output_text', text };
+    const first = { type: 'done', text, part, n: 1 };
+    const second = { type: 'completed', output: [{ content: [part] }], copy: `${text}`, other: 'x' };
+    void writer.frame(first, { event: 'done', shared: text });
+    void writer.frame(second, { event: 'completed', shared: text });
+    await writer.finish();
+    const decoded = writes.map((chunk) => (typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString())).join('');
+    expect(decoded).toBe(
+      `event: done\ndata: ${JSON.stringify(first)}\n\nevent: completed\ndata: ${JSON.stringify(second)}\n\n`,
+    );
+    const byteChunks = writes.filter((chunk) => typeof chunk !== 'string');
+    // Four places hold the text (one of them an equal copy); all of them are the one encoding.
+    expect(byteChunks).toHaveLength(4);
+    expect(new Set(byteChunks).size).toBe(1);
+  });
+
+  it('a shared text that needs escaping, or data that holds the mark elsewhere, still reads as JSON.stringify wrote it', async () => {
+    const { writes, stream } = fakeStream();
+    const writer = new SseWriter(stream, 60_000);
+    const text = `"quoted"\\ line\n\u0000 ${'z'.repeat(20_000)} \ud800`;
+    const data = { text, again: text, '\u0000hermes-shared-': 'key' };
+    void writer.frame(data, { shared: text });
+    await writer.finish();
+    const decoded = (writes as unknown[])
+      .map((chunk) => (typeof chunk === 'string' ? chunk : Buffer.from(chunk as Uint8Array).toString()))
+      .join('');
+    expect(decoded).toBe(`data: ${JSON.stringify(data)}\n\n`);
+    expect(JSON.parse(decoded.slice(6))).toEqual(data);
   });
 
   it('joins mergeable text queued in one turn into one frame, closed by any other frame', async () => {

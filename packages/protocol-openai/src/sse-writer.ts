@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { ServerResponse } from 'node:http';
 import type { Context } from 'hono';
 import { stream } from 'hono/streaming';
@@ -43,6 +44,51 @@ function alreadySentResponse(): Response {
 /** Buffered characters above which a frame waits for the buffer to be written (back-pressure). */
 const HIGH_WATER_CHARS = 64 * 1024;
 
+/**
+ * A frame whose JSON is at least this many characters is queued as chunks of its own instead of being appended to the
+ * buffered text. Appended, it made a rope of the buffer and the frame that node flattened (a second copy of the whole
+ * frame on V8's heap) to count its bytes before writing it; a long answer's final events are each the whole answer
+ * (ADR 0097).
+ */
+const OWN_CHUNK_CHARS = 16 * 1024;
+
+/**
+ * Stands for the shared text in a frame's JSON while it is encoded (see {@link SseFrameOptions.shared}): a random
+ * string per process, which no data holds, and whose occurrences are counted against the replacements made anyway.
+ */
+const SHARED_MARK = `\u0000hermes-shared-${randomUUID()}\u0000`;
+const SHARED_MARK_JSON = JSON.stringify(SHARED_MARK);
+
+/** Characters JSON.stringify writes escaped (lone surrogates included; paired ones too, to keep the test simple). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what JSON escapes.
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/**
+ * The JSON encoding of a string as UTF-8 bytes. Text that needs no escaping is copied straight from the string:
+ * JSON.stringify of a long string returns a rope of its parts, which the copy to bytes would flatten, one more copy on
+ * V8's heap.
+ */
+export function jsonStringBytes(text: string): Buffer {
+  if (NEEDS_ESCAPE.test(text)) return Buffer.from(JSON.stringify(text));
+  const bytes = Buffer.allocUnsafe(Buffer.byteLength(text) + 2);
+  bytes[0] = 0x22;
+  bytes.write(text, 1);
+  bytes[bytes.length - 1] = 0x22;
+  return bytes;
+}
+
+/** How {@link SseWriter.frame} frames its data. */
+export interface SseFrameOptions {
+  event?: string;
+  id?: number | string;
+  /**
+   * A long string the data holds (an answer's text) that other frames of the same writer hold too, such as a Responses
+   * message's closing events and its terminal one. It is JSON-encoded once per writer, to bytes written as they are,
+   * instead of once in each frame's JSON (ADR 0097).
+   */
+  shared?: string;
+}
+
 /** Default of `api_server.stream_buffer_bytes`: what one stream may hold for a client that does not read (ADR 0038). */
 export const STREAM_BUFFER_BYTES = 1024 * 1024;
 
@@ -51,8 +97,8 @@ export interface SseSink {
   /** True once the client went away. */
   readonly aborted: boolean;
   onAbort(listener: () => void | Promise<void>): void;
-  /** Resolves once the text is handed to the socket, or once the socket can take more (back-pressure). */
-  write(text: string): Promise<unknown>;
+  /** Resolves once the chunk is handed to the socket, or once the socket can take more (back-pressure). */
+  write(chunk: string | Uint8Array): Promise<unknown>;
   /** Cuts the connection at once; the client sees the stream end without its terminal frame. */
   destroy?(): void;
 }
@@ -104,10 +150,10 @@ class NodeSseSink implements SseSink {
     this.response.destroy();
   }
 
-  write(text: string): Promise<void> {
+  write(chunk: string | Uint8Array): Promise<void> {
     const { response } = this;
     if (this.aborted || response.writableEnded || response.destroyed) return Promise.resolve();
-    if (response.write(text)) return Promise.resolve();
+    if (response.write(chunk)) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
         response.off('drain', done);
@@ -201,6 +247,15 @@ export class SseWriter {
   private readonly limitBytes: number;
   private readonly onOverflow: ((heldBytes: number) => void) | undefined;
   private buffer = '';
+  /**
+   * What is queued ahead of `buffer`: earlier buffered text and the chunks of large frames, written in order
+   * ({@link OWN_CHUNK_CHARS}); `chunkBytes` is their size (characters for text, bytes for bytes).
+   */
+  private chunks: (string | Uint8Array)[] = [];
+  private chunkBytes = 0;
+  /** The last {@link SseFrameOptions.shared} text and its JSON encoding as bytes. */
+  private sharedText: string | null = null;
+  private sharedBytes: Uint8Array | null = null;
   /** Text queued by {@link SseWriter.mergeable} that a later call in the same turn may still join. */
   private mergingText = '';
   private mergingEncode: ((text: string) => string) | null = null;
@@ -247,7 +302,7 @@ export class SseWriter {
    * merged (characters, which is bytes for ASCII text).
    */
   heldBytes(): number {
-    return this.buffer.length + this.mergingText.length;
+    return this.chunkBytes + this.buffer.length + this.mergingText.length;
   }
 
   /**
@@ -261,6 +316,10 @@ export class SseWriter {
     if (held - adding <= this.limitBytes) return false;
     this.overflowed = true;
     this.buffer = '';
+    this.chunks = [];
+    this.chunkBytes = 0;
+    this.sharedText = null;
+    this.sharedBytes = null;
     this.mergingText = '';
     this.mergingEncode = null;
     clearTimeout(this.timer);
@@ -312,7 +371,7 @@ export class SseWriter {
   private queued(merging: number, added: number): Promise<void> {
     this.lastFrameAt = performance.now();
     if (this.overLimit(added)) return Promise.resolve();
-    if (this.buffer.length + merging >= HIGH_WATER_CHARS) {
+    if (this.chunkBytes + this.buffer.length + merging >= HIGH_WATER_CHARS) {
       const written = this.flush();
       return this.pace === 'wait' ? written : Promise.resolve();
     }
@@ -335,14 +394,29 @@ export class SseWriter {
       return this.queue.then(() => undefined);
     }
     this.closeMerge();
-    if (this.buffer !== '') {
-      const text = this.buffer;
-      this.buffer = '';
-      this.queue = this.queue
-        .then(() => (this.stream.aborted ? undefined : this.stream.write(text)))
-        .catch(() => undefined);
+    if (this.buffer !== '' || this.chunks.length > 0) {
+      const taken = this.take();
+      this.queue = this.queue.then(() => (this.stream.aborted ? undefined : this.send(taken))).catch(() => undefined);
     }
     return this.queue.then(() => undefined);
+  }
+
+  /** Takes everything queued for writing: the buffered text alone, or the chunks with it. */
+  private take(): string | (string | Uint8Array)[] {
+    const text = this.buffer;
+    this.buffer = '';
+    if (this.chunks.length === 0) return text;
+    const taken = this.chunks;
+    if (text !== '') taken.push(text);
+    this.chunks = [];
+    this.chunkBytes = 0;
+    return taken;
+  }
+
+  /** Hands what {@link SseWriter.take} took to the sink, one write per chunk, in order. */
+  private send(taken: string | (string | Uint8Array)[]): Promise<unknown> {
+    if (typeof taken === 'string') return this.stream.write(taken);
+    return Promise.all(taken.map((chunk) => this.stream.write(chunk)));
   }
 
   /** `hold` pace: writes until nothing is held, one chunk per time the socket takes one. */
@@ -351,10 +425,8 @@ export class SseWriter {
     try {
       for (;;) {
         this.closeMerge();
-        if (this.buffer === '' || this.stream.aborted || this.overflowed) return;
-        const text = this.buffer;
-        this.buffer = '';
-        await this.stream.write(text).catch(() => undefined);
+        if ((this.buffer === '' && this.chunks.length === 0) || this.stream.aborted || this.overflowed) return;
+        await this.send(this.take()).catch(() => undefined);
       }
     } finally {
       this.writing = false;
@@ -370,15 +442,72 @@ export class SseWriter {
    * A frame with optional `event:` and `id:` lines; the data is single-line JSON (or a literal such as `[DONE]`, or
    * JSON the caller already encoded).
    */
-  frame(data: unknown, options: { event?: string; id?: number | string } = {}): Promise<void> {
+  frame(data: unknown, options: SseFrameOptions = {}): Promise<void> {
     // A cut or finished stream does not encode what it will not send (a long answer's final events are large).
     if (this.closed) return Promise.resolve();
+    let head = '';
+    if (options.event !== undefined) head += `event: ${options.event}\n`;
+    if (options.id !== undefined) head += `id: ${options.id}\n`;
+    const { shared } = options;
+    if (typeof data !== 'string' && shared !== undefined && shared.length >= OWN_CHUNK_CHARS) {
+      const parts = this.encodeSharing(data, shared);
+      if (parts !== null) return this.ownChunks(head, parts);
+    }
     const payload = typeof data === 'string' ? data : JSON.stringify(data);
-    if (options.event === undefined && options.id === undefined) return this.raw(`data: ${payload}\n\n`);
-    let frame = '';
-    if (options.event !== undefined) frame += `event: ${options.event}\n`;
-    if (options.id !== undefined) frame += `id: ${options.id}\n`;
-    return this.raw(`${frame}data: ${payload}\n\n`);
+    if (payload.length >= OWN_CHUNK_CHARS) return this.ownChunks(head, [payload]);
+    return this.raw(`${head}data: ${payload}\n\n`);
+  }
+
+  /**
+   * The JSON of `data` as pieces, the encoding of `shared` (made once per shared text) where the data holds it; null
+   * when the data does not hold it, or when the mark turned up elsewhere (then the caller encodes it whole).
+   */
+  private encodeSharing(data: unknown, shared: string): (string | Uint8Array)[] | null {
+    let replaced = 0;
+    const json = JSON.stringify(data, (_key, value: unknown) => {
+      if (value !== shared) return value;
+      replaced += 1;
+      return SHARED_MARK;
+    });
+    if (replaced === 0) return null;
+    const pieces = json.split(SHARED_MARK_JSON);
+    if (pieces.length !== replaced + 1) return null;
+    if (this.sharedText !== shared) {
+      this.sharedText = shared;
+      this.sharedBytes = jsonStringBytes(shared);
+    }
+    const bytes = this.sharedBytes as Uint8Array;
+    const parts: (string | Uint8Array)[] = [];
+    for (let index = 0; index < pieces.length; index += 1) {
+      if (index > 0) parts.push(bytes);
+      parts.push(pieces[index] as string);
+    }
+    return parts;
+  }
+
+  /**
+   * Queues a large frame's data as chunks of their own, after what is buffered ({@link OWN_CHUNK_CHARS}); its lines go
+   * as chunks of their own too, since joining them to a large piece is the copy this avoids.
+   */
+  private ownChunks(head: string, parts: (string | Uint8Array)[]): Promise<void> {
+    this.closeMerge();
+    if (this.buffer !== '') {
+      this.chunks.push(this.buffer);
+      this.chunkBytes += this.buffer.length;
+      this.buffer = '';
+    }
+    const opening = `${head}data: `;
+    let added = opening.length + 2;
+    this.chunks.push(opening);
+    for (const part of parts) {
+      // An empty write would be the end of a chunked body.
+      if (part.length === 0) continue;
+      this.chunks.push(part);
+      added += typeof part === 'string' ? part.length : part.byteLength;
+    }
+    this.chunks.push('\n\n');
+    this.chunkBytes += added;
+    return this.queued(0, added);
   }
 
   /** Stops the keepalive and waits for queued frames. */

@@ -175,6 +175,28 @@ describe('responses', () => {
     expect(completed.usage).not.toBeNull();
   });
 
+  it('28b. stream of a long answer: its closing events carry it whole, encoded once and shared (ADR 0097)', async () => {
+    const answer = `${'Line "one" \\ ünïcode €\n'.repeat(1_500)}${'plain '.repeat(5_000)}`;
+    rig = await startRig({ script: [step(text(answer, 4096))] });
+    const response = await rig.raw('/v1/responses', {
+      method: 'POST',
+      body: JSON.stringify({ input: 'hi', stream: true }),
+    });
+    const events = (await readFrames(response)).map(dataOf) as Record<string, any>[];
+    for (const event of events) expect(ResponseStreamEventSchema.safeParse(event).success).toBe(true);
+    expect(events.map((event) => event.sequence_number)).toEqual(events.map((_, index) => index));
+    const deltas = events.filter((event) => event.type === 'response.output_text.delta').map((event) => event.delta);
+    expect(deltas.join('')).toBe(answer);
+    expect(events.find((event) => event.type === 'response.output_text.done')?.text).toBe(answer);
+    expect(events.find((event) => event.type === 'response.content_part.done')?.part.text).toBe(answer);
+    expect(events.find((event) => event.type === 'response.output_item.done')?.item.content[0].text).toBe(answer);
+    const completed = events.at(-1) as Record<string, any>;
+    expect(completed.type).toBe('response.completed');
+    expect(completed.response.output[0].content[0].text).toBe(answer);
+    const stored = await rig.client.responses.retrieve(completed.response.id);
+    expect((stored.output[0] as { content: { text: string }[] }).content[0]?.text).toBe(answer);
+  });
+
   const toolScript = () => [step(text('Checking. '), toolCall('test_echo', { text: 'README.md' })), step(text('Done'))];
 
   it('29. stream with a tool (raw)', async () => {

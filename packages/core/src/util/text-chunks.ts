@@ -16,9 +16,18 @@ export class TextChunks {
     if (this.pending.length >= FOLD_EVERY) this.fold();
   }
 
-  /** The whole text so far. */
+  /**
+   * The whole text so far. With chunks pending it is joined with them in one flat string: folded onto the joined
+   * text it would be a rope, and the first reader that needs it flat (the core's check for an empty answer, a JSON
+   * encoding, a database binding) copies it whole once more; at a long answer's end that second copy is promoted
+   * garbage (ADR 0097).
+   */
   toString(): string {
-    if (this.pending.length > 0) this.fold();
+    if (this.pending.length > 0) {
+      if (this.joined !== '') this.pending.unshift(this.joined);
+      this.joined = this.pending.join('');
+      this.pending.length = 0;
+    }
     return this.joined;
   }
 
