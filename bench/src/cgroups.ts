@@ -27,6 +27,46 @@ export interface CpuGroup {
   add(pid: number): void;
   /** CPU time received by every process of the group since it was made, in milliseconds. */
   cpuMs(): number;
+  /**
+   * The group's CFS bandwidth counters since it was made (cgroup v1 `cpu.stat`, v2 `cpu.stat`): periods in which it
+   * had work, periods in which it ran out of quota, and the time its threads were held for that, in milliseconds.
+   */
+  throttling(): Throttling;
+  /**
+   * Run-queue wait of the group's threads now alive, in milliseconds (`/proc/<tid>/schedstat`, second field): time
+   * runnable but not running, whether for another process on the CPU or for the group's own exhausted quota.
+   */
+  runDelayMs(): number;
+}
+
+/** CFS bandwidth counters of a group ({@link CpuGroup.throttling}). */
+export interface Throttling {
+  periods: number;
+  throttled: number;
+  throttledMs: number;
+}
+
+/** Sum of the run-queue wait of `threads` (thread ids), in ms; threads gone meanwhile count nothing. */
+export function runDelayOf(threads: number[]): number {
+  let total = 0;
+  for (const thread of threads) {
+    try {
+      total += Number(readFileSync(`/proc/${thread}/schedstat`, 'utf8').split(' ')[1]) / 1e6;
+    } catch {
+      // Ended meanwhile.
+    }
+  }
+  return total;
+}
+
+/** `name value` lines (a `cpu.stat`) as a map. */
+function statFields(text: string): Map<string, number> {
+  const fields = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    const [name, value] = line.split(' ');
+    if (name && value !== undefined) fields.set(name, Number(value));
+  }
+  return fields;
 }
 
 /** The isolation of one harness run. */
@@ -67,7 +107,8 @@ export interface Isolation {
  */
 const SHARES_V1 = 1024 * 16;
 const WEIGHT_V2 = 1600;
-const PERIOD_US = 100_000;
+/** CFS period of a quota; `HERMES_BENCH_CFS_PERIOD_US` overrides it (an experiment, not a bench setting). */
+const PERIOD_US = Number(process.env.HERMES_BENCH_CFS_PERIOD_US) || 100_000;
 const PREFIX = 'hermes-bench-';
 
 /** `0-2,5` → [0, 1, 2, 5]. */
@@ -238,6 +279,15 @@ function setUpV1(): Isolation {
         for (const directory of directories) write(join(directory, 'cgroup.procs'), String(pid));
       },
       cpuMs: () => Number(read(usage).trim()) / 1e6,
+      throttling() {
+        const fields = statFields(read(join(cpu, 'cpu.stat')));
+        return {
+          periods: fields.get('nr_periods') ?? 0,
+          throttled: fields.get('nr_throttled') ?? 0,
+          throttledMs: (fields.get('throttled_time') ?? 0) / 1e6,
+        };
+      },
+      runDelayMs: () => runDelayOf(read(join(cpu, 'tasks')).split('\n').filter(Boolean).map(Number)),
     };
   };
   let released = false;
@@ -296,6 +346,15 @@ function setUpV2(root: string): Isolation {
       cpus: cpus.join(','),
       quotaCores,
       add: (pid) => write(join(directory, 'cgroup.procs'), String(pid)),
+      throttling() {
+        const fields = statFields(read(join(directory, 'cpu.stat')));
+        return {
+          periods: fields.get('nr_periods') ?? 0,
+          throttled: fields.get('nr_throttled') ?? 0,
+          throttledMs: (fields.get('throttled_usec') ?? 0) / 1000,
+        };
+      },
+      runDelayMs: () => runDelayOf(read(join(directory, 'cgroup.threads')).split('\n').filter(Boolean).map(Number)),
       cpuMs() {
         const line = read(join(directory, 'cpu.stat'))
           .split('\n')
