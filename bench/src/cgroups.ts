@@ -107,6 +107,12 @@ export interface Isolation {
  */
 const SHARES_V1 = 1024 * 16;
 const WEIGHT_V2 = 1600;
+/**
+ * Weight of the run's parent group against the machine's other processes. `HERMES_BENCH_PARENT_SHARES` (v1 shares)
+ * overrides it for an experiment (ADR 0096); v2 takes the same number scaled as `cpu.weight` (at most 10,000).
+ */
+const PARENT_SHARES_V1 = Number(process.env.HERMES_BENCH_PARENT_SHARES) || SHARES_V1;
+const PARENT_WEIGHT_V2 = Math.min(10_000, Math.round((PARENT_SHARES_V1 / 1024) * 100));
 /** CFS period of a quota; `HERMES_BENCH_CFS_PERIOD_US` overrides it (an experiment, not a bench setting). */
 const PERIOD_US = Number(process.env.HERMES_BENCH_CFS_PERIOD_US) || 100_000;
 const PREFIX = 'hermes-bench-';
@@ -257,7 +263,7 @@ function setUpV1(): Isolation {
   const cpusetParent = join(cpusetRoot, parentName);
   write(join(cpusetParent, 'cpuset.cpus'), allCpus.join(','));
   write(join(cpusetParent, 'cpuset.mems'), mems);
-  write(join(cpuRoot, parentName, 'cpu.shares'), String(SHARES_V1));
+  write(join(cpuRoot, parentName, 'cpu.shares'), String(PARENT_SHARES_V1));
   const makeGroup = (name: string, cpus: number[], quotaCores: number | null): CpuGroup => {
     const directories = roots.map((root) => join(root, parentName, name));
     for (const directory of directories) mkdirSync(directory);
@@ -298,7 +304,7 @@ function setUpV1(): Isolation {
     kind: 'cgroup v1',
     description:
       `cgroup v1 (${roots.join(', ')}): harness, load generator, model and PostgreSQL in group "load" on CPU ${loadCpus.join(',')}; ` +
-      `each measured server in a group of its own on CPU ${serverCpus.join(',')} with a CFS quota; cpu.shares ${SHARES_V1} each`,
+      `each measured server in a group of its own on CPU ${serverCpus.join(',')} with a CFS quota (period ${PERIOD_US / 1000} ms); cpu.shares ${SHARES_V1} each, ${PARENT_SHARES_V1} for the run's parent`,
     label: 'isolated',
     load,
     serverCpus,
@@ -332,7 +338,7 @@ function setUpV2(root: string): Isolation {
   write(join(root, 'cgroup.subtree_control'), '+cpu +cpuset');
   mkdirSync(parent);
   write(join(parent, 'cgroup.subtree_control'), '+cpu +cpuset');
-  write(join(parent, 'cpu.weight'), String(WEIGHT_V2));
+  write(join(parent, 'cpu.weight'), String(PARENT_WEIGHT_V2));
   const allCpus = parseCpuList(read(join(root, 'cpuset.cpus.effective')));
   const { server: serverCpus, load: loadCpus } = splitCpus(allCpus);
   const makeGroup = (name: string, cpus: number[], quotaCores: number | null): CpuGroup => {
@@ -371,7 +377,7 @@ function setUpV2(root: string): Isolation {
     kind: 'cgroup v2',
     description:
       `cgroup v2 (${parent}): harness, load generator, model and PostgreSQL in group "load" on CPU ${loadCpus.join(',')}; ` +
-      `each measured server in a group of its own on CPU ${serverCpus.join(',')} with cpu.max; cpu.weight ${WEIGHT_V2} each`,
+      `each measured server in a group of its own on CPU ${serverCpus.join(',')} with cpu.max (period ${PERIOD_US / 1000} ms); cpu.weight ${WEIGHT_V2} each, ${PARENT_WEIGHT_V2} for the run's parent`,
     label: 'isolated',
     load,
     serverCpus,
