@@ -108,10 +108,14 @@ export interface Isolation {
 const SHARES_V1 = 1024 * 16;
 const WEIGHT_V2 = 1600;
 /**
- * Weight of the run's parent group against the machine's other processes. `HERMES_BENCH_PARENT_SHARES` (v1 shares)
- * overrides it for an experiment (ADR 0096); v2 takes the same number scaled as `cpu.weight` (at most 10,000).
+ * Weight of the run's parent group against the machine's other processes: the most the kernel takes (v1 shares
+ * 262,144; v2 `cpu.weight` 10,000). The kernel splits a parent's weight between the CPUs in proportion to the
+ * parent's load on each, so with the load side busy on its CPU the servers' part of 16 processes' weight was about
+ * half of it, short of 0.75 core against a dozen other runnable processes: the instances missed their quota while
+ * barely throttled (ADR 0096). The quotas still cap the servers; the weight only decides who waits.
+ * `HERMES_BENCH_PARENT_SHARES` (v1 shares) sets another for an experiment; v2 takes it scaled as `cpu.weight`.
  */
-const PARENT_SHARES_V1 = Number(process.env.HERMES_BENCH_PARENT_SHARES) || SHARES_V1;
+const PARENT_SHARES_V1 = Number(process.env.HERMES_BENCH_PARENT_SHARES) || 262_144;
 const PARENT_WEIGHT_V2 = Math.min(10_000, Math.round((PARENT_SHARES_V1 / 1024) * 100));
 /** CFS period of a quota; `HERMES_BENCH_CFS_PERIOD_US` overrides it (an experiment, not a bench setting). */
 const PERIOD_US = Number(process.env.HERMES_BENCH_CFS_PERIOD_US) || 100_000;
