@@ -27,6 +27,46 @@ export interface CpuGroup {
   add(pid: number): void;
   /** CPU time received by every process of the group since it was made, in milliseconds. */
   cpuMs(): number;
+  /**
+   * The group's CFS bandwidth counters since it was made (cgroup v1 `cpu.stat`, v2 `cpu.stat`): periods in which it
+   * had work, periods in which it ran out of quota, and the time its threads were held for that, in milliseconds.
+   */
+  throttling(): Throttling;
+  /**
+   * Run-queue wait of the group's threads now alive, in milliseconds (`/proc/<tid>/schedstat`, second field): time
+   * runnable but not running, whether for another process on the CPU or for the group's own exhausted quota.
+   */
+  runDelayMs(): number;
+}
+
+/** CFS bandwidth counters of a group ({@link CpuGroup.throttling}). */
+export interface Throttling {
+  periods: number;
+  throttled: number;
+  throttledMs: number;
+}
+
+/** Sum of the run-queue wait of `threads` (thread ids), in ms; threads gone meanwhile count nothing. */
+export function runDelayOf(threads: number[]): number {
+  let total = 0;
+  for (const thread of threads) {
+    try {
+      total += Number(readFileSync(`/proc/${thread}/schedstat`, 'utf8').split(' ')[1]) / 1e6;
+    } catch {
+      // Ended meanwhile.
+    }
+  }
+  return total;
+}
+
+/** `name value` lines (a `cpu.stat`) as a map. */
+function statFields(text: string): Map<string, number> {
+  const fields = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    const [name, value] = line.split(' ');
+    if (name && value !== undefined) fields.set(name, Number(value));
+  }
+  return fields;
 }
 
 /** The isolation of one harness run. */
@@ -67,7 +107,18 @@ export interface Isolation {
  */
 const SHARES_V1 = 1024 * 16;
 const WEIGHT_V2 = 1600;
-const PERIOD_US = 100_000;
+/**
+ * Weight of the run's parent group against the machine's other processes: the most the kernel takes (v1 shares
+ * 262,144; v2 `cpu.weight` 10,000). The kernel splits a parent's weight between the CPUs in proportion to the
+ * parent's load on each, so with the load side busy on its CPU the servers' part of 16 processes' weight was about
+ * half of it, short of 0.75 core against a dozen other runnable processes: the instances missed their quota while
+ * barely throttled (ADR 0096). The quotas still cap the servers; the weight only decides who waits.
+ * `HERMES_BENCH_PARENT_SHARES` (v1 shares) sets another for an experiment; v2 takes it scaled as `cpu.weight`.
+ */
+const PARENT_SHARES_V1 = Number(process.env.HERMES_BENCH_PARENT_SHARES) || 262_144;
+const PARENT_WEIGHT_V2 = Math.min(10_000, Math.round((PARENT_SHARES_V1 / 1024) * 100));
+/** CFS period of a quota; `HERMES_BENCH_CFS_PERIOD_US` overrides it (an experiment, not a bench setting). */
+const PERIOD_US = Number(process.env.HERMES_BENCH_CFS_PERIOD_US) || 100_000;
 const PREFIX = 'hermes-bench-';
 
 /** `0-2,5` → [0, 1, 2, 5]. */
@@ -216,7 +267,7 @@ function setUpV1(): Isolation {
   const cpusetParent = join(cpusetRoot, parentName);
   write(join(cpusetParent, 'cpuset.cpus'), allCpus.join(','));
   write(join(cpusetParent, 'cpuset.mems'), mems);
-  write(join(cpuRoot, parentName, 'cpu.shares'), String(SHARES_V1));
+  write(join(cpuRoot, parentName, 'cpu.shares'), String(PARENT_SHARES_V1));
   const makeGroup = (name: string, cpus: number[], quotaCores: number | null): CpuGroup => {
     const directories = roots.map((root) => join(root, parentName, name));
     for (const directory of directories) mkdirSync(directory);
@@ -238,6 +289,15 @@ function setUpV1(): Isolation {
         for (const directory of directories) write(join(directory, 'cgroup.procs'), String(pid));
       },
       cpuMs: () => Number(read(usage).trim()) / 1e6,
+      throttling() {
+        const fields = statFields(read(join(cpu, 'cpu.stat')));
+        return {
+          periods: fields.get('nr_periods') ?? 0,
+          throttled: fields.get('nr_throttled') ?? 0,
+          throttledMs: (fields.get('throttled_time') ?? 0) / 1e6,
+        };
+      },
+      runDelayMs: () => runDelayOf(read(join(cpu, 'tasks')).split('\n').filter(Boolean).map(Number)),
     };
   };
   let released = false;
@@ -248,7 +308,7 @@ function setUpV1(): Isolation {
     kind: 'cgroup v1',
     description:
       `cgroup v1 (${roots.join(', ')}): harness, load generator, model and PostgreSQL in group "load" on CPU ${loadCpus.join(',')}; ` +
-      `each measured server in a group of its own on CPU ${serverCpus.join(',')} with a CFS quota; cpu.shares ${SHARES_V1} each`,
+      `each measured server in a group of its own on CPU ${serverCpus.join(',')} with a CFS quota (period ${PERIOD_US / 1000} ms); cpu.shares ${SHARES_V1} each, ${PARENT_SHARES_V1} for the run's parent`,
     label: 'isolated',
     load,
     serverCpus,
@@ -282,7 +342,7 @@ function setUpV2(root: string): Isolation {
   write(join(root, 'cgroup.subtree_control'), '+cpu +cpuset');
   mkdirSync(parent);
   write(join(parent, 'cgroup.subtree_control'), '+cpu +cpuset');
-  write(join(parent, 'cpu.weight'), String(WEIGHT_V2));
+  write(join(parent, 'cpu.weight'), String(PARENT_WEIGHT_V2));
   const allCpus = parseCpuList(read(join(root, 'cpuset.cpus.effective')));
   const { server: serverCpus, load: loadCpus } = splitCpus(allCpus);
   const makeGroup = (name: string, cpus: number[], quotaCores: number | null): CpuGroup => {
@@ -296,6 +356,15 @@ function setUpV2(root: string): Isolation {
       cpus: cpus.join(','),
       quotaCores,
       add: (pid) => write(join(directory, 'cgroup.procs'), String(pid)),
+      throttling() {
+        const fields = statFields(read(join(directory, 'cpu.stat')));
+        return {
+          periods: fields.get('nr_periods') ?? 0,
+          throttled: fields.get('nr_throttled') ?? 0,
+          throttledMs: (fields.get('throttled_usec') ?? 0) / 1000,
+        };
+      },
+      runDelayMs: () => runDelayOf(read(join(directory, 'cgroup.threads')).split('\n').filter(Boolean).map(Number)),
       cpuMs() {
         const line = read(join(directory, 'cpu.stat'))
           .split('\n')
@@ -312,7 +381,7 @@ function setUpV2(root: string): Isolation {
     kind: 'cgroup v2',
     description:
       `cgroup v2 (${parent}): harness, load generator, model and PostgreSQL in group "load" on CPU ${loadCpus.join(',')}; ` +
-      `each measured server in a group of its own on CPU ${serverCpus.join(',')} with cpu.max; cpu.weight ${WEIGHT_V2} each`,
+      `each measured server in a group of its own on CPU ${serverCpus.join(',')} with cpu.max (period ${PERIOD_US / 1000} ms); cpu.weight ${WEIGHT_V2} each, ${PARENT_WEIGHT_V2} for the run's parent`,
     label: 'isolated',
     load,
     serverCpus,

@@ -32,6 +32,29 @@ export async function withDatabase<T>(body: (serverUrl: string) => Promise<T>): 
   }
 }
 
+/** Runs one statement on `url` with a client of its own and returns its rows (a probe's read, not a hot path). */
+export async function queryOnce<Row>(url: string, text: string, values: unknown[] = []): Promise<Row[]> {
+  const pgPath = createRequire(createRequire(import.meta.url).resolve('@hermes/core')).resolve('pg');
+  const { default: pg } = (await import(pgPath)) as {
+    default: {
+      Client: new (options: {
+        connectionString: string;
+      }) => {
+        connect(): Promise<void>;
+        query(text: string, values: unknown[]): Promise<{ rows: Row[] }>;
+        end(): Promise<void>;
+      };
+    };
+  };
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(text, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
 /** Creates a new, empty database on `serverUrl` and returns its URL. */
 export async function createDatabase(serverUrl: string): Promise<string> {
   // `pg` comes with @hermes/core; it is loaded from there rather than declared again here.

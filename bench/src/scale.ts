@@ -30,7 +30,14 @@ import { delay, step, text } from '@hermes/core/testing';
 import { type CpuGroup, type Isolation, processCpuMs, setUpIsolation } from './cgroups.js';
 import { ContentDeltaCounter } from './content-deltas.js';
 import { send } from './http-load.js';
-import { createDatabase, databaseIsGiven, findPostmaster, postgresCpuMeter, withDatabase } from './postgres.js';
+import {
+  createDatabase,
+  databaseIsGiven,
+  findPostmaster,
+  postgresCpuMeter,
+  queryOnce,
+  withDatabase,
+} from './postgres.js';
 import { startRemoteModel } from './remote-model.js';
 import { startBenchServer } from './server-process.js';
 import { median, percentile } from './stats.js';
@@ -74,6 +81,35 @@ export interface Window {
   postgresCores: number;
   /** Up to three distinct reasons of the errors. */
   errorReasons: string[];
+  /** Diagnostics of the window (not judged): where the time of a request went, and who waited for a CPU. */
+  probe: WindowProbe;
+}
+
+/** What a window saw besides its figures: CFS throttling, run-queue waits, and for runs where their time went. */
+export interface WindowProbe {
+  /** Per instance: share of the CFS periods with work in which it ran out of quota, and its threads' held time (ms/s). */
+  throttledShare: number[];
+  throttledMsPerSecond: number[];
+  /** Run-queue wait of the instances' threads, summed, in ms per second of the window (includes throttled time). */
+  serverRunDelayMsPerSecond: number;
+  /** Run-queue wait of the load side's threads (load group and PostgreSQL), in ms per second of the window. */
+  loadRunDelayMsPerSecond: number;
+  /** Requests completed in the window (the p99's sample count). */
+  samples: number;
+  /**
+   * Runs only: the parts of a run's latency. `create`: POST to its 202; `owner`: POST to the terminal event's own
+   * timestamp (the owner's clock, the same machine's); `delivery`: that timestamp to the terminal event's arrival at the
+   * reader's client. p99 of each, and the means of each over the slowest 1% of runs.
+   */
+  createP99Ms: number;
+  /** The 202's arrival to the head of the events response (the reader's route, before its stream's first read). */
+  headP99Ms: number;
+  slowestHeadMs: number;
+  ownerP99Ms: number;
+  deliveryP99Ms: number;
+  slowestCreateMs: number;
+  slowestOwnerMs: number;
+  slowestDeliveryMs: number;
 }
 
 /** Everything one scale run measured. */
@@ -138,14 +174,18 @@ async function runThrough(
   agent: Agent,
   index: number,
   onEvents: (text: string, subscribedAt: number) => void,
+  onCreated?: () => void,
+  onSubscribed?: () => void,
 ): Promise<void> {
   const created = await send(`${owner}/v1/runs`, { agent, body: JSON.stringify({ input: `run ${index}` }) });
   if (created.status !== 202) throw new Error(`run creation answered ${created.status}`);
+  onCreated?.();
   const { run_id: runId } = JSON.parse(created.body) as { run_id: string };
   const subscribedAt = Date.now();
   const { status } = await send(`${reader}/v1/runs/${runId}/events`, {
     method: 'GET',
     agent,
+    ...(onSubscribed ? { onHead: () => onSubscribed() } : {}),
     onText: (piece) => onEvents(piece, subscribedAt),
   });
   if (status !== 200) throw new Error(`run events answered ${status}`);
@@ -155,7 +195,7 @@ async function runThrough(
  * Counts the deltas of `message.delta` events in an SSE stream of run events, by their text. Each data line is parsed:
  * events replayed from PostgreSQL come back from a jsonb column, with their keys in another order.
  */
-function runDeltaCounter(): (piece: string) => number {
+function runDeltaCounter(onTerminal?: (timestampMs: number) => void): (piece: string) => number {
   let rest = '';
   return (piece) => {
     const all = rest + piece;
@@ -167,6 +207,10 @@ function runDeltaCounter(): (piece: string) => number {
     rest = all.slice(end + 2);
     let characters = 0;
     for (const line of all.slice(0, end).split('\n')) {
+      if (onTerminal && line.startsWith('data: ') && TERMINAL_PATTERN.test(line)) {
+        const event = JSON.parse(line.slice(6)) as { timestamp?: number };
+        if (typeof event.timestamp === 'number') onTerminal(event.timestamp * 1000);
+      }
       if (!line.startsWith('data: ') || !line.includes('message.delta')) continue;
       const event = JSON.parse(line.slice(6)) as { event?: string; delta?: string };
       if (event.event === 'message.delta') characters += event.delta?.length ?? 0;
@@ -188,6 +232,7 @@ async function closedLoop(
   windowMs: number,
   load: CpuGroup | null,
   postgres: (() => number) | null = null,
+  loadSide: CpuGroup[] = [],
 ): Promise<Window> {
   const instances = targets.length;
   const agents = targets.map(() => new Agent({ keepAlive: true, maxSockets: 2 * clients }));
@@ -195,6 +240,8 @@ async function closedLoop(
   let windowStart = Number.POSITIVE_INFINITY;
   let windowEnd = Number.POSITIVE_INFINITY;
   const latencies: number[] = [];
+  /** Per completed run: [create, owner, delivery] in ms, with its latency. */
+  const parts: { latency: number; create: number; head: number; owner: number; delivery: number }[] = [];
   let errors = 0;
   const reasons = new Set<string>();
   let completed = 0;
@@ -205,16 +252,36 @@ async function closedLoop(
     const agent = agents[instance] as Agent;
     while (!stop) {
       const started = performance.now();
+      const startedAt = Date.now();
+      let createdAt = Number.NaN;
+      let headAt = Number.NaN;
+      let terminalAt = Number.NaN;
+      let terminalArrivedAt = Number.NaN;
       let failure = '';
       try {
         sequence += 1;
         let seen = 0;
         if (workload === 'chat') seen = await chatTurn(target.url, agent, sequence);
         else {
-          const count = runDeltaCounter();
-          await runThrough(target.url, reader.url, agent, sequence, (piece) => {
-            seen += count(piece);
+          const count = runDeltaCounter((timestampMs) => {
+            terminalAt = timestampMs;
+            terminalArrivedAt = Date.now();
           });
+          await runThrough(
+            target.url,
+            reader.url,
+            agent,
+            sequence,
+            (piece) => {
+              seen += count(piece);
+            },
+            () => {
+              createdAt = Date.now();
+            },
+            () => {
+              headAt = Date.now();
+            },
+          );
         }
         if (seen !== DELTAS) failure = `${seen} of ${DELTAS} deltas`;
       } catch (error) {
@@ -228,18 +295,32 @@ async function closedLoop(
       } else {
         completed += 1;
         latencies.push(ended - started);
+        if (workload === 'runs')
+          parts.push({
+            latency: ended - started,
+            create: createdAt - startedAt,
+            head: headAt - createdAt,
+            owner: terminalAt - startedAt,
+            delivery: terminalArrivedAt - terminalAt,
+          });
       }
     }
   };
   const loops = targets.flatMap((_target, instance) => Array.from({ length: clients }, () => loop(instance)));
   await new Promise((resolve) => setTimeout(resolve, settleMs));
   const cpuBefore = targets.map((target) => target.cpu());
+  const throttleBefore = targets.map((target) => target.group?.throttling());
+  const serverDelayBefore = targets.reduce((sum, target) => sum + (target.group?.runDelayMs() ?? 0), 0);
+  const loadDelayBefore = loadSide.reduce((sum, group) => sum + group.runDelayMs(), 0);
   const loadBefore = load?.cpuMs() ?? Number.NaN;
   const postgresBefore = postgres?.() ?? Number.NaN;
   windowStart = performance.now();
   await new Promise((resolve) => setTimeout(resolve, windowMs));
   windowEnd = performance.now();
   const cpuAfter = targets.map((target) => target.cpu());
+  const throttleAfter = targets.map((target) => target.group?.throttling());
+  const serverDelayAfter = targets.reduce((sum, target) => sum + (target.group?.runDelayMs() ?? 0), 0);
+  const loadDelayAfter = loadSide.reduce((sum, group) => sum + group.runDelayMs(), 0);
   const loadAfter = load?.cpuMs() ?? Number.NaN;
   const postgresAfter = postgres?.() ?? Number.NaN;
   stop = true;
@@ -248,7 +329,36 @@ async function closedLoop(
   const seconds = (windowEnd - windowStart) / 1000;
   const cpuSeconds = cpuAfter.reduce((sum, after, index) => sum + after - (cpuBefore[index] as number), 0) / 1000;
   latencies.sort((a, b) => a - b);
+  const sortedOf = (field: 'create' | 'head' | 'owner' | 'delivery') =>
+    parts.map((part) => part[field]).sort((a, b) => a - b);
+  const slowest = [...parts].sort((a, b) => b.latency - a.latency).slice(0, Math.max(1, Math.ceil(parts.length / 100)));
+  const probe: WindowProbe = {
+    throttledShare: targets.map((_target, index) => {
+      const before = throttleBefore[index];
+      const after = throttleAfter[index];
+      return before && after
+        ? (after.throttled - before.throttled) / Math.max(1, after.periods - before.periods)
+        : Number.NaN;
+    }),
+    throttledMsPerSecond: targets.map((_target, index) => {
+      const before = throttleBefore[index];
+      const after = throttleAfter[index];
+      return before && after ? (after.throttledMs - before.throttledMs) / seconds : Number.NaN;
+    }),
+    serverRunDelayMsPerSecond: (serverDelayAfter - serverDelayBefore) / seconds,
+    loadRunDelayMsPerSecond: (loadDelayAfter - loadDelayBefore) / seconds,
+    samples: latencies.length,
+    createP99Ms: percentile(sortedOf('create'), 0.99),
+    headP99Ms: percentile(sortedOf('head'), 0.99),
+    slowestHeadMs: mean(slowest.map((part) => part.head)),
+    ownerP99Ms: percentile(sortedOf('owner'), 0.99),
+    deliveryP99Ms: percentile(sortedOf('delivery'), 0.99),
+    slowestCreateMs: mean(slowest.map((part) => part.create)),
+    slowestOwnerMs: mean(slowest.map((part) => part.owner)),
+    slowestDeliveryMs: mean(slowest.map((part) => part.delivery)),
+  };
   return {
+    probe,
     kind,
     workload,
     instances,
@@ -296,6 +406,14 @@ async function delivery(owner: string, reader: string, samples: number, queue: (
   return delays;
 }
 
+/** A data line of a run's terminal event. */
+const TERMINAL_PATTERN = /"event":"run\.(completed|failed|cancelled|interrupted)"/;
+
+/** Mean of the values. */
+function mean(values: number[]): number {
+  return values.length === 0 ? Number.NaN : values.reduce((sum, value) => sum + value, 0) / values.length;
+}
+
 /** Rotates `items` left by `by`. */
 function rotate<T>(items: T[], by: number): T[] {
   const shift = by % items.length;
@@ -332,6 +450,7 @@ function medianWindow(windows: Window[]): Window {
     loadCores: of('loadCores'),
     postgresCores: of('postgresCores'),
     errorReasons: [...new Set(windows.flatMap((window) => window.errorReasons))].slice(0, 3),
+    probe: first.probe,
   };
 }
 
@@ -421,8 +540,36 @@ export async function runScale(
             windowMs,
             isolation.load,
             postgres,
+            [isolation.load, postgresGroup].filter((group): group is CpuGroup => group !== null),
           );
           windows.push(window);
+          const probe = window.probe;
+          let ownerQueue = '';
+          if (config.workload === 'runs' && config.kind === 'server') {
+            // The terminal event's wait on its owner: from its emit (its timestamp) to the start of the append that
+            // carried it (the row's created_at), for the runs that ended in the window.
+            const rows = await queryOnce<{ p50: number; p99: number; n: string }>(
+              database,
+              `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY created_at - (payload->>'timestamp')::float8 * 1000) AS p50,
+                      percentile_cont(0.99) WITHIN GROUP (ORDER BY created_at - (payload->>'timestamp')::float8 * 1000) AS p99,
+                      count(*) AS n
+               FROM run_events WHERE event = 'run.completed' AND created_at >= $1`,
+              [Date.now() - windowMs - 1_000],
+            );
+            const row = rows[0];
+            if (row)
+              ownerQueue = `; terminal append queued on its owner p50 ${Number(row.p50).toFixed(0)} / p99 ${Number(row.p99).toFixed(0)} ms (${row.n})`;
+          }
+          log(
+            `bench: scale probe: throttled ${probe.throttledShare.map((share) => share.toFixed(2)).join('/')} of periods, ` +
+              `${probe.throttledMsPerSecond.map((value) => value.toFixed(0)).join('/')} ms/s; run-queue wait servers ${probe.serverRunDelayMsPerSecond.toFixed(0)} ms/s, ` +
+              `load side ${probe.loadRunDelayMsPerSecond.toFixed(0)} ms/s; ${probe.samples} samples` +
+              (config.workload === 'runs'
+                ? `; p99 create ${probe.createP99Ms.toFixed(0)} / head ${probe.headP99Ms.toFixed(0)} / owner ${probe.ownerP99Ms.toFixed(0)} / delivery ${probe.deliveryP99Ms.toFixed(0)} ms; ` +
+                  `slowest 1%: create ${probe.slowestCreateMs.toFixed(0)}, head ${probe.slowestHeadMs.toFixed(0)}, owner ${probe.slowestOwnerMs.toFixed(0)}, delivery ${probe.slowestDeliveryMs.toFixed(0)} ms`
+                : '') +
+              ownerQueue,
+          );
           log(
             `bench: scale round ${round + 1}: ${config.kind} ${config.workload} ×${config.instances}: ${window.perSecond.toFixed(1)}/s, ` +
               `p99 ${window.p99Ms.toFixed(0)} ms, ${window.cores.toFixed(2)} cores (${window.perCpuSecond.toFixed(1)} per CPU-second), ` +

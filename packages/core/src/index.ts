@@ -137,6 +137,7 @@ export type {
   SkillSource,
 } from './skills/types.js';
 export {
+  type AppendOptions,
   createRunBus,
   DEFAULT_RUN_EVENT_OUTBOX,
   isLeaseLost,

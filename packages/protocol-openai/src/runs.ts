@@ -4,6 +4,7 @@ import type {
   AgentEvent,
   JsonObject,
   JsonValue,
+  RunBus,
   RunControlReply,
   RunControlRequest,
   RunEventRecord,
@@ -208,6 +209,46 @@ export function terminalOf(result: TurnResult): {
       ...pendingSteer,
     },
   };
+}
+
+/**
+ * The start of a stream of a run held by another instance (ADR 0018, ADR 0096): its wake-ups are listened for, then
+ * its first events are read, both before the route has read the run's row. The row and the first events then take one
+ * round trip between them instead of two, each of which the reader instance may wait out at its CPU quota. The stream
+ * takes over the wake-ups; a route that answers 404 instead closes it.
+ */
+export class SharedRunWatch {
+  /** Events that came with their wake-ups (ADR 0018), not yet written. */
+  readonly carried: RunEventRecord[] = [];
+  /** A wake-up came without its events (too large for a notification, a reconnect): the next pass reads. */
+  mustRead = true;
+  /** A wake-up came since the stream's pass began: it must not wait for the next. */
+  woken = false;
+  /** Ends the stream's wait, when it waits. */
+  wake: (() => void) | null = null;
+  /** The first read, begun at once; the stream's first pass takes it. */
+  firstRead: Promise<RunEventRecord[]> | null;
+  private readonly stops: (() => void)[];
+
+  constructor(bus: RunBus, runId: string, afterSeq: number) {
+    const rouse = (_seq?: number, events?: RunEventRecord[]) => {
+      if (events) this.carried.push(...events);
+      else this.mustRead = true;
+      this.woken = true;
+      this.wake?.();
+    };
+    // Listening first, then reading: an event committed between the two is in the read or in a wake-up, never in
+    // neither (it would then wait for the stream's next quiet second).
+    this.stops = [bus.watch(runId, rouse), bus.onReconnect(rouse)];
+    this.firstRead = bus.read(runId, afterSeq);
+    // A route that answers 404 leaves the read unused; its failure is then nobody's.
+    this.firstRead.catch(() => undefined);
+  }
+
+  /** Stops listening. */
+  close(): void {
+    for (const stop of this.stops.splice(0)) stop();
+  }
 }
 
 /** Runs of this process: creation, events, backlog, approvals, steer and stop (spec §19). */
@@ -470,26 +511,15 @@ export class RunRegistry {
     after: number | null,
     streamApi: { readonly aborted: boolean; onAbort(listener: () => void): void },
     writer: SseWriter,
+    watch: SharedRunWatch = new SharedRunWatch(this.server.bus, row.id, after ?? -1),
   ): Promise<void> {
     const { bus, host } = this.server;
     const runId = row.id;
     let next = after === null ? 0 : after + 1;
-    let wake: (() => void) | null = null;
-    // A wake-up that lands while the rows are being read or written out must not be lost until the next poll.
-    let woken = false;
     // Events that came with their wake-ups (ADR 0018) are written without a read while they follow on; a wake-up
     // without them (too large for a notification, a reconnect), a gap, or a quiet second makes the next pass read.
-    const carried: RunEventRecord[] = [];
-    let mustRead = true;
-    const rouse = (_seq?: number, events?: RunEventRecord[]) => {
-      if (events) carried.push(...events);
-      else mustRead = true;
-      woken = true;
-      wake?.();
-    };
-    const unwatch = bus.watch(runId, rouse);
-    const unreconnect = bus.onReconnect(rouse);
-    streamApi.onAbort(() => wake?.());
+    const carried = watch.carried;
+    streamApi.onAbort(() => watch.wake?.());
     this.remoteSubscribers += 1;
     let checkedAt = 0;
     // The row the route has just read stands for the first check: an unfinished one needs no second read yet, and its
@@ -508,11 +538,14 @@ export class RunRegistry {
     try {
       while (!streamApi.aborted) {
         try {
-          woken = false;
-          const following = carriedRun();
-          const reading = following === 0 && (mustRead || carried.length > 0);
-          mustRead = false;
-          const events = reading ? await bus.read(runId, next - 1) : carried.splice(0, following);
+          watch.woken = false;
+          // The first pass takes the read the watch began beside the route's row read, whatever came meanwhile.
+          const first = watch.firstRead;
+          watch.firstRead = null;
+          const following = first ? 0 : carriedRun();
+          const reading = first !== null || (following === 0 && (watch.mustRead || carried.length > 0));
+          watch.mustRead = false;
+          const events = reading ? await (first ?? bus.read(runId, next - 1)) : carried.splice(0, following);
           const oldest = events[0]?.seq;
           if (reading && after !== null && next === after + 1 && oldest !== undefined && oldest > next) {
             // The events asked for were trimmed from the shared backlog (spec §19.3, truncated replay).
@@ -533,8 +566,8 @@ export class RunRegistry {
             checkedAt = Date.now();
             given = null;
           }
-          if (reading && events.length >= 500) mustRead = true;
-          if (mustRead || carriedRun() > 0) continue;
+          if (reading && events.length >= 500) watch.mustRead = true;
+          if (watch.mustRead || carriedRun() > 0) continue;
           if (Date.now() - checkedAt >= REMOTE_POLL_MS) {
             checkedAt = Date.now();
             let current = given ?? (await host.store.runs.get(runId));
@@ -560,21 +593,22 @@ export class RunRegistry {
                 await writer.comment('stream closed');
                 return;
               }
-              mustRead = true;
+              watch.mustRead = true;
               continue;
             }
           }
           const timedOut = await new Promise<boolean>((resolve) => {
             const timer = setTimeout(() => resolve(true), REMOTE_POLL_MS);
-            wake = () => {
+            const wake = () => {
               clearTimeout(timer);
               resolve(false);
             };
-            if (streamApi.aborted || woken) wake();
+            watch.wake = wake;
+            if (streamApi.aborted || watch.woken) wake();
           });
-          wake = null;
+          watch.wake = null;
           // A quiet second: read anyway, in case a wake-up was missed.
-          if (timedOut) mustRead = true;
+          if (timedOut) watch.mustRead = true;
         } catch (error) {
           if (streamApi.aborted) return;
           // The store is unreachable (a database restart): the stream stays open, with keepalives, and reads again in
@@ -582,14 +616,13 @@ export class RunRegistry {
           if (HermesError.isInstance(error) && error.code !== 'store_unavailable') throw error;
           if (!outageLogged) host.logger.warn('run events unreadable; retrying', { runId, error: String(error) });
           outageLogged = true;
-          mustRead = true;
+          watch.mustRead = true;
           await new Promise((resolve) => setTimeout(resolve, REMOTE_POLL_MS));
         }
       }
     } finally {
       this.remoteSubscribers -= 1;
-      unwatch();
-      unreconnect();
+      watch.close();
       await writer.finish();
     }
   }
@@ -1195,16 +1228,35 @@ export function registerRunsRoutes(app: Hono, server: ServerContext, registry: R
         await streamBacklog(view, after, streamApi, writer);
       });
     }
-    const row = await rowOf(runId);
+    // A run of another instance (or one from before a restart): its first events are asked for beside its row, so the
+    // stream starts one round trip sooner (ADR 0096).
+    let watch =
+      !registry.live.has(runId) && server.bus.shared ? new SharedRunWatch(server.bus, runId, after ?? -1) : null;
+    let row: RunRecord;
+    try {
+      row = await rowOf(runId);
+    } catch (error) {
+      watch?.close();
+      throw error;
+    }
     const run = registry.live.get(runId);
+    if (run) {
+      watch?.close();
+      watch = null;
+    }
     return streamSse(context, async (streamApi) => {
       // The reader waits for its socket (64 KiB at most are held for it) and falls behind the bounded backlog instead,
       // dropped past SLOW_SUBSCRIBER_LIMIT to resume with Last-Event-ID (spec §19.3, ADR 0038).
       const writer = new SseWriter(streamApi, server.keepaliveMs, { pace: 'wait' });
-      await writer.comment('open');
+      try {
+        await writer.comment('open');
+      } catch (error) {
+        watch?.close();
+        throw error;
+      }
       if (!run && server.bus.shared) {
         // The run executes on another instance (or ran before a restart): stream its shared events (ADR 0018).
-        await registry.streamShared(row, after, streamApi, writer);
+        await registry.streamShared(row, after, streamApi, writer, watch ?? undefined);
         return;
       }
       if (!run) {

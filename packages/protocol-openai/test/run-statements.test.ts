@@ -128,4 +128,64 @@ describe('the store work of a run in a session named after it (issue 34, ADR 008
     // end. Before ADR 0088: the session, the run, the turn's lease take, then the same four (7).
     expect(store.committedWrites - before).toBe(5);
   }, 60_000);
+
+  it("the other instance's stream asks for the run's row and its first events together: one round trip, not two (ADR 0096)", async () => {
+    const database = await createTestDatabase();
+    cleanups.push(database.drop);
+    const owner: Rig = await startRig({ database: database.url, script: [step(text('Only.'))] });
+    cleanups.push(() => owner.close());
+    const reader: Rig = await startRig({ database: database.url, script: [] });
+    cleanups.push(() => reader.close());
+    const created = await owner.raw('/v1/runs', { method: 'POST', body: JSON.stringify({ input: 'hello' }) });
+    expect(created.status).toBe(202);
+    const { run_id: runId } = (await created.json()) as { run_id: string };
+    // Each statement the reader's pool sends, and when its answer comes, in the order they happen.
+    const order: string[] = [];
+    const { pool } = reader.host.store as unknown as {
+      pool: {
+        on(event: 'acquire', listener: (client: { query: (...args: unknown[]) => unknown }) => void): void;
+        query(text: string): Promise<unknown>;
+      };
+    };
+    // Two connections open and idle, so that neither statement waits for a connection to be made.
+    await Promise.all([pool.query('SELECT pg_sleep(0.05)'), pool.query('SELECT pg_sleep(0.05)')]);
+    const wrapped = new WeakSet<object>();
+    pool.on('acquire', (client) => {
+      if (wrapped.has(client)) return;
+      wrapped.add(client);
+      const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown> | undefined;
+      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+        const first = args[0] as string | { name?: string; text?: string };
+        const label =
+          typeof first !== 'string' && first.name
+            ? first.name
+            : /FROM run_events WHERE run_id = \$1 AND seq > \$2/u.test(
+                  typeof first === 'string' ? first : (first.text ?? ''),
+                )
+              ? 'events read'
+              : 'other';
+        order.push(`sent ${label}`);
+        // The pool's own `query` passes a callback; the bus's and the store's go through it.
+        const callback = args.at(-1);
+        if (typeof callback === 'function')
+          args[args.length - 1] = (...results: unknown[]) => {
+            order.push(`answered ${label}`);
+            return (callback as (...results: unknown[]) => unknown)(...results);
+          };
+        const answer = query(...args);
+        void answer?.then(
+          () => order.push(`answered ${label}`),
+          () => order.push(`answered ${label}`),
+        );
+        return answer;
+      };
+    });
+    const events = await (await reader.raw(`/v1/runs/${runId}/events`)).text();
+    expect(events).toContain('run.completed');
+    // The watch's events read goes first, then the route's row read, before the first answer comes back (a timer's
+    // statement of the instance, such as the pruning of old runs' events, is left out).
+    const stream = order.filter((entry) => !entry.endsWith(' other'));
+    expect(stream.slice(0, 2)).toEqual(['sent events read', 'sent hermes_run_by_id_v1']);
+    expect(stream).toContain('answered events read');
+  }, 120_000);
 });

@@ -16,6 +16,7 @@ export { MAX_CONTROL_PAYLOAD_BYTES } from './pg-bus.js';
 export type { PostgresSessionStore, PostgresStoreOptions } from './pg-store.js';
 export { SqliteResponseStore } from './response-store.js';
 export {
+  type AppendOptions,
   createRunBus,
   type ListeningInstances,
   LocalRunBus,

@@ -4,6 +4,7 @@ import type pg from 'pg';
 import type { JsonObject, JsonValue } from '../types.js';
 import { retry } from '../util/retry.js';
 import type {
+  AppendOptions,
   ListeningInstances,
   RunBus,
   RunBusOptions,
@@ -86,6 +87,10 @@ interface ControlMessage extends RunControlRequest {
  * Items sent through one statement at a time: the first goes at once, items queued while a statement is in flight go
  * together in the next one, so they are committed (and their notifications delivered) in the order queued. Each
  * item's promise settles with the statement that carried it.
+ *
+ * An item added with `now` does not wait: it goes at once, with every item queued so far, in a statement beside the
+ * one in flight. Those items are then no longer in order with the ones in flight; only callers whose order does not
+ * span items (each run's appends, which never overlap) pass it.
  */
 class SerialBatches<T> {
   private queued: { item: T; resolve: () => void; reject: (error: unknown) => void }[] = [];
@@ -93,24 +98,28 @@ class SerialBatches<T> {
 
   constructor(private readonly send: (items: T[]) => Promise<void>) {}
 
-  add(item: T): Promise<void> {
+  add(item: T, now = false): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.queued.push({ item, resolve, reject });
-      this.sending ??= this.drain();
+      if (now && this.sending) void this.sendQueued();
+      else this.sending ??= this.drain();
     });
+  }
+
+  /** Sends every queued item in one statement and settles their promises with it. */
+  private async sendQueued(): Promise<void> {
+    const batch = this.queued.splice(0);
+    try {
+      await this.send(batch.map((entry) => entry.item));
+      for (const entry of batch) entry.resolve();
+    } catch (error) {
+      for (const entry of batch) entry.reject(error);
+    }
   }
 
   private async drain(): Promise<void> {
     try {
-      while (this.queued.length > 0) {
-        const batch = this.queued.splice(0);
-        try {
-          await this.send(batch.map((entry) => entry.item));
-          for (const entry of batch) entry.resolve();
-        } catch (error) {
-          for (const entry of batch) entry.reject(error);
-        }
-      }
+      while (this.queued.length > 0) await this.sendQueued();
     } finally {
       this.sending = null;
     }
@@ -296,10 +305,15 @@ export class PgRunBus implements RunBus {
   /**
    * Appends go out in one statement per round trip for all runs: the first is sent at once, and appends made while
    * it is in flight wait and go together in the next. Each resolves once its rows are committed.
+   *
+   * A run's last events go at once, with whatever appends are waiting, beside the statement in flight: the terminal
+   * event is what another instance's reader waits for to close its stream, and behind a statement in flight it waited
+   * that statement's round trip and its owner's next turn of the CPU as well (ADR 0096). Appends of different runs need
+   * no order between them; each run's own never overlap.
    */
-  append(runId: string, events: RunEventRecord[]): Promise<void> {
+  append(runId: string, events: RunEventRecord[], options: AppendOptions = {}): Promise<void> {
     if (events.length === 0) return Promise.resolve();
-    return this.appends.add({ runId, events });
+    return this.appends.add({ runId, events }, options.last === true);
   }
 
   private async writeAppends(batch: { runId: string; events: RunEventRecord[] }[]): Promise<void> {

@@ -33,13 +33,24 @@ export type RunSettlement = Pick<RunRecord, 'status' | 'result' | 'exitReason' |
  * `run_events`, wake-ups and control requests are `LISTEN/NOTIFY`; otherwise one process holds
  * everything and the bus is in memory ({@link LocalRunBus}, `shared` false).
  */
+/** Options of {@link RunBus.append}. */
+export interface AppendOptions {
+  /** The run's final events (its terminal one among them): sent at once, not after another run's append in flight. */
+  last?: boolean;
+}
+
 export interface RunBus {
   /** The lease holder id of this instance (the host's `holderId`). */
   readonly holder: string;
   /** True when other instances may serve the same runs (the events must then be appended here). */
   readonly shared: boolean;
-  /** Appends events of a run (ascending `seq`; a `seq` already stored is kept) and wakes its watchers everywhere. */
-  append(runId: string, events: RunEventRecord[]): Promise<void>;
+  /**
+   * Appends events of a run (ascending `seq`; a `seq` already stored is kept) and wakes its watchers everywhere. A
+   * run's appends must not overlap: the next is made once the last has resolved (the outbox does so), which is what
+   * keeps each run's events in order. `options.last` marks the run's final events (its terminal one): readers on other
+   * instances wait for them to close their streams, so they are not held behind another run's append in flight.
+   */
+  append(runId: string, events: RunEventRecord[], options?: AppendOptions): Promise<void>;
   /** Events with `seq > afterSeq`, oldest first, at most `limit` (default 500). */
   read(runId: string, afterSeq: number, limit?: number): Promise<RunEventRecord[]>;
   /** Every event of a run whose name is in `names`, oldest first. */

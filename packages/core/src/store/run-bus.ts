@@ -13,6 +13,7 @@ import type {
 import type { SessionStore } from './types.js';
 
 export type {
+  AppendOptions,
   ListeningInstances,
   RunBus,
   RunBusOptions,

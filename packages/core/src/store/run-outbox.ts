@@ -98,10 +98,12 @@ export class RunEventOutbox {
     try {
       while (queue.events.length > 0 && !this.closed) {
         const batch = queue.events.slice(0, BATCH);
+        // The run's terminal event is in this batch: it goes at once rather than behind another run's append.
+        const last = queue.ended && batch.length === queue.events.length;
         const written = await retry(
           async () => {
             if (this.closed) return false;
-            await this.bus.append(runId, batch);
+            await this.bus.append(runId, batch, { last });
             return true;
           },
           {

@@ -117,6 +117,51 @@ describe('the PostgreSQL run bus wake-ups (ADR 0018)', () => {
     for (const stop of stops) stop();
   });
 
+  it("a run's last append goes at once beside a statement in flight, with the appends waiting; others still wait (ADR 0096)", async () => {
+    const { owner, reader, runId: held, createRun } = await twoBuses();
+    const waiting = await createRun();
+    const last = await createRun();
+    const later = await createRun();
+    // Hold the owner's first statement until released, and count the statements it sends (the real pool, observed).
+    const pool = (owner as unknown as { pool: { query: (...args: unknown[]) => Promise<unknown> } }).pool;
+    const query = pool.query.bind(pool);
+    let statements = 0;
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    pool.query = async (...args: unknown[]) => {
+      statements += 1;
+      if (statements === 1) await gate;
+      return query(...args);
+    };
+    const settled = new Set<string>();
+    const track = (id: string, appended: Promise<void>) => appended.then(() => settled.add(id));
+    const delta = (id: string) => [{ seq: 0, payload: { event: 'message.delta', run_id: id, seq: 0 } }];
+    const first = track(held, owner.append(held, delta(held)));
+    expect(statements).toBe(1);
+    // An ordinary append waits for the statement in flight, as before.
+    const second = track(waiting, owner.append(waiting, delta(waiting)));
+    expect(statements).toBe(1);
+    // A run's last events do not wait: they go now, and the waiting append goes with them.
+    const terminal = [{ seq: 0, payload: { event: 'run.completed', run_id: last, seq: 0 } }];
+    const third = track(last, owner.append(last, terminal, { last: true }));
+    expect(statements).toBe(2);
+    await Promise.all([second, third]);
+    expect([...settled].sort()).toEqual([last, waiting].sort());
+    expect((await reader.read(last, -1)).map((event) => event.payload.event)).toEqual(['run.completed']);
+    expect((await reader.read(waiting, -1)).map((event) => event.seq)).toEqual([0]);
+    // Appends made while both are in flight wait for the first to come back, as before.
+    const fourth = track(later, owner.append(later, delta(later)));
+    expect(statements).toBe(2);
+    release();
+    await Promise.all([first, fourth]);
+    pool.query = query;
+    expect(settled.has(held) && settled.has(later)).toBe(true);
+    expect((await reader.read(held, -1)).map((event) => event.seq)).toEqual([0]);
+    expect((await reader.read(later, -1)).map((event) => event.seq)).toEqual([0]);
+  });
+
   it('relay messages reach the instance named (or every other one), in order, whole at any size', async () => {
     const { owner, reader } = await twoBuses();
     const received: { from: string; message: Record<string, unknown> }[] = [];

@@ -90,4 +90,25 @@ describe('the run event outbox across a PostgreSQL outage', () => {
     ]);
     expect((await store.runs.get(runId))?.status).toBe('failed');
   }, 120_000);
+
+  it("marks the append that carries a run's terminal event as its last, and only that one (ADR 0096)", async () => {
+    const { bus, runId } = await setup();
+    const appends: { seqs: number[]; last: boolean }[] = [];
+    const append = bus.append.bind(bus);
+    bus.append = (id, events, options) => {
+      appends.push({ seqs: events.map((record) => record.seq), last: options?.last === true });
+      return append(id, events, options);
+    };
+    const outbox = new RunEventOutbox(bus);
+    onCleanup(() => outbox.close());
+    // The first event goes at once; the others are added while it is in flight and go in the next append.
+    for (let seq = 0; seq < 3; seq += 1) expect(outbox.add(runId, event(runId, seq))).toBe(true);
+    expect(outbox.add(runId, event(runId, 3, 'run.completed'), true)).toBe(true);
+    await outbox.drained(runId);
+    expect(appends).toEqual([
+      { seqs: [0], last: false },
+      { seqs: [1, 2, 3], last: true },
+    ]);
+    expect((await bus.read(runId, -1)).map((record) => record.seq)).toEqual([0, 1, 2, 3]);
+  }, 120_000);
 });
