@@ -26,6 +26,12 @@ export interface RunControlReply {
 /** The terminal fields written by {@link RunBus.settleIfUnfinished}. */
 export type RunSettlement = Pick<RunRecord, 'status' | 'result' | 'exitReason' | 'error'> & { endedAt: number };
 
+/** Options of {@link RunBus.append}. */
+export interface AppendOptions {
+  /** The run's final events (its terminal one among them): sent at once, not after another run's append in flight. */
+  last?: boolean;
+}
+
 /**
  * What the runs API needs to serve a run from any instance (ADR 0018): durable wire events with
  * wake-ups, control requests routed to the instance that owns the run's turn, and the liveness of
@@ -33,12 +39,6 @@ export type RunSettlement = Pick<RunRecord, 'status' | 'result' | 'exitReason' |
  * `run_events`, wake-ups and control requests are `LISTEN/NOTIFY`; otherwise one process holds
  * everything and the bus is in memory ({@link LocalRunBus}, `shared` false).
  */
-/** Options of {@link RunBus.append}. */
-export interface AppendOptions {
-  /** The run's final events (its terminal one among them): sent at once, not after another run's append in flight. */
-  last?: boolean;
-}
-
 export interface RunBus {
   /** The lease holder id of this instance (the host's `holderId`). */
   readonly holder: string;
