@@ -823,7 +823,7 @@ export async function createAgentHost(options: AgentHostOptions = {}): Promise<A
   });
   await host.start();
   await host.mcpManager.start();
-  // The bash grammar for approval detection (about 40 ms of CPU and 6-7 MB of RSS: web-tree-sitter and two
+  // The bash grammar for approval detection (about 40 ms of CPU and 4-5 MB of RSS: web-tree-sitter and two
   // WebAssembly modules) is not loaded here: the turn loop starts it when a model first calls `terminal`, and
   // judgeCommand waits for it, so a process that never runs a command never holds it (ADR 0099).
   return host;

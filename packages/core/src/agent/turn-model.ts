@@ -59,7 +59,7 @@ export type StepOutcome =
 /**
  * Starts loading the bash grammar when the model calls `terminal`, so the command's approval check (judgeCommand)
  * finds it loaded or nearly so while the call's arguments still stream. It is not loaded at start-up: a process that
- * never runs a command does not hold its 6-7 MB (ADR 0099). The load runs once per process; later calls return
+ * never runs a command does not hold its 4-5 MB (ADR 0099). The load runs once per process; later calls return
  * its settled promise.
  */
 function loadGrammarFor(toolName: string): void {
