@@ -18,7 +18,6 @@ import {
   sameAllowlistEntry,
 } from '../approvals/allowlist.js';
 import { PATTERN_KEYS } from '../approvals/detect.js';
-import { loadShellParser } from '../approvals/shell-parser.js';
 import { FileCheckpointStore } from '../checkpoints/file-checkpoints.js';
 import { systemClock } from '../clock.js';
 import { createCommandRegistry } from '../commands/registry.js';
@@ -773,13 +772,6 @@ export function isDeadHolder(holder: string, instanceId: string | null = null): 
   }
 }
 
-/**
- * How long after a host is created the bash grammar starts loading in the background: past a cold
- * process's first answers (`gateway.ready`, ACP `session/new`, the first short turn), well before a
- * model usually asks for its first command.
- */
-const SHELL_PARSER_LOAD_DELAY_MS = 500;
-
 /** Creates a host (spec/core.md §5.1). */
 export async function createAgentHost(options: AgentHostOptions = {}): Promise<AgentHost> {
   const env = options.env ?? process.env;
@@ -831,11 +823,9 @@ export async function createAgentHost(options: AgentHostOptions = {}): Promise<A
   });
   await host.start();
   await host.mcpManager.start();
-  // The bash grammar for approval detection (about 40 ms of CPU: web-tree-sitter and two WebAssembly
-  // modules) compiles in the background once the host's start-up and the caller's first answer are done,
-  // so it does not compete with them on a cold start (ADR 0057). A command that arrives first is judged
-  // after it: judgeCommand starts the load itself and waits.
-  setTimeout(() => loadShellParser().catch(() => {}), SHELL_PARSER_LOAD_DELAY_MS).unref();
+  // The bash grammar for approval detection (about 40 ms of CPU and 4-5 MB of RSS: web-tree-sitter and two
+  // WebAssembly modules) is not loaded here: the turn loop starts it when a model first calls `terminal`, and
+  // judgeCommand waits for it, so a process that never runs a command never holds it (ADR 0099).
   return host;
 }
 

@@ -1,5 +1,6 @@
 import type { LanguageModelV3, LanguageModelV3FunctionTool, LanguageModelV3StreamPart } from '@ai-sdk/provider';
 import { toJSONSchema } from 'zod';
+import { loadShellParser } from '../approvals/shell-parser.js';
 import { HermesError } from '../errors.js';
 import type { AgentEventPayloads } from '../events.js';
 import { newId } from '../ids.js';
@@ -54,6 +55,16 @@ export type StepOutcome =
   | { kind: 'redirected'; text: string; redirectText: string; messageId: string | null }
   | { kind: 'overflow'; error: ClassifiedError }
   | { kind: 'failed'; exitReason: string; error: ClassifiedError; route: ResolvedRoute };
+
+/**
+ * Starts loading the bash grammar when the model calls `terminal`, so the command's approval check (judgeCommand)
+ * finds it loaded or nearly so while the call's arguments still stream. It is not loaded at start-up: a process that
+ * never runs a command does not hold its 4-5 MB (ADR 0099). The load runs once per process; later calls return
+ * its settled promise.
+ */
+function loadGrammarFor(toolName: string): void {
+  if (toolName === 'terminal') loadShellParser().catch(() => {});
+}
 
 function mapFinishReason(unified: string): FinishReason {
   switch (unified) {
@@ -316,10 +327,12 @@ export abstract class TurnModel extends TurnTools {
                 break;
               case 'tool-input-start':
                 start();
+                loadGrammarFor(part.toolName);
                 this.emit('tool.generating', { messageId, callId: part.id, name: part.toolName });
                 break;
               case 'tool-call':
                 start();
+                loadGrammarFor(part.toolName);
                 toolCalls.push({ id: part.toolCallId, name: part.toolName, input: part.input });
                 break;
               case 'finish':

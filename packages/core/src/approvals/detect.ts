@@ -98,9 +98,10 @@ export interface DangerousCommandDetection {
 /**
  * Detects the dangerous-command pattern classes and the hard blocklist of spec/core.md §12.1.
  *
- * Synchronous: it needs the bash grammar loaded ({@link loadShellParser}, which the agent host
- * starts when it is created). Until then every command is `unjudgeable` ("the shell parser is not
- * loaded yet"), so a caller that cannot wait asks rather than runs; {@link judgeCommand} waits.
+ * Synchronous: it needs the bash grammar loaded ({@link loadShellParser}, which the turn loop
+ * starts when a model calls `terminal`, ADR 0099). Until then every command is `unjudgeable` ("the
+ * shell parser is not loaded yet"), so a caller that cannot wait asks rather than runs;
+ * {@link judgeCommand} waits.
  *
  * @param command - the full `terminal` command as the model sent it.
  */
