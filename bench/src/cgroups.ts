@@ -69,6 +69,19 @@ function statFields(text: string): Map<string, number> {
   return fields;
 }
 
+/**
+ * A group's CFS bandwidth counters from its `cpu.stat`; v1 and v2 name the periods alike but give the held time under
+ * their own name and unit (v1 `throttled_time` in ns, v2 `throttled_usec` in µs), hence `heldField` and `perMs`.
+ */
+function throttlingOf(stat: string, heldField: string, perMs: number): Throttling {
+  const fields = statFields(stat);
+  return {
+    periods: fields.get('nr_periods') ?? 0,
+    throttled: fields.get('nr_throttled') ?? 0,
+    throttledMs: (fields.get(heldField) ?? 0) / perMs,
+  };
+}
+
 /** The isolation of one harness run. */
 export interface Isolation {
   readonly kind: IsolationKind;
@@ -289,14 +302,7 @@ function setUpV1(): Isolation {
         for (const directory of directories) write(join(directory, 'cgroup.procs'), String(pid));
       },
       cpuMs: () => Number(read(usage).trim()) / 1e6,
-      throttling() {
-        const fields = statFields(read(join(cpu, 'cpu.stat')));
-        return {
-          periods: fields.get('nr_periods') ?? 0,
-          throttled: fields.get('nr_throttled') ?? 0,
-          throttledMs: (fields.get('throttled_time') ?? 0) / 1e6,
-        };
-      },
+      throttling: () => throttlingOf(read(join(cpu, 'cpu.stat')), 'throttled_time', 1e6),
       runDelayMs: () => runDelayOf(read(join(cpu, 'tasks')).split('\n').filter(Boolean).map(Number)),
     };
   };
@@ -356,14 +362,7 @@ function setUpV2(root: string): Isolation {
       cpus: cpus.join(','),
       quotaCores,
       add: (pid) => write(join(directory, 'cgroup.procs'), String(pid)),
-      throttling() {
-        const fields = statFields(read(join(directory, 'cpu.stat')));
-        return {
-          periods: fields.get('nr_periods') ?? 0,
-          throttled: fields.get('nr_throttled') ?? 0,
-          throttledMs: (fields.get('throttled_usec') ?? 0) / 1000,
-        };
-      },
+      throttling: () => throttlingOf(read(join(directory, 'cpu.stat')), 'throttled_usec', 1000),
       runDelayMs: () => runDelayOf(read(join(directory, 'cgroup.threads')).split('\n').filter(Boolean).map(Number)),
       cpuMs() {
         const line = read(join(directory, 'cpu.stat'))

@@ -32,8 +32,9 @@ export async function withDatabase<T>(body: (serverUrl: string) => Promise<T>): 
   }
 }
 
-/** Runs one statement on `url` with a client of its own and returns its rows (a probe's read, not a hot path). */
+/** Runs one statement on `url` with a client of its own and returns its rows (a probe's read, a database's creation; not a hot path). */
 export async function queryOnce<Row>(url: string, text: string, values: unknown[] = []): Promise<Row[]> {
+  // `pg` comes with @hermes/core; it is loaded from there rather than declared again here.
   const pgPath = createRequire(createRequire(import.meta.url).resolve('@hermes/core')).resolve('pg');
   const { default: pg } = (await import(pgPath)) as {
     default: {
@@ -57,24 +58,8 @@ export async function queryOnce<Row>(url: string, text: string, values: unknown[
 
 /** Creates a new, empty database on `serverUrl` and returns its URL. */
 export async function createDatabase(serverUrl: string): Promise<string> {
-  // `pg` comes with @hermes/core; it is loaded from there rather than declared again here.
-  const pgPath = createRequire(createRequire(import.meta.url).resolve('@hermes/core')).resolve('pg');
-  const { default: pg } = (await import(pgPath)) as {
-    default: {
-      Client: new (options: {
-        connectionString: string;
-      }) => {
-        connect(): Promise<void>;
-        query(text: string): Promise<unknown>;
-        end(): Promise<void>;
-      };
-    };
-  };
   const name = `hermes_bench_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
+  await queryOnce(serverUrl, `CREATE DATABASE ${name}`);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   return url.toString();
