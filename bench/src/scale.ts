@@ -308,45 +308,42 @@ async function closedLoop(
   };
   const loops = targets.flatMap((_target, instance) => Array.from({ length: clients }, () => loop(instance)));
   await new Promise((resolve) => setTimeout(resolve, settleMs));
-  const cpuBefore = targets.map((target) => target.cpu());
-  const throttleBefore = targets.map((target) => target.group?.throttling());
-  const serverDelayBefore = targets.reduce((sum, target) => sum + (target.group?.runDelayMs() ?? 0), 0);
-  const loadDelayBefore = loadSide.reduce((sum, group) => sum + group.runDelayMs(), 0);
-  const loadBefore = load?.cpuMs() ?? Number.NaN;
-  const postgresBefore = postgres?.() ?? Number.NaN;
+  /** The window's counters, read at its start and at its end. */
+  const counters = () => ({
+    cpu: targets.map((target) => target.cpu()),
+    throttling: targets.map((target) => target.group?.throttling()),
+    serverDelay: targets.reduce((sum, target) => sum + (target.group?.runDelayMs() ?? 0), 0),
+    loadDelay: loadSide.reduce((sum, group) => sum + group.runDelayMs(), 0),
+    load: load?.cpuMs() ?? Number.NaN,
+    postgres: postgres?.() ?? Number.NaN,
+  });
+  const before = counters();
   windowStart = performance.now();
   await new Promise((resolve) => setTimeout(resolve, windowMs));
   windowEnd = performance.now();
-  const cpuAfter = targets.map((target) => target.cpu());
-  const throttleAfter = targets.map((target) => target.group?.throttling());
-  const serverDelayAfter = targets.reduce((sum, target) => sum + (target.group?.runDelayMs() ?? 0), 0);
-  const loadDelayAfter = loadSide.reduce((sum, group) => sum + group.runDelayMs(), 0);
-  const loadAfter = load?.cpuMs() ?? Number.NaN;
-  const postgresAfter = postgres?.() ?? Number.NaN;
+  const after = counters();
   stop = true;
   await Promise.all(loops);
   for (const agent of agents) agent.destroy();
   const seconds = (windowEnd - windowStart) / 1000;
-  const cpuSeconds = cpuAfter.reduce((sum, after, index) => sum + after - (cpuBefore[index] as number), 0) / 1000;
+  const cpuSeconds = after.cpu.reduce((sum, end, index) => sum + end - (before.cpu[index] as number), 0) / 1000;
   latencies.sort((a, b) => a - b);
   const sortedOf = (field: 'create' | 'head' | 'owner' | 'delivery') =>
     parts.map((part) => part[field]).sort((a, b) => a - b);
   const slowest = [...parts].sort((a, b) => b.latency - a.latency).slice(0, Math.max(1, Math.ceil(parts.length / 100)));
+  const throttled = after.throttling.map((end, index) => {
+    const start = before.throttling[index];
+    if (!start || !end) return null;
+    return {
+      share: (end.throttled - start.throttled) / Math.max(1, end.periods - start.periods),
+      msPerSecond: (end.throttledMs - start.throttledMs) / seconds,
+    };
+  });
   const probe: WindowProbe = {
-    throttledShare: targets.map((_target, index) => {
-      const before = throttleBefore[index];
-      const after = throttleAfter[index];
-      return before && after
-        ? (after.throttled - before.throttled) / Math.max(1, after.periods - before.periods)
-        : Number.NaN;
-    }),
-    throttledMsPerSecond: targets.map((_target, index) => {
-      const before = throttleBefore[index];
-      const after = throttleAfter[index];
-      return before && after ? (after.throttledMs - before.throttledMs) / seconds : Number.NaN;
-    }),
-    serverRunDelayMsPerSecond: (serverDelayAfter - serverDelayBefore) / seconds,
-    loadRunDelayMsPerSecond: (loadDelayAfter - loadDelayBefore) / seconds,
+    throttledShare: throttled.map((entry) => entry?.share ?? Number.NaN),
+    throttledMsPerSecond: throttled.map((entry) => entry?.msPerSecond ?? Number.NaN),
+    serverRunDelayMsPerSecond: (after.serverDelay - before.serverDelay) / seconds,
+    loadRunDelayMsPerSecond: (after.loadDelay - before.loadDelay) / seconds,
     samples: latencies.length,
     createP99Ms: percentile(sortedOf('create'), 0.99),
     headP99Ms: percentile(sortedOf('head'), 0.99),
@@ -368,8 +365,8 @@ async function closedLoop(
     p99Ms: percentile(latencies, 0.99),
     cores: cpuSeconds / seconds,
     perCpuSecond: completed / cpuSeconds,
-    loadCores: (loadAfter - loadBefore + (postgres ? postgresAfter - postgresBefore : 0)) / 1000 / seconds,
-    postgresCores: (postgresAfter - postgresBefore) / 1000 / seconds,
+    loadCores: (after.load - before.load + (postgres ? after.postgres - before.postgres : 0)) / 1000 / seconds,
+    postgresCores: (after.postgres - before.postgres) / 1000 / seconds,
     errorReasons: [...reasons],
   };
 }
