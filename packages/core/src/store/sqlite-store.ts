@@ -258,9 +258,8 @@ export class SqliteSessionStore implements SessionStore {
     return this.prepared;
   }
   private countAppend: { run(values: Record<string, unknown>): { changes: number } } | undefined;
-  private loadAll: Statement | undefined;
-  private loadActive: Statement | undefined;
-  private readonly loadFrom = new Map<'all' | 'active', Statement>();
+  /** The transcript queries by variant: all rows or active ones, whole or from a row id on. */
+  private readonly loadStatements = new Map<string, Statement>();
   private turnPrepared: { markDisplay: Statement; releaseLease: Statement } | undefined;
   private readonly turnFieldUpdates = new Map<string, Statement>();
   private sessionById: { get(values: { id: string }): SessionRecord | undefined } | undefined;
@@ -598,26 +597,22 @@ export class SqliteSessionStore implements SessionStore {
     });
   }
 
-  /** The transcript query, prepared once per variant. */
+  /**
+   * The transcript query, prepared once per variant; `from` reads from a row id on (a turn's rows, by the id range the
+   * turn knows, ADR 0093).
+   */
   private loadStatement(includeInactive: boolean, from: boolean): Statement {
-    if (from) {
-      // From a row id on: a turn's rows, read by the id range the turn knows (ADR 0093).
-      const key = includeInactive ? 'all' : 'active';
-      let statement = this.loadFrom.get(key);
-      if (!statement) {
-        statement = this.connection.sqlite
-          .prepare(`${LOAD_MESSAGES_SQL}${includeInactive ? '' : ' AND active = 1'} AND id >= ? ORDER BY id`)
-          .raw(true);
-        this.loadFrom.set(key, statement);
-      }
-      return statement;
+    const key = `${includeInactive ? 'all' : 'active'}${from ? '-from' : ''}`;
+    let statement = this.loadStatements.get(key);
+    if (!statement) {
+      statement = this.connection.sqlite
+        .prepare(
+          `${LOAD_MESSAGES_SQL}${includeInactive ? '' : ' AND active = 1'}${from ? ' AND id >= ?' : ''} ORDER BY id`,
+        )
+        .raw(true);
+      this.loadStatements.set(key, statement);
     }
-    if (includeInactive) {
-      this.loadAll ??= this.connection.sqlite.prepare(`${LOAD_MESSAGES_SQL} ORDER BY id`).raw(true);
-      return this.loadAll;
-    }
-    this.loadActive ??= this.connection.sqlite.prepare(`${LOAD_MESSAGES_SQL} AND active = 1 ORDER BY id`).raw(true);
-    return this.loadActive;
+    return statement;
   }
 
   async loadConversation(sessionId: string, options: LoadConversationOptions = {}): Promise<StoredMessage[]> {
