@@ -163,6 +163,8 @@ class HostImpl implements HostContext {
   private closed = false;
   /** Warm-ups started, by model spec: sessions open often, and each model is warmed once. */
   private readonly warmUps = new BoundedMemo<string, Promise<void>>();
+  /** Set once the warm-up has had the store compile its per-turn statements. */
+  private storePrepared = false;
   private stopRunHeartbeat: (() => void) | null = null;
   mcpManager!: McpManagerInternal;
 
@@ -281,13 +283,34 @@ class HostImpl implements HostContext {
     } catch {
       // A schema that cannot be converted fails the turn that declares it, as before.
     }
+    let loading: PromiseLike<unknown> | Record<string, unknown>;
     try {
       // A built-in provider's model imports its AI SDK package when it is first asked for anything, this included.
-      await this.createModel(this.resolveRoute(spec)).supportedUrls;
+      loading = this.createModel(this.resolveRoute(spec)).supportedUrls;
+    } catch {
+      // The first turn resolves and loads the model again, and reports what is wrong with it.
+      this.prepareStoreStatements();
+      return;
+    }
+    // The store's per-turn statements too (ADR 0102), compiled while the package's file is read.
+    this.prepareStoreStatements();
+    try {
+      await loading;
       // The AI SDK builds each request's headers with the fetch API's `Headers`; node loads undici on its first use.
       void globalThis.Headers;
     } catch {
       // The first turn resolves and loads the model again, and reports what is wrong with it.
+    }
+  }
+
+  /** Compiles the store's per-turn statements once; a store that cannot (closed, an outage) compiles them at first use. */
+  private prepareStoreStatements(): void {
+    if (this.storePrepared) return;
+    this.storePrepared = true;
+    try {
+      this.store.prepareStatements?.();
+    } catch (error) {
+      this.logger.debug('the store statements were left to their first use', { error: String(error) });
     }
   }
 

@@ -436,6 +436,12 @@ export interface LoadConversationOptions {
 
 /** The durable session store (spec/core.md §9.3). */
 export interface SessionStore {
+  /**
+   * Compiles the statements a turn's writes use, which the store otherwise compiles on their first use: called by the
+   * model warm-up, so that a process's first turn does not pay for them (ADR 0102). Optional: a store whose statements
+   * cost nothing to have ready leaves it out.
+   */
+  prepareStatements?(): void;
   createSession(init: NewSession, seed?: NewMessage[]): Promise<SessionRow>;
   getSession(id: string): Promise<SessionRow | null>;
   /**

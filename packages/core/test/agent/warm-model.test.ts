@@ -1,5 +1,5 @@
 import type { LanguageModelV3 } from '@ai-sdk/provider';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { toFunctionTool } from '../../src/agent/turn-model.js';
 import type { ProviderAdapter, ToolDefinition } from '../../src/index.js';
@@ -119,5 +119,32 @@ describe('warming declares the tools too', () => {
     const declared = toFunctionTool(tool);
     expect(reads).toBe(1);
     expect(declared).toMatchObject({ type: 'function', name: 'counted_tool', inputSchema: { type: 'object' } });
+  });
+});
+
+describe('warming compiles the store’s per-turn statements too (ADR 0102)', () => {
+  it('once per host, before the first turn, which then runs on them', async () => {
+    const probe = probeProvider();
+    host = await createTestHost({ providers: [probe.adapter], config: { model: { default: 'probe:main' } } });
+    const store = host.store as typeof host.store & { prepareStatements: () => void };
+    expect(typeof store.prepareStatements).toBe('function');
+    const prepared = vi.spyOn(store, 'prepareStatements');
+    await host.warmModel();
+    await host.warmModel('probe:other');
+    expect(prepared).toHaveBeenCalledTimes(1);
+    // The compiled statements are the ones a session's first writes use.
+    const session = await store.createSession({ id: 'warmed-1', source: 'test', model: 'probe:main', cwd: '/' });
+    await store.appendMessages(session.id, [{ role: 'user', content: 'hello' }]);
+    expect((await store.getSession(session.id))?.messageCount).toBe(1);
+  });
+
+  it('a store that cannot compile them (closed) leaves them to their first use, and the warm-up still resolves', async () => {
+    const probe = probeProvider();
+    host = await createTestHost({ providers: [probe.adapter], config: { model: { default: 'probe:main' } } });
+    const store = host.store as typeof host.store & { prepareStatements: () => void };
+    await store.close();
+    expect(() => store.prepareStatements()).toThrow();
+    await expect(host.warmModel()).resolves.toBeUndefined();
+    expect(probe.loaded).toEqual(['main']);
   });
 });
