@@ -11,7 +11,9 @@
  * the floor: what the machine and the load generator allow a server that does nothing.
  *
  * Every configuration is measured in every round, the order rotated from round to round (the 1-instance case is not
- * always first), and each figure is the median of the rounds; a ratio is the median of the rounds' own ratios (both
+ * always first), and so is the instance that serves alone (2 instances are then the two others): every instance serves
+ * as many windows as the others, after a warm-up long enough for their CPU per request to settle. Each figure is the
+ * median of the rounds; a ratio is the median of the rounds' own ratios (both
  * sides measured minutes apart at most). Throughput is also given per CPU-second the instances received (read from
  * their groups), which holds even where a quota was not fully received.
  *
@@ -417,6 +419,16 @@ function rotate<T>(items: T[], by: number): T[] {
   return [...items.slice(shift), ...items.slice(0, shift)];
 }
 
+/**
+ * The instances (or proxies) a configuration of `instances` uses in `round`: the one instance moves from round to round,
+ * and 2 instances are the two others, so that every instance serves two of each workload's three windows in a round.
+ * With the first instance always the one, it served every window and ran warmer than the others (ADR 0100).
+ */
+export function poolOf<T>(all: T[], instances: number, round: number): T[] {
+  const turned = rotate(all, round);
+  return instances === 2 && turned.length >= 3 ? turned.slice(1, 3) : turned.slice(0, instances);
+}
+
 /** The configurations of one round, in the order that round measures them. */
 export function roundOrder(round: number): { kind: Kind; workload: Workload; instances: number }[] {
   const counts = rotate([1, 2, 3], round);
@@ -460,6 +472,9 @@ export async function runScale(
     settleMs?: number;
     windowMs?: number;
     deliverySamples?: number;
+    /** Warm-up of all instances together before the rounds, per workload (chat, runs). */
+    warmChatMs?: number;
+    warmRunsMs?: number;
     log?: (line: string) => void;
   } = {},
 ): Promise<ScaleResult> {
@@ -470,6 +485,8 @@ export async function runScale(
   const settleMs = options.settleMs ?? 1_500;
   const windowMs = options.windowMs ?? 5_000;
   const deliverySamples = options.deliverySamples ?? 1_000;
+  const warmChatMs = options.warmChatMs ?? 10_000;
+  const warmRunsMs = options.warmRunsMs ?? 20_000;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const answer = step(text(ANSWER, ANSWER.length / DELTAS));
   const paced = step(
@@ -516,10 +533,12 @@ export async function runScale(
           cpu: cpuOf(proxy.child.pid as number, proxyGroup),
         });
       }
-      // Every process compiles its hot path before anything counts: a few seconds of each load on all three.
+      // Every process compiles its hot path before anything counts, all three alike. At a 0.25-core quota an instance's
+      // CPU per run kept falling for about half a minute of load (ADR 0100): a few seconds left the one instance the
+      // rounds use most far warmer than the others.
       log(`bench: scale, warming ${servers.length} instances and proxies…`);
-      await closedLoop('server', 'chat', servers, clients, 0, 3_000, isolation.load);
-      await closedLoop('server', 'runs', servers, clients, 0, 3_000, isolation.load);
+      await closedLoop('server', 'chat', servers, clients, 0, warmChatMs, isolation.load);
+      await closedLoop('server', 'runs', servers, clients, 0, warmRunsMs, isolation.load);
       await closedLoop('proxy', 'chat', proxies, clients, 0, 2_000, isolation.load);
       const measured: Window[][] = [];
       const delays: number[] = [];
@@ -527,7 +546,7 @@ export async function runScale(
       for (let round = 0; round < rounds; round += 1) {
         const windows: Window[] = [];
         for (const config of roundOrder(round)) {
-          const pool = (config.kind === 'server' ? servers : proxies).slice(0, config.instances);
+          const pool = poolOf(config.kind === 'server' ? servers : proxies, config.instances, round);
           const window = await closedLoop(
             config.kind,
             config.workload,
@@ -574,7 +593,8 @@ export async function runScale(
           );
         }
         measured.push(windows);
-        const [owner, reader] = servers as [Target, Target];
+        // The delivery runs load their owner and reader lightly; they move round to round like the one instance.
+        const [owner, reader] = poolOf(servers, 3, round) as [Target, Target];
         const roundDelays = await delivery(owner.url, reader.url, Math.ceil(deliverySamples / rounds), async () => {
           // The paced answer for the next run, then the short one again: the model repeats whichever came last.
           await model.push(paced, answer);
@@ -721,7 +741,7 @@ export function scaleRows(result: ScaleResult): ScaleRow[] {
 export async function main(quick: boolean, quotaCores?: number): Promise<ScaleRow[]> {
   const result = await runScale({
     ...(quotaCores === undefined ? {} : { quotaCores }),
-    ...(quick ? { settleMs: 750, windowMs: 2_000 } : {}),
+    ...(quick ? { settleMs: 750, windowMs: 2_000, warmChatMs: 3_000, warmRunsMs: 3_000 } : {}),
   });
   const rows = scaleRows(result);
   const results = fileURLToPath(new URL('../results', import.meta.url));
