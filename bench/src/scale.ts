@@ -23,7 +23,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { fork } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -98,6 +98,11 @@ export interface WindowProbe {
   loadRunDelayMsPerSecond: number;
   /** Requests completed in the window (the p99's sample count). */
   samples: number;
+  /**
+   * CPU the servers' CPUs spent on anything but the window's instances, in cores (`/proc/stat` busy time less the
+   * instances' groups; NaN when not isolated): other processes there, idle instances, the kernel (ADR 0100).
+   */
+  otherCoresOnServerCpus: number;
   /**
    * Runs only: the parts of a run's latency. `create`: POST to its 202; `owner`: POST to the terminal event's own
    * timestamp (the owner's clock, the same machine's); `delivery`: that timestamp to the terminal event's arrival at the
@@ -235,6 +240,7 @@ async function closedLoop(
   load: CpuGroup | null,
   postgres: (() => number) | null = null,
   loadSide: CpuGroup[] = [],
+  serverCpus: number[] = [],
 ): Promise<Window> {
   const instances = targets.length;
   const agents = targets.map(() => new Agent({ keepAlive: true, maxSockets: 2 * clients }));
@@ -318,6 +324,7 @@ async function closedLoop(
     loadDelay: loadSide.reduce((sum, group) => sum + group.runDelayMs(), 0),
     load: load?.cpuMs() ?? Number.NaN,
     postgres: postgres?.() ?? Number.NaN,
+    serverCpusBusy: busyMsOf(serverCpus),
   });
   const before = counters();
   windowStart = performance.now();
@@ -347,6 +354,7 @@ async function closedLoop(
     serverRunDelayMsPerSecond: (after.serverDelay - before.serverDelay) / seconds,
     loadRunDelayMsPerSecond: (after.loadDelay - before.loadDelay) / seconds,
     samples: latencies.length,
+    otherCoresOnServerCpus: (after.serverCpusBusy - before.serverCpusBusy) / 1000 / seconds - cpuSeconds / seconds,
     createP99Ms: percentile(sortedOf('create'), 0.99),
     headP99Ms: percentile(sortedOf('head'), 0.99),
     slowestHeadMs: mean(slowest.map((part) => part.head)),
@@ -407,6 +415,28 @@ async function delivery(owner: string, reader: string, samples: number, queue: (
 
 /** A data line of a run's terminal event. */
 const TERMINAL_PATTERN = /"event":"run\.(completed|failed|cancelled|interrupted)"/;
+
+/**
+ * Busy time of `cpus` since boot, in ms (`/proc/stat`: every field but idle and iowait, in clock ticks of 10 ms); NaN
+ * for no CPUs or where it cannot be read.
+ */
+function busyMsOf(cpus: number[]): number {
+  if (cpus.length === 0) return Number.NaN;
+  let stat: string;
+  try {
+    stat = readFileSync('/proc/stat', 'utf8');
+  } catch {
+    return Number.NaN;
+  }
+  let busy = 0;
+  for (const cpu of cpus) {
+    const line = stat.split('\n').find((entry) => entry.startsWith(`cpu${cpu} `));
+    if (!line) return Number.NaN;
+    const [, user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).map(Number);
+    busy += (user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0) + (steal ?? 0);
+  }
+  return busy * 10;
+}
 
 /** Mean of the values. */
 function mean(values: number[]): number {
@@ -557,6 +587,7 @@ export async function runScale(
             isolation.load,
             postgres,
             [isolation.load, postgresGroup].filter((group): group is CpuGroup => group !== null),
+            isolation.serverCpus,
           );
           windows.push(window);
           const probe = window.probe;
@@ -579,7 +610,7 @@ export async function runScale(
           log(
             `bench: scale probe: throttled ${probe.throttledShare.map((share) => share.toFixed(2)).join('/')} of periods, ` +
               `${probe.throttledMsPerSecond.map((value) => value.toFixed(0)).join('/')} ms/s; run-queue wait servers ${probe.serverRunDelayMsPerSecond.toFixed(0)} ms/s, ` +
-              `load side ${probe.loadRunDelayMsPerSecond.toFixed(0)} ms/s; ${probe.samples} samples` +
+              `load side ${probe.loadRunDelayMsPerSecond.toFixed(0)} ms/s; other work on the servers' CPUs ${probe.otherCoresOnServerCpus.toFixed(2)} cores; ${probe.samples} samples` +
               (config.workload === 'runs'
                 ? `; p99 create ${probe.createP99Ms.toFixed(0)} / head ${probe.headP99Ms.toFixed(0)} / owner ${probe.ownerP99Ms.toFixed(0)} / delivery ${probe.deliveryP99Ms.toFixed(0)} ms; ` +
                   `slowest 1%: create ${probe.slowestCreateMs.toFixed(0)}, head ${probe.slowestHeadMs.toFixed(0)}, owner ${probe.slowestOwnerMs.toFixed(0)}, delivery ${probe.slowestDeliveryMs.toFixed(0)} ms`
