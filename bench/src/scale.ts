@@ -17,7 +17,7 @@
  * sides measured minutes apart at most). Throughput is also given per CPU-second the instances received (read from
  * their groups), which holds even where a quota was not fully received.
  *
- * Cross-instance delivery: in each round, runs created on instance 1 and read on instance 2 one at a time, at light
+ * Cross-instance delivery: in each round, runs created on that round's first instance and read on the next, one at a time, at light
  * load; the delay of each `message.delta` from its emit time (the event's timestamp) to its arrival, pooled over the
  * rounds (at least 1,000 samples).
  */
