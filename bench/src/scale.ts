@@ -11,17 +11,19 @@
  * the floor: what the machine and the load generator allow a server that does nothing.
  *
  * Every configuration is measured in every round, the order rotated from round to round (the 1-instance case is not
- * always first), and each figure is the median of the rounds; a ratio is the median of the rounds' own ratios (both
+ * always first), and so is the instance that serves alone (2 instances are then the two others): every instance serves
+ * as many windows as the others, after a warm-up long enough for their CPU per request to settle. Each figure is the
+ * median of the rounds; a ratio is the median of the rounds' own ratios (both
  * sides measured minutes apart at most). Throughput is also given per CPU-second the instances received (read from
  * their groups), which holds even where a quota was not fully received.
  *
- * Cross-instance delivery: in each round, runs created on instance 1 and read on instance 2 one at a time, at light
+ * Cross-instance delivery: in each round, runs created on that round's first instance and read on the next, one at a time, at light
  * load; the delay of each `message.delta` from its emit time (the event's timestamp) to its arrival, pooled over the
  * rounds (at least 1,000 samples).
  */
 import type { ChildProcess } from 'node:child_process';
 import { fork } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -96,6 +98,11 @@ export interface WindowProbe {
   loadRunDelayMsPerSecond: number;
   /** Requests completed in the window (the p99's sample count). */
   samples: number;
+  /**
+   * CPU the servers' CPUs spent on anything but the window's instances, in cores (`/proc/stat` busy time less the
+   * instances' groups; NaN when not isolated): other processes there, idle instances, the kernel (ADR 0100).
+   */
+  otherCoresOnServerCpus: number;
   /**
    * Runs only: the parts of a run's latency. `create`: POST to its 202; `owner`: POST to the terminal event's own
    * timestamp (the owner's clock, the same machine's); `delivery`: that timestamp to the terminal event's arrival at the
@@ -233,6 +240,7 @@ async function closedLoop(
   load: CpuGroup | null,
   postgres: (() => number) | null = null,
   loadSide: CpuGroup[] = [],
+  serverCpus: number[] = [],
 ): Promise<Window> {
   const instances = targets.length;
   const agents = targets.map(() => new Agent({ keepAlive: true, maxSockets: 2 * clients }));
@@ -316,6 +324,7 @@ async function closedLoop(
     loadDelay: loadSide.reduce((sum, group) => sum + group.runDelayMs(), 0),
     load: load?.cpuMs() ?? Number.NaN,
     postgres: postgres?.() ?? Number.NaN,
+    serverCpusBusy: busyMsOf(serverCpus),
   });
   const before = counters();
   windowStart = performance.now();
@@ -345,6 +354,7 @@ async function closedLoop(
     serverRunDelayMsPerSecond: (after.serverDelay - before.serverDelay) / seconds,
     loadRunDelayMsPerSecond: (after.loadDelay - before.loadDelay) / seconds,
     samples: latencies.length,
+    otherCoresOnServerCpus: (after.serverCpusBusy - before.serverCpusBusy) / 1000 / seconds - cpuSeconds / seconds,
     createP99Ms: percentile(sortedOf('create'), 0.99),
     headP99Ms: percentile(sortedOf('head'), 0.99),
     slowestHeadMs: mean(slowest.map((part) => part.head)),
@@ -406,6 +416,28 @@ async function delivery(owner: string, reader: string, samples: number, queue: (
 /** A data line of a run's terminal event. */
 const TERMINAL_PATTERN = /"event":"run\.(completed|failed|cancelled|interrupted)"/;
 
+/**
+ * Busy time of `cpus` since boot, in ms (`/proc/stat`: every field but idle and iowait, in clock ticks of 10 ms); NaN
+ * for no CPUs or where it cannot be read.
+ */
+function busyMsOf(cpus: number[]): number {
+  if (cpus.length === 0) return Number.NaN;
+  let stat: string;
+  try {
+    stat = readFileSync('/proc/stat', 'utf8');
+  } catch {
+    return Number.NaN;
+  }
+  let busy = 0;
+  for (const cpu of cpus) {
+    const line = stat.split('\n').find((entry) => entry.startsWith(`cpu${cpu} `));
+    if (!line) return Number.NaN;
+    const [, user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).map(Number);
+    busy += (user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0) + (steal ?? 0);
+  }
+  return busy * 10;
+}
+
 /** Mean of the values. */
 function mean(values: number[]): number {
   return values.length === 0 ? Number.NaN : values.reduce((sum, value) => sum + value, 0) / values.length;
@@ -415,6 +447,16 @@ function mean(values: number[]): number {
 function rotate<T>(items: T[], by: number): T[] {
   const shift = by % items.length;
   return [...items.slice(shift), ...items.slice(0, shift)];
+}
+
+/**
+ * The instances (or proxies) a configuration of `instances` uses in `round`: the one instance moves from round to round,
+ * and 2 instances are the two others, so that every instance serves two of each workload's three windows in a round.
+ * With the first instance always the one, it served every window and ran warmer than the others (ADR 0100).
+ */
+export function poolOf<T>(all: T[], instances: number, round: number): T[] {
+  const turned = rotate(all, round);
+  return instances === 2 && turned.length >= 3 ? turned.slice(1, 3) : turned.slice(0, instances);
 }
 
 /** The configurations of one round, in the order that round measures them. */
@@ -460,6 +502,9 @@ export async function runScale(
     settleMs?: number;
     windowMs?: number;
     deliverySamples?: number;
+    /** Warm-up of all instances together before the rounds, per workload (chat, runs). */
+    warmChatMs?: number;
+    warmRunsMs?: number;
     log?: (line: string) => void;
   } = {},
 ): Promise<ScaleResult> {
@@ -470,6 +515,8 @@ export async function runScale(
   const settleMs = options.settleMs ?? 1_500;
   const windowMs = options.windowMs ?? 5_000;
   const deliverySamples = options.deliverySamples ?? 1_000;
+  const warmChatMs = options.warmChatMs ?? 10_000;
+  const warmRunsMs = options.warmRunsMs ?? 20_000;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const answer = step(text(ANSWER, ANSWER.length / DELTAS));
   const paced = step(
@@ -516,10 +563,12 @@ export async function runScale(
           cpu: cpuOf(proxy.child.pid as number, proxyGroup),
         });
       }
-      // Every process compiles its hot path before anything counts: a few seconds of each load on all three.
+      // Every process compiles its hot path before anything counts, all three alike. At a 0.25-core quota an instance's
+      // CPU per run kept falling for about half a minute of load (ADR 0100): a few seconds left the one instance the
+      // rounds use most far warmer than the others.
       log(`bench: scale, warming ${servers.length} instances and proxies…`);
-      await closedLoop('server', 'chat', servers, clients, 0, 3_000, isolation.load);
-      await closedLoop('server', 'runs', servers, clients, 0, 3_000, isolation.load);
+      await closedLoop('server', 'chat', servers, clients, 0, warmChatMs, isolation.load);
+      await closedLoop('server', 'runs', servers, clients, 0, warmRunsMs, isolation.load);
       await closedLoop('proxy', 'chat', proxies, clients, 0, 2_000, isolation.load);
       const measured: Window[][] = [];
       const delays: number[] = [];
@@ -527,7 +576,7 @@ export async function runScale(
       for (let round = 0; round < rounds; round += 1) {
         const windows: Window[] = [];
         for (const config of roundOrder(round)) {
-          const pool = (config.kind === 'server' ? servers : proxies).slice(0, config.instances);
+          const pool = poolOf(config.kind === 'server' ? servers : proxies, config.instances, round);
           const window = await closedLoop(
             config.kind,
             config.workload,
@@ -538,6 +587,7 @@ export async function runScale(
             isolation.load,
             postgres,
             [isolation.load, postgresGroup].filter((group): group is CpuGroup => group !== null),
+            isolation.serverCpus,
           );
           windows.push(window);
           const probe = window.probe;
@@ -560,7 +610,7 @@ export async function runScale(
           log(
             `bench: scale probe: throttled ${probe.throttledShare.map((share) => share.toFixed(2)).join('/')} of periods, ` +
               `${probe.throttledMsPerSecond.map((value) => value.toFixed(0)).join('/')} ms/s; run-queue wait servers ${probe.serverRunDelayMsPerSecond.toFixed(0)} ms/s, ` +
-              `load side ${probe.loadRunDelayMsPerSecond.toFixed(0)} ms/s; ${probe.samples} samples` +
+              `load side ${probe.loadRunDelayMsPerSecond.toFixed(0)} ms/s; other work on the servers' CPUs ${probe.otherCoresOnServerCpus.toFixed(2)} cores; ${probe.samples} samples` +
               (config.workload === 'runs'
                 ? `; p99 create ${probe.createP99Ms.toFixed(0)} / head ${probe.headP99Ms.toFixed(0)} / owner ${probe.ownerP99Ms.toFixed(0)} / delivery ${probe.deliveryP99Ms.toFixed(0)} ms; ` +
                   `slowest 1%: create ${probe.slowestCreateMs.toFixed(0)}, head ${probe.slowestHeadMs.toFixed(0)}, owner ${probe.slowestOwnerMs.toFixed(0)}, delivery ${probe.slowestDeliveryMs.toFixed(0)} ms`
@@ -574,7 +624,8 @@ export async function runScale(
           );
         }
         measured.push(windows);
-        const [owner, reader] = servers as [Target, Target];
+        // The delivery runs load their owner and reader lightly; they move round to round like the one instance.
+        const [owner, reader] = poolOf(servers, 3, round) as [Target, Target];
         const roundDelays = await delivery(owner.url, reader.url, Math.ceil(deliverySamples / rounds), async () => {
           // The paced answer for the next run, then the short one again: the model repeats whichever came last.
           await model.push(paced, answer);
@@ -721,7 +772,7 @@ export function scaleRows(result: ScaleResult): ScaleRow[] {
 export async function main(quick: boolean, quotaCores?: number): Promise<ScaleRow[]> {
   const result = await runScale({
     ...(quotaCores === undefined ? {} : { quotaCores }),
-    ...(quick ? { settleMs: 750, windowMs: 2_000 } : {}),
+    ...(quick ? { settleMs: 750, windowMs: 2_000, warmChatMs: 3_000, warmRunsMs: 3_000 } : {}),
   });
   const rows = scaleRows(result);
   const results = fileURLToPath(new URL('../results', import.meta.url));
