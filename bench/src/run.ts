@@ -49,7 +49,7 @@ const scaleQuota = quotaIndex > 0 ? Number(process.argv[quotaIndex + 1]) : undef
 const isolation = setUpIsolation();
 process.stderr.write(`bench: isolation: ${isolation.description}\n`);
 const profileIndex = process.argv.indexOf('--profile');
-/** `--profile DIR`: the agent processes of the stream paths, the turn-cost servers and the resume section's gateways write CPU profiles there. */
+/** `--profile DIR`: the agent processes of the stream paths, the turn-cost and concurrency servers and the resume section's gateways write CPU profiles there. */
 const profileDir = profileIndex > 0 ? process.argv[profileIndex + 1] : undefined;
 const require = createRequire(import.meta.url);
 const hermesBin = join(dirname(require.resolve('@hermes/cli/package.json')), 'dist', 'bin.js');
@@ -367,7 +367,11 @@ await section('concurrency', async () => {
   // The same load through the pass-through proxy (proxy-process.ts) in the same rounds: the floor that node:http
   // reaches on this machine, read beside the server's rows.
   const counts = quick ? [100] : [100, 1000];
-  const { results: loads, warmups } = await runConcurrency(counts, { warmup: CONCURRENCY_WARMUP, rounds: 3 });
+  const { results: loads, warmups } = await runConcurrency(counts, {
+    warmup: CONCURRENCY_WARMUP,
+    rounds: 3,
+    ...(profileDir ? { profileDir } : {}),
+  });
   for (const streams of counts) {
     const floorLoad = loads.find((load) => load.streams === streams && load.target === 'proxy');
     const serverLoad = loads.find((load) => load.streams === streams && load.target === 'server');

@@ -10,7 +10,13 @@ import { silentLogger } from '../logger.js';
 import { weakestCostStatus as weakerCostStatus } from '../providers/pricing.js';
 import type { Clock, CostStatus, JsonObject, Logger, TitleSource } from '../types.js';
 import { WalCheckpointer } from './checkpointer.js';
-import { DEFAULT_RETRY_BUDGETS, type RetryBudgets, StoreConnection, type StoreDatabase } from './connection.js';
+import {
+  DEFAULT_RETRY_BUDGETS,
+  isLockError,
+  type RetryBudgets,
+  StoreConnection,
+  type StoreDatabase,
+} from './connection.js';
 import { checkFenceSqlite } from './fence.js';
 import { applyMigrations, hasFts5, resolveMigrationsFolder } from './migrations.js';
 import { SqliteResponseStore } from './response-store.js';
@@ -123,6 +129,15 @@ export interface SqliteStoreOptions {
 
 /** SQLite's default automatic checkpoint, restored when the checkpointer thread fails. */
 const SQLITE_AUTOCHECKPOINT_PAGES = 1_000;
+
+/** A `recordTurn` call waiting for the next write of queued turns. */
+interface QueuedTurn {
+  sessionId: string;
+  turn: RecordedTurn;
+  options: WriteOptions;
+  resolve(ids: number[]): void;
+  reject(error: unknown): void;
+}
 
 /** The session fields a turn's commit may write, with their columns, in a fixed order (`commitTurn`). */
 const TURN_FIELD_COLUMNS = [
@@ -360,20 +375,93 @@ export class SqliteSessionStore implements SessionStore {
     return this.insertMessages(seed.map((message) => newMessageValues(init.id, message, now)));
   }
 
+  /**
+   * Turns recorded after the first one in this turn of the event loop, written together at its end (ADR 0106): many
+   * header-less turns end at once under load, and a commit each cost more than their statements.
+   */
+  private queuedTurns: QueuedTurn[] = [];
+  /** True from the first `recordTurn` of a turn of the event loop until the queued ones are written. */
+  private turnWindowOpen = false;
+  private turnSavepoint: { begin: Statement; release: Statement; rollback: Statement } | undefined;
+
   async recordTurn(sessionId: string, turn: RecordedTurn, options: WriteOptions = {}): Promise<number[]> {
-    return this.connection.write('transcript', () => {
-      checkFenceSqlite(this.db, options.fence);
-      const now = this.now;
-      // A session this turn creates is born with its rows counted (as the append's UPDATE would count them, the
-      // activity time the same): one statement less for every header-less turn of a new conversation (ADR 0093).
-      const ids =
-        turn.create && !this.findSession(sessionId)
-          ? this.insertSession({ ...turn.create, id: sessionId }, turn.rows, now)
-          : this.appendRows(sessionId, turn.rows, now);
-      // The append's UPDATE found the session: no second lookup.
-      if (turn.usage) this.addUsage(sessionId, turn.usage, now, true);
-      return ids;
+    if (!this.turnWindowOpen) {
+      // The first is written at once, as alone it always was: a lone turn's answer does not wait for the loop.
+      this.turnWindowOpen = true;
+      setImmediate(this.writeQueuedTurns);
+      return this.connection.write('transcript', () => this.writeTurn(sessionId, turn, options));
+    }
+    this.connection.assertOpen();
+    return new Promise<number[]>((resolve, reject) => {
+      this.queuedTurns.push({ sessionId, turn, options, resolve, reject });
     });
+  }
+
+  /**
+   * Writes the queued turns in one transaction, each in a savepoint of its own: a turn that fails (its session
+   * missing, its lease lost) is rolled back alone and only its caller sees the error, as with a transaction each. A
+   * lock error fails the transaction, which is retried whole.
+   */
+  private readonly writeQueuedTurns = (): void => {
+    const batch = this.queuedTurns;
+    this.queuedTurns = [];
+    this.turnWindowOpen = false;
+    if (batch.length === 0) return;
+    if (batch.length === 1) {
+      const [only] = batch as [QueuedTurn];
+      this.connection
+        .write('transcript', () => this.writeTurn(only.sessionId, only.turn, only.options))
+        .then(only.resolve, only.reject);
+      return;
+    }
+    this.turnSavepoint ??= {
+      begin: this.connection.sqlite.prepare('SAVEPOINT recorded_turn'),
+      release: this.connection.sqlite.prepare('RELEASE recorded_turn'),
+      rollback: this.connection.sqlite.prepare('ROLLBACK TO recorded_turn'),
+    };
+    const savepoint = this.turnSavepoint;
+    this.connection
+      .write('transcript', () =>
+        batch.map((entry): { ids: number[] } | { error: unknown } => {
+          savepoint.begin.run();
+          try {
+            const ids = this.writeTurn(entry.sessionId, entry.turn, entry.options);
+            savepoint.release.run();
+            return { ids };
+          } catch (error) {
+            savepoint.rollback.run();
+            savepoint.release.run();
+            if (isLockError(error)) throw error;
+            return { error };
+          }
+        }),
+      )
+      .then(
+        (outcomes) =>
+          outcomes.forEach((outcome, index) => {
+            const entry = batch[index] as QueuedTurn;
+            if ('ids' in outcome) entry.resolve(outcome.ids);
+            else entry.reject(outcome.error);
+          }),
+        (error: unknown) => {
+          for (const entry of batch) entry.reject(error);
+        },
+      );
+  };
+
+  /** One recorded turn's statements; the caller holds the write transaction. */
+  private writeTurn(sessionId: string, turn: RecordedTurn, options: WriteOptions): number[] {
+    checkFenceSqlite(this.db, options.fence);
+    const now = this.now;
+    // A session this turn creates is born with its rows counted (as the append's UPDATE would count them, the
+    // activity time the same): one statement less for every header-less turn of a new conversation (ADR 0093).
+    const ids =
+      turn.create && !this.findSession(sessionId)
+        ? this.insertSession({ ...turn.create, id: sessionId }, turn.rows, now)
+        : this.appendRows(sessionId, turn.rows, now);
+    // The append's UPDATE found the session: no second lookup.
+    if (turn.usage) this.addUsage(sessionId, turn.usage, now, true);
+    return ids;
   }
 
   async commitTurn(sessionId: string, commit: TurnCommit, options: WriteOptions = {}): Promise<number[]> {
@@ -904,6 +992,27 @@ export class SqliteSessionStore implements SessionStore {
 
   /** Closes the database. Later calls fail with `store_closed`; closing twice is harmless. */
   async close(): Promise<void> {
+    // Turns recorded before the close are written first, as they were when each wrote at once.
+    if (this.queuedTurns.length > 0) {
+      const written = Promise.all(
+        this.queuedTurns.map(
+          (entry) =>
+            new Promise<void>((resolve) => {
+              const { resolve: done, reject: failed } = entry;
+              entry.resolve = (ids) => {
+                done(ids);
+                resolve();
+              };
+              entry.reject = (error) => {
+                failed(error);
+                resolve();
+              };
+            }),
+        ),
+      );
+      this.writeQueuedTurns();
+      await written;
+    }
     this.connection.close();
   }
 

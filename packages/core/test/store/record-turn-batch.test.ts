@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import { HermesError } from '../../src/errors.js';
+import { assistant, openTestStore, sessionId, steppingClock, temporaryDirectory, user } from './helpers.js';
+
+const usage = {
+  provider: 'scripted',
+  model: 'fake',
+  task: 'main' as const,
+  usage: {
+    inputTokens: 10,
+    outputTokens: 5,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    reasoningTokens: 0,
+    totalTokens: 15,
+    apiCalls: 1,
+  },
+  costUsd: 0,
+  costStatus: 'unknown' as const,
+};
+
+async function outcome(promise: Promise<number[]>): Promise<number[] | string> {
+  return promise.then(
+    (ids) => ids,
+    (caught: unknown) => (HermesError.isInstance(caught) ? caught.code : String(caught)),
+  );
+}
+
+// ADR 0106: header-less turns that end together under load are written in one SQLite transaction, a savepoint each.
+describe('recordTurn calls made together (SQLite)', () => {
+  it('after the first, which is written at once, are one transaction, each answered with its own rows', async () => {
+    const store = await openTestStore('file');
+    const ids = [sessionId(), sessionId(), sessionId(), sessionId()];
+    await store.createSession({ id: ids[2] as string, source: 'cli' });
+    await store.appendMessages(ids[2] as string, [user('earlier'), assistant('before')]);
+    const before = store.committedWrites;
+    const written = await Promise.all(
+      ids.map((id, index) =>
+        store.recordTurn(id, {
+          create: { source: 'api_server' },
+          rows: [
+            user(`question ${index}`, { turnId: `t${index}` }),
+            assistant(`answer ${index}`, { turnId: `t${index}` }),
+          ],
+          usage,
+        }),
+      ),
+    );
+    // The first call's write and one for the three after it.
+    expect(store.committedWrites - before).toBe(2);
+    // A call in a later turn of the event loop is written at once again.
+    const alone = store.recordTurn(sessionId(), { create: { source: 'api_server' }, rows: [user('later')], usage });
+    expect(store.committedWrites - before).toBe(3);
+    expect(await alone).toHaveLength(1);
+    for (const [index, id] of ids.entries()) {
+      const rows = await store.loadConversation(id);
+      expect(rows.slice(-2).map((row) => row.rowId)).toEqual(written[index]);
+      expect(rows.slice(-2).map((row) => row.content)).toEqual([`question ${index}`, `answer ${index}`]);
+      expect((await store.usageByModel(id))[0]?.usage.inputTokens).toBe(10);
+    }
+    // A new session is born with its rows counted; an existing one keeps its fields and counts on.
+    expect(await store.getSession(ids[0] as string)).toMatchObject({ source: 'api_server', messageCount: 2 });
+    expect(await store.getSession(ids[2] as string)).toMatchObject({ source: 'cli', messageCount: 4 });
+  });
+
+  it('fails one turn alone: its rows are rolled back and the others are written', async () => {
+    const clock = steppingClock();
+    const store = await openTestStore('file', { clock });
+    const fenced = sessionId();
+    await store.createSession({ id: fenced });
+    const stale = await store.acquireTurnLease(fenced, { holder: 'a', turnId: 't1', ttlMs: 1_000, waitMs: 0 });
+    clock.advance(1_001);
+    await store.acquireTurnLease(fenced, { holder: 'b', turnId: 't2', ttlMs: 1_000, waitMs: 0 });
+    const good = [sessionId(), sessionId()];
+    const missing = sessionId();
+    const [first, lost, absent, last] = await Promise.all([
+      outcome(store.recordTurn(good[0] as string, { create: { source: 'api_server' }, rows: [user('one')], usage })),
+      outcome(store.recordTurn(fenced, { rows: [assistant('late')], usage }, { fence: stale.fence })),
+      outcome(store.recordTurn(missing, { rows: [user('nowhere')], usage })),
+      outcome(store.recordTurn(good[1] as string, { create: { source: 'api_server' }, rows: [user('two')], usage })),
+    ]);
+    expect(lost).toBe('lease_lost');
+    expect(absent).toBe('session_not_found');
+    expect(first).toHaveLength(1);
+    expect(last).toHaveLength(1);
+    expect((await store.loadConversation(good[0] as string)).map((row) => row.content)).toEqual(['one']);
+    expect((await store.loadConversation(good[1] as string)).map((row) => row.content)).toEqual(['two']);
+    expect(await store.loadConversation(fenced)).toEqual([]);
+    expect(await store.usageByModel(fenced)).toEqual([]);
+    expect(await store.getSession(missing)).toBeNull();
+  });
+
+  it('are written before the store closes when it closes at once', async () => {
+    const path = `${temporaryDirectory()}/state.db`;
+    const store = await openTestStore(path);
+    const ids = [sessionId(), sessionId()];
+    const pending = ids.map((id) =>
+      store.recordTurn(id, { create: { source: 'api_server' }, rows: [user(id)], usage }),
+    );
+    await store.close();
+    expect(await Promise.all(pending.map(outcome))).toEqual([[1], [2]]);
+    const reopened = await openTestStore(path);
+    for (const id of ids) expect((await reopened.loadConversation(id)).map((row) => row.content)).toEqual([id]);
+    await expect(store.recordTurn(sessionId(), { rows: [], usage })).rejects.toMatchObject({ code: 'store_closed' });
+  });
+});
