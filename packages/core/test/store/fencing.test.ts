@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { HermesError } from '../../src/errors.js';
 import type { SessionStore } from '../../src/store/types.js';
-import { assistant, openTestStore, STORE_LOCATIONS, sessionId, steppingClock, user } from './helpers.js';
+import { assistant, openTestStore, STORE_LOCATIONS, scriptedUsage, sessionId, steppingClock, user } from './helpers.js';
 
 async function errorCode(promise: Promise<unknown>): Promise<string | null> {
   return promise.then(
@@ -9,23 +9,6 @@ async function errorCode(promise: Promise<unknown>): Promise<string | null> {
     (caught: unknown) => (HermesError.isInstance(caught) ? caught.code : String(caught)),
   );
 }
-
-const usage = {
-  provider: 'scripted',
-  model: 'fake',
-  task: 'main' as const,
-  usage: {
-    inputTokens: 10,
-    outputTokens: 5,
-    cacheReadTokens: 0,
-    cacheWriteTokens: 0,
-    reasoningTokens: 0,
-    totalTokens: 15,
-    apiCalls: 1,
-  },
-  costUsd: 0,
-  costStatus: 'unknown' as const,
-};
 
 // Issue 33.3 (ADR 0049): every acquire moves a session's epoch on; writes that carry an older epoch are refused.
 describe.each(STORE_LOCATIONS)('fencing tokens of the turn lease (%s)', (location) => {
@@ -50,8 +33,10 @@ describe.each(STORE_LOCATIONS)('fencing tokens of the turn lease (%s)', (locatio
 
     const stale = { fence: first.fence };
     expect(await errorCode(store.appendMessages(id, [assistant('late answer')], stale))).toBe('lease_lost');
-    expect(await errorCode(store.recordUsage(id, usage, stale))).toBe('lease_lost');
-    expect(await errorCode(store.recordTurn(id, { rows: [assistant('late')], usage }, stale))).toBe('lease_lost');
+    expect(await errorCode(store.recordUsage(id, scriptedUsage, stale))).toBe('lease_lost');
+    expect(await errorCode(store.recordTurn(id, { rows: [assistant('late')], usage: scriptedUsage }, stale))).toBe(
+      'lease_lost',
+    );
     expect(await errorCode(store.updateSession(id, { title: 'stale title' }, stale))).toBe('lease_lost');
     expect(await errorCode(store.touchSession(id, stale))).toBe('lease_lost');
     expect(await errorCode(store.runs.update(run.id, { status: 'running' }, stale))).toBe('lease_lost');

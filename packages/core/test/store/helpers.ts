@@ -10,7 +10,7 @@ import {
 } from '../../src/store/index.js';
 import type { PgRunBus } from '../../src/store/pg-bus.js';
 import { createRunBus } from '../../src/store/run-bus.js';
-import type { NewMessage, SessionStore } from '../../src/store/types.js';
+import type { NewMessage, SessionStore, UsageEntry } from '../../src/store/types.js';
 import type { Clock } from '../../src/types.js';
 import { createTestDatabase } from '../support/postgres.js';
 
@@ -124,6 +124,24 @@ export function user(content: string, extra: Partial<NewMessage> = {}): NewMessa
 export function assistant(content: string, extra: Partial<NewMessage> = {}): NewMessage {
   return { role: 'assistant', content, ...extra };
 }
+
+/** One main-task model call of the scripted model: 10 tokens in, 5 out, no cost known. */
+export const scriptedUsage: UsageEntry = {
+  provider: 'scripted',
+  model: 'fake',
+  task: 'main',
+  usage: {
+    inputTokens: 10,
+    outputTokens: 5,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    reasoningTokens: 0,
+    totalTokens: 15,
+    apiCalls: 1,
+  },
+  costUsd: 0,
+  costStatus: 'unknown',
+};
 
 /** A tool row answering `toolCallId`. */
 export function tool(toolCallId: string, toolName: string, content: string): NewMessage {

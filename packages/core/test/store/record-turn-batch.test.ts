@@ -1,23 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { HermesError } from '../../src/errors.js';
-import { assistant, openTestStore, sessionId, steppingClock, temporaryDirectory, user } from './helpers.js';
-
-const usage = {
-  provider: 'scripted',
-  model: 'fake',
-  task: 'main' as const,
-  usage: {
-    inputTokens: 10,
-    outputTokens: 5,
-    cacheReadTokens: 0,
-    cacheWriteTokens: 0,
-    reasoningTokens: 0,
-    totalTokens: 15,
-    apiCalls: 1,
-  },
-  costUsd: 0,
-  costStatus: 'unknown' as const,
-};
+import {
+  assistant,
+  openTestStore,
+  scriptedUsage,
+  sessionId,
+  steppingClock,
+  temporaryDirectory,
+  user,
+} from './helpers.js';
 
 async function outcome(promise: Promise<number[]>): Promise<number[] | string> {
   return promise.then(
@@ -42,14 +33,18 @@ describe('recordTurn calls made together (SQLite)', () => {
             user(`question ${index}`, { turnId: `t${index}` }),
             assistant(`answer ${index}`, { turnId: `t${index}` }),
           ],
-          usage,
+          usage: scriptedUsage,
         }),
       ),
     );
     // The first call's write and one for the three after it.
     expect(store.committedWrites - before).toBe(2);
     // A call in a later turn of the event loop is written at once again.
-    const alone = store.recordTurn(sessionId(), { create: { source: 'api_server' }, rows: [user('later')], usage });
+    const alone = store.recordTurn(sessionId(), {
+      create: { source: 'api_server' },
+      rows: [user('later')],
+      usage: scriptedUsage,
+    });
     expect(store.committedWrites - before).toBe(3);
     expect(await alone).toHaveLength(1);
     for (const [index, id] of ids.entries()) {
@@ -74,10 +69,22 @@ describe('recordTurn calls made together (SQLite)', () => {
     const good = [sessionId(), sessionId()];
     const missing = sessionId();
     const [first, lost, absent, last] = await Promise.all([
-      outcome(store.recordTurn(good[0] as string, { create: { source: 'api_server' }, rows: [user('one')], usage })),
-      outcome(store.recordTurn(fenced, { rows: [assistant('late')], usage }, { fence: stale.fence })),
-      outcome(store.recordTurn(missing, { rows: [user('nowhere')], usage })),
-      outcome(store.recordTurn(good[1] as string, { create: { source: 'api_server' }, rows: [user('two')], usage })),
+      outcome(
+        store.recordTurn(good[0] as string, {
+          create: { source: 'api_server' },
+          rows: [user('one')],
+          usage: scriptedUsage,
+        }),
+      ),
+      outcome(store.recordTurn(fenced, { rows: [assistant('late')], usage: scriptedUsage }, { fence: stale.fence })),
+      outcome(store.recordTurn(missing, { rows: [user('nowhere')], usage: scriptedUsage })),
+      outcome(
+        store.recordTurn(good[1] as string, {
+          create: { source: 'api_server' },
+          rows: [user('two')],
+          usage: scriptedUsage,
+        }),
+      ),
     ]);
     expect(lost).toBe('lease_lost');
     expect(absent).toBe('session_not_found');
@@ -95,12 +102,14 @@ describe('recordTurn calls made together (SQLite)', () => {
     const store = await openTestStore(path);
     const ids = [sessionId(), sessionId()];
     const pending = ids.map((id) =>
-      store.recordTurn(id, { create: { source: 'api_server' }, rows: [user(id)], usage }),
+      store.recordTurn(id, { create: { source: 'api_server' }, rows: [user(id)], usage: scriptedUsage }),
     );
     await store.close();
     expect(await Promise.all(pending.map(outcome))).toEqual([[1], [2]]);
     const reopened = await openTestStore(path);
     for (const id of ids) expect((await reopened.loadConversation(id)).map((row) => row.content)).toEqual([id]);
-    await expect(store.recordTurn(sessionId(), { rows: [], usage })).rejects.toMatchObject({ code: 'store_closed' });
+    await expect(store.recordTurn(sessionId(), { rows: [], usage: scriptedUsage })).rejects.toMatchObject({
+      code: 'store_closed',
+    });
   });
 });
