@@ -28,7 +28,16 @@ export function cliHeapFlags(env: NodeJS.ProcessEnv, execArgv: readonly string[]
   return flags;
 }
 
-/** Applies {@link cliHeapFlags}. */
+/**
+ * Applies {@link cliHeapFlags}. Node 20 puts V8's flags back to their start-up values when a worker thread starts (the
+ * store's WAL checkpointer, at its 128th write), so they are set again once each worker is online (ADR 0107).
+ */
 export function applyCliHeapSettings(env: NodeJS.ProcessEnv, execArgv: readonly string[]): void {
-  for (const flag of cliHeapFlags(env, execArgv)) setFlagsFromString(flag);
+  const flags = cliHeapFlags(env, execArgv);
+  if (flags.length === 0) return;
+  const apply = () => {
+    for (const flag of flags) setFlagsFromString(flag);
+  };
+  apply();
+  process.on('worker', (worker) => worker.once('online', apply));
 }

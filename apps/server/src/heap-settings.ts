@@ -48,9 +48,18 @@ export function serverHeapFlags(env: NodeJS.ProcessEnv, execArgv: readonly strin
   return env.HERMES_V8_HEAP === 'small' ? SERVER_V8_FLAGS : DEFAULT_SERVER_V8_FLAGS;
 }
 
-/** Applies {@link serverHeapFlags}; returns them. */
+/**
+ * Applies {@link serverHeapFlags}; returns them. Node 20 puts V8's flags back to their start-up values when a worker
+ * thread starts (the store's WAL checkpointer, at its 128th write), so they are set again once each worker is online
+ * (ADR 0107); before this, a server past its 128th write ran on V8's own sizing.
+ */
 export function applyServerHeapSettings(env: NodeJS.ProcessEnv, execArgv: readonly string[]): readonly string[] {
   const flags = serverHeapFlags(env, execArgv);
-  for (const flag of flags) setFlagsFromString(flag);
+  if (flags.length === 0) return flags;
+  const apply = () => {
+    for (const flag of flags) setFlagsFromString(flag);
+  };
+  apply();
+  process.on('worker', (worker) => worker.once('online', apply));
   return flags;
 }
