@@ -1,0 +1,38 @@
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runCleanups, type StartedServer, startServer, temp, until } from './support/server-process.js';
+
+const probe = fileURLToPath(new URL('../../../test/fixtures/young-generation-probe.mjs', import.meta.url));
+const MB = 1024 * 1024;
+const KEY = 'young-generation-test-key';
+
+afterEach(runCleanups);
+
+/** The young generation's size after a worker thread has started in `server` and the probe allocated at a high rate. */
+async function youngGenerationAfterAWorker(server: StartedServer): Promise<number> {
+  server.child.kill('SIGUSR2');
+  const line = await until(
+    () => /young generation (\d+)/.exec(server.stderr()),
+    (match) => match !== null,
+    'the probe’s young generation line',
+    120_000,
+  );
+  return Number(line?.[1]);
+}
+
+// ADR 0107: node 20 puts V8's flags back to their start-up values when a worker thread starts, so the server sets its
+// heap flags again once each worker is online; before, a server past the checkpointer's start ran on V8's own sizing.
+describe('the server heap settings after a worker thread starts (ADR 0078, ADR 0107)', () => {
+  it('keep the young generation at its initial size by default', async () => {
+    const server = await startServer({ HERMES_HOME: temp('hermes-home-'), API_SERVER_KEY: KEY }, ['--import', probe]);
+    expect(await youngGenerationAfterAWorker(server)).toBeLessThanOrEqual(4 * MB);
+  }, 180_000);
+
+  it('leave V8 to grow it with HERMES_V8_HEAP=node (the probe sees the difference)', async () => {
+    const server = await startServer(
+      { HERMES_HOME: temp('hermes-home-'), API_SERVER_KEY: KEY, HERMES_V8_HEAP: 'node' },
+      ['--import', probe],
+    );
+    expect(await youngGenerationAfterAWorker(server)).toBeGreaterThan(8 * MB);
+  }, 180_000);
+});
