@@ -2,7 +2,15 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { HermesError } from '../../src/errors.js';
 import type { NewMessage } from '../../src/store/types.js';
-import { assistant, openTestStore, STORE_LOCATIONS, type StoreLocation, sessionId, user } from './helpers.js';
+import {
+  assistant,
+  openTestStore,
+  STORE_LOCATIONS,
+  type StoreLocation,
+  scriptedUsage,
+  sessionId,
+  user,
+} from './helpers.js';
 
 describe.each<StoreLocation>(STORE_LOCATIONS)('branch (%s)', (location) => {
   it('34. branch copies only active rows, sets kind branch, parent and a unique "<title> #2" title, and leaves the parent untouched', async () => {
@@ -22,18 +30,9 @@ describe.each<StoreLocation>(STORE_LOCATIONS)('branch (%s)', (location) => {
     await store.undo(parentId); // three/four become inactive; one/two are re-inserted as copies
     await store.appendMessages(parentId, [user('five'), assistant('six')]);
     await store.recordUsage(parentId, {
+      ...scriptedUsage,
       provider: 'openrouter',
       model: 'x',
-      task: 'main',
-      usage: {
-        inputTokens: 10,
-        outputTokens: 5,
-        cacheReadTokens: 0,
-        cacheWriteTokens: 0,
-        reasoningTokens: 0,
-        totalTokens: 15,
-        apiCalls: 1,
-      },
       costUsd: 0.01,
       costStatus: 'estimated',
     });
