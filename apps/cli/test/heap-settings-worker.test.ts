@@ -7,8 +7,11 @@ const MB = 1024 * 1024;
 
 afterEach(runCleanups);
 
-/** A `hermes gateway` with the probe preloaded: the young generation's size after a worker thread has started in it. */
-async function youngGenerationAfterAWorker(env: Record<string, string>): Promise<number> {
+/**
+ * A `hermes gateway` with the probe preloaded: the young generation's size once a worker thread started in it is online,
+ * and after the probe then allocated at a high rate.
+ */
+async function youngGenerationAfterAWorker(env: Record<string, string>): Promise<{ atOnline: number; after: number }> {
   let ready: () => void = () => {};
   const isReady = new Promise<void>((resolve) => {
     ready = resolve;
@@ -27,8 +30,8 @@ async function youngGenerationAfterAWorker(env: Record<string, string>): Promise
   await Promise.race([isReady, gateway.exited.then(() => Promise.reject(new Error(gateway.stderr())))]);
   gateway.child.kill('SIGUSR2');
   for (;;) {
-    const match = /young generation (\d+)/.exec(gateway.stderr());
-    if (match) return Number(match[1]);
+    const match = /young generation (\d+) (\d+)/.exec(gateway.stderr());
+    if (match) return { atOnline: Number(match[1]), after: Number(match[2]) };
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
@@ -36,11 +39,14 @@ async function youngGenerationAfterAWorker(env: Record<string, string>): Promise
 // ADR 0107: node 20 puts V8's flags back to their start-up values when a worker thread starts (the store's WAL
 // checkpointer, at its 128th write), so `hermes` sets its heap flags again once each worker is online.
 describe('the CLI heap settings after a worker thread starts (ADR 0078, ADR 0107)', () => {
-  it('keep the young generation at its initial size by default', async () => {
-    expect(await youngGenerationAfterAWorker({})).toBeLessThanOrEqual(4 * MB);
+  it('keep the young generation from growing once the thread is online, by default', async () => {
+    const { atOnline, after } = await youngGenerationAfterAWorker({});
+    // V8 may grow it in the moment between the thread's start and its online event (ADR 0107); not after that.
+    expect(after).toBeLessThanOrEqual(Math.max(atOnline, 4 * MB));
   }, 180_000);
 
   it('leave V8 to grow it with HERMES_V8_HEAP=node (the probe sees the difference)', async () => {
-    expect(await youngGenerationAfterAWorker({ HERMES_V8_HEAP: 'node' })).toBeGreaterThan(8 * MB);
+    const { after } = await youngGenerationAfterAWorker({ HERMES_V8_HEAP: 'node' });
+    expect(after).toBeGreaterThanOrEqual(16 * MB);
   }, 180_000);
 });
