@@ -400,16 +400,16 @@ export class SqliteSessionStore implements SessionStore {
   /**
    * Writes the queued turns in one transaction, each in a savepoint of its own: a turn that fails (its session
    * missing, its lease lost) is rolled back alone and only its caller sees the error, as with a transaction each. A
-   * lock error fails the transaction, which is retried whole.
+   * lock error fails the transaction, which is retried whole. Resolves once every queued caller is settled.
    */
-  private readonly writeQueuedTurns = (): void => {
+  private readonly writeQueuedTurns = async (): Promise<void> => {
     const batch = this.queuedTurns;
     this.queuedTurns = [];
     this.turnWindowOpen = false;
     if (batch.length === 0) return;
     if (batch.length === 1) {
       const [only] = batch as [QueuedTurn];
-      this.connection
+      await this.connection
         .write('transcript', () => this.writeTurn(only.sessionId, only.turn, only.options))
         .then(only.resolve, only.reject);
       return;
@@ -420,7 +420,7 @@ export class SqliteSessionStore implements SessionStore {
       rollback: this.connection.sqlite.prepare('ROLLBACK TO recorded_turn'),
     };
     const savepoint = this.turnSavepoint;
-    this.connection
+    await this.connection
       .write('transcript', () =>
         batch.map((entry): { ids: number[] } | { error: unknown } => {
           savepoint.begin.run();
@@ -993,26 +993,7 @@ export class SqliteSessionStore implements SessionStore {
   /** Closes the database. Later calls fail with `store_closed`; closing twice is harmless. */
   async close(): Promise<void> {
     // Turns recorded before the close are written first, as they were when each wrote at once.
-    if (this.queuedTurns.length > 0) {
-      const written = Promise.all(
-        this.queuedTurns.map(
-          (entry) =>
-            new Promise<void>((resolve) => {
-              const { resolve: done, reject: failed } = entry;
-              entry.resolve = (ids) => {
-                done(ids);
-                resolve();
-              };
-              entry.reject = (error) => {
-                failed(error);
-                resolve();
-              };
-            }),
-        ),
-      );
-      this.writeQueuedTurns();
-      await written;
-    }
+    if (this.queuedTurns.length > 0) await this.writeQueuedTurns();
     this.connection.close();
   }
 
