@@ -6,6 +6,9 @@
  *
  * Prints `ready` once started; for each line on stdin, reads one answer and prints its figures as JSON: wall time from
  * that line to the end of the body, this process's CPU time over the same span, time to first delta, deltas seen.
+ * The CPU time is `process.cpuUsage()`: getrusage's sum of every thread's run time, brought up to date for the
+ * calling thread, in µs; the agents are read as the same sum, from outside (bench/src/cgroups.ts `processRunTimeMs`,
+ * ADR 0110). This process's own `/proc/self/task/<tid>/schedstat` would lag by up to a scheduler tick for the running thread.
  * The first read of a fresh process is the floor of the first-turn rows; later reads are the warm floor.
  */
 import { Agent, request } from 'node:http';

@@ -3,7 +3,8 @@
  * OpenAI-compatible server through a spawned agent process to a real client of that protocol —
  * the ACP SDK's client over stdio, the gateway client over stdio and over WebSocket, the `openai`
  * client on chat completions and the runs client on runs events. For each path: client wall time and
- * time to first delta, the agent process's CPU time (from /proc/<pid>/stat) and its peak RSS
+ * time to first delta, the agent process's CPU time (its CPU group's, or its threads' run times from
+ * /proc/<pid>/task/<tid>/schedstat, in ns) and its peak RSS
  * (VmHWM), after a 1,000-delta warm-up and after the 10,000-delta runs, to show whether peak memory
  * grows with the number of deltas. Issue 18 also asks for the first turn of a fresh process: each
  * path is started again in new processes whose very first turn is the 10,000-delta one (cold JIT and
@@ -22,7 +23,7 @@ import { client as createAcpClient, ndJsonStream } from '@agentclientprotocol/sd
 import { GatewayClient, RunsClient } from '@hermes/client-sdk';
 import { step, text } from '@hermes/core/testing';
 import OpenAI from 'openai';
-import { type CpuGroup, setUpIsolation } from './cgroups.js';
+import { type CpuGroup, processRunTimeMs, setUpIsolation } from './cgroups.js';
 import { type DirectRead, startDirectClient } from './direct-client.js';
 import { type RemoteModel, startRemoteModel } from './remote-model.js';
 import { agentEnvironment, agentNodeArguments } from './server-process.js';
@@ -102,12 +103,12 @@ export async function onlyTurn(name: string, session: PathSession): Promise<Turn
 
 /**
  * Runs one turn of the deltas already queued on the model server and measures it (not its session's opening);
- * `agentCpu` reads the agent's CPU time in ms (default: /proc/<pid>/stat).
+ * `agentCpu` reads the agent's CPU time in ms (default: its threads' run times, ns resolution; ADR 0110).
  */
 async function measureTurn(
   name: string,
   path: PathSession,
-  agentCpu: () => number = () => cpuMs(path.pid),
+  agentCpu: () => number = () => processRunTimeMs(path.pid),
 ): Promise<TurnSample> {
   await path.prepare();
   const cpuBefore = agentCpu();
@@ -132,16 +133,6 @@ async function measureTurn(
 }
 
 const KEY = 'bench-key-0123456789abcdefghij';
-const CLOCK_TICK_MS = 10; // USER_HZ is 100 on Linux.
-
-/** utime + stime of a process, in ms. */
-function cpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_MS;
-}
-
 /** Peak resident set size of a process, in MB. */
 function peakRssMb(pid: number): number {
   const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -513,7 +504,7 @@ export async function runProtocolStreams(
         for (let run = 0; run < options.runs; run += 1) {
           reads.push(await floorRead());
           await deltas(server, count);
-          // The agent's group's CPU (nanoseconds; only this agent is in it by now) when isolated, else /proc's ticks.
+          // The agent's group's CPU (nanoseconds; only this agent is in it by now) when isolated, else its threads' run times.
           samples.push(await measureTurn(name, path, agentGroup ? () => agentGroup.cpuMs() : undefined));
         }
         const middle = { name, ...medianFigures(samples) };
