@@ -155,10 +155,55 @@ function probe(homeDir: string, cwd: string, withContext: boolean): Probe {
 /** The host's OS line: `os.type()` and `os.release()` each ask the kernel (uname) on every call. */
 let operatingSystem: string | undefined;
 
+/**
+ * Prompts built from each probe, by the rest of their inputs (ADR 0108): a server builds one per header-less request,
+ * with the same inputs every time, and the build (its layers, the tool guidance, the date, the joins) cost about 1% of
+ * a short turn's CPU. Keyed by the probe object, so a prompt is reused only while its probe is, and a file change is
+ * seen exactly when it was before.
+ */
+const promptsByProbe = new WeakMap<Probe, Map<string, string>>();
+/** Prompts kept per probe; an odd caller with ever-new inputs starts the map again. */
+const PROMPTS_KEPT = 64;
+
 /** Builds the stable system prompt (spec/core.md §7.3): each layer under its own heading, empty ones left out. */
 export function buildSystemPrompt(input: SystemPromptInput): string {
+  const found = probe(input.homeDir, input.cwd, !input.skipContextFiles);
+  const shell = process.env.SHELL;
+  // Everything the text below reads besides the probe and the OS line (the same for the whole process).
+  const key = JSON.stringify([
+    input.toolNames,
+    input.configuredText,
+    input.focusInstruction ?? null,
+    input.skills?.map((skill) => [skill.name, skill.description]) ?? null,
+    input.skipContextFiles,
+    input.cwd,
+    sessionDate(input.createdAt),
+    input.model?.provider ?? null,
+    input.model?.model ?? null,
+    input.source,
+    shell ?? null,
+  ]);
+  let prompts = promptsByProbe.get(found);
+  if (prompts === undefined) {
+    prompts = new Map();
+    promptsByProbe.set(found, prompts);
+  }
+  const kept = prompts.get(key);
+  if (kept !== undefined) return kept;
+  const built = composeSystemPrompt(input, found, shell);
+  if (prompts.size >= PROMPTS_KEPT) prompts.clear();
+  prompts.set(key, built);
+  return built;
+}
+
+/** The session date line's date: the UTC day of `createdAt`. */
+function sessionDate(createdAt: number): string {
+  return new Date(createdAt).toISOString().slice(0, 10);
+}
+
+function composeSystemPrompt(input: SystemPromptInput, found: Probe, shell: string | undefined): string {
   const layers: [string, string | null][] = [];
-  const { soul, gitRoot, branch, context } = probe(input.homeDir, input.cwd, !input.skipContextFiles);
+  const { soul, gitRoot, branch, context } = found;
   layers.push(['Identity', soul ? soul.slice(0, LAYER_LIMIT) : BUILTIN_IDENTITY]);
   layers.push(['Tool guidance', input.toolNames.length > 0 ? toolGuidance(input.toolNames) : null]);
   layers.push(['Instructions', input.focusInstruction ?? input.configuredText]);
@@ -169,8 +214,8 @@ export function buildSystemPrompt(input: SystemPromptInput): string {
   const environment = [
     `Working directory: ${input.cwd}`,
     `Operating system: ${operatingSystem}`,
-    `Shell: ${process.env.SHELL ?? (process.platform === 'win32' ? 'cmd.exe' : '/bin/sh')}`,
-    `Session date: ${new Date(input.createdAt).toISOString().slice(0, 10)}`,
+    `Shell: ${shell ?? (process.platform === 'win32' ? 'cmd.exe' : '/bin/sh')}`,
+    `Session date: ${sessionDate(input.createdAt)}`,
   ];
   if (gitRoot) {
     environment.push(`Git root: ${gitRoot}`);

@@ -264,11 +264,12 @@ export abstract class TurnModel extends TurnTools {
           choice === 'required' ? { type: 'required' } : { type: 'tool', toolName: choice.toolName };
       if (maxTokens !== null && maxTokens !== undefined) callOptions.maxOutputTokens = maxTokens;
       if (providerOptions) callOptions.providerOptions = providerOptions;
-      const { stream } = await model.doStream(callOptions);
+      const result = await model.doStream(callOptions);
       // A stream that offers its parts in batches (the lean OpenAI-compatible one) is read a body chunk at a time: no
-      // queue entry, promise and microtask per part (ADR 0024). Any other is read part by part.
-      const batches = partBatchesOf(stream);
-      const reader = batches === null ? stream.getReader() : null;
+      // queue entry, promise and microtask per part (ADR 0024). Any other is read part by part. Asked of the result,
+      // not of its stream, so that a lean stream's `ReadableStream` is never made (ADR 0108).
+      const batches = partBatchesOf(result);
+      const reader = batches === null ? result.stream.getReader() : null;
       const single: LanguageModelV3StreamPart[] = [];
       let aborted = false;
       // One abort listener for the whole stream, not one per read: cancelling the reader settles the pending read

@@ -531,6 +531,38 @@ describe('lean OpenAI-compatible stream parse', () => {
     await reader.cancel();
   });
 
+  it('the batch reader taken from the result (ADR 0108) is its only reader, and its stream is locked when read later', async () => {
+    const script = step(text('Hello there, world!', 3));
+    scripted.push(script);
+    const result = await leanModel(scripted.baseURL).doStream(call);
+    const batches = partBatchesOf(result);
+    if (!batches) throw new Error('no batch reader on the result');
+    expect(partBatchesOf(result)).toBeNull();
+    // The stream made after the batch reader was taken is locked for good and offers no second batch reader.
+    expect(result.stream.locked).toBe(true);
+    expect(partBatchesOf(result.stream)).toBeNull();
+    let streamed = '';
+    for (let batch = await batches.read(); batch !== null; batch = await batches.read())
+      for (const part of batch) if (part.type === 'text-delta') streamed += part.delta;
+    expect(streamed).toBe('Hello there, world!');
+    // A result whose stream is read part by part has no batch reader, and its parts are all there.
+    scripted.push(script);
+    const other = await leanModel(scripted.baseURL).doStream(call);
+    const reader = other.stream.getReader();
+    expect(partBatchesOf(other)).toBeNull();
+    let read = '';
+    for (let next = await reader.read(); !next.done; next = await reader.read())
+      if (next.value.type === 'text-delta') read += next.value.delta;
+    expect(read).toBe('Hello there, world!');
+    // A copy of the result (as a wrapping model makes) carries the stream, and the stream its batch reader.
+    scripted.push(script);
+    const copied = { ...(await leanModel(scripted.baseURL).doStream(call)) };
+    const fromCopy = partBatchesOf(copied);
+    if (!fromCopy) throw new Error('no batch reader on the copied result’s stream');
+    expect(copied.stream.locked).toBe(true);
+    await fromCopy.cancel();
+  });
+
   it('the same events parse the same whatever the body chunks are cut at, LF or CR LF line ends, ß and 中 included (ADR 0078)', async () => {
     const event = (delta: Record<string, unknown>, finish: string | null = null) =>
       `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;

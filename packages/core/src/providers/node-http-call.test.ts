@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -77,6 +78,34 @@ describe('node:http model calls (ADR 0026)', () => {
     const pending = aborted.read();
     controller.abort(reason);
     await expect(pending).rejects.toBe(reason);
+  });
+
+  it('an abort before the head, or a signal aborted already, fails the call with the reason; the listener goes with the request (ADR 0108)', async () => {
+    const muteUrl = await listening(
+      createServer((request) => request.resume()),
+      '/v1',
+    );
+    const controller = new AbortController();
+    const reason = new Error('interrupted before the head');
+    const pending = send(post(muteUrl, controller.signal));
+    setTimeout(() => controller.abort(reason), 20);
+    await expect(pending).rejects.toBe(reason);
+
+    const early = new AbortController();
+    const earlyReason = new Error('interrupted before the call');
+    early.abort(earlyReason);
+    await expect(send(post(muteUrl, early.signal))).rejects.toBe(earlyReason);
+
+    // A call that ends leaves no abort listener on the turn's signal.
+    const whole = await streaming((response) => response.end('data: two\n\n'));
+    const kept = new AbortController();
+    const body = bodyText(await send(post(whole, kept.signal)), kept.signal);
+    expect(getEventListeners(kept.signal, 'abort')).toHaveLength(1);
+    let text = '';
+    for (let piece = await body.read(); piece !== null; piece = await body.read()) text += piece;
+    expect(text).toBe('data: one\n\ndata: two\n\n');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(getEventListeners(kept.signal, 'abort')).toHaveLength(0);
   });
 
   it('reads the body as text whole when a character’s bytes come in two writes (ADR 0078)', async () => {

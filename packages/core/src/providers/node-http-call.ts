@@ -11,6 +11,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
+import { urlToHttpOptions } from 'node:url';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 
 /** The decoded text of a response body, a piece at a time. */
@@ -67,9 +68,19 @@ export function plainRequest(input: string | URL | Request, init: RequestInit | 
 /** The last URL text parsed, and its URL: every call of a model goes to the same one (ADR 0093). */
 let lastUrl: { text: string; url: URL } | null = null;
 
+/**
+ * The request options of the URLs this module parsed (never handed out to be changed), made once: node:http turns a
+ * URL it is given into these on every request (ADR 0108).
+ */
+const urlOptions = new WeakMap<URL, ReturnType<typeof urlToHttpOptions>>();
+
 /** `new URL(text)`, the last one kept (node:http only reads the URL it is given). */
 function parsedUrl(text: string): URL {
-  if (lastUrl?.text !== text) lastUrl = { text, url: new URL(text) };
+  if (lastUrl?.text !== text) {
+    const url = new URL(text);
+    urlOptions.set(url, urlToHttpOptions(url));
+    lastUrl = { text, url };
+  }
   return lastUrl.url;
 }
 
@@ -89,12 +100,27 @@ export function send(request: PlainRequest, idleTimeoutMs = IDLE_TIMEOUT_MS): Pr
     if (typeof body === 'string') headers['content-length'] = String(Buffer.byteLength(body));
     else if (body !== undefined)
       headers['content-length'] = String(body.reduce((total, piece) => total + piece.byteLength, 0));
-    const outgoing = (https ? httpsRequest : httpRequest)(request.url, {
+    // The options node:http makes of a URL, then the request's own, as it merges them itself.
+    const outgoing = (https ? httpsRequest : httpRequest)({
+      ...(urlOptions.get(request.url) ?? urlToHttpOptions(request.url)),
       method: request.method,
       headers,
       agent: https ? httpsAgent : httpAgent,
-      ...(request.signal ? { signal: request.signal } : {}),
     });
+    const signal = request.signal;
+    if (signal) {
+      // What node:http's `signal` option does (the request destroyed on abort, the listener gone once the request
+      // closes), without its end-of-stream watcher, the dearer part of it (ADR 0108).
+      const onAbort = () =>
+        outgoing.destroy(
+          Object.assign(new Error('The operation was aborted'), { name: 'AbortError', cause: signal.reason }),
+        );
+      if (signal.aborted) process.nextTick(onAbort);
+      else {
+        signal.addEventListener('abort', onAbort, { once: true });
+        outgoing.once('close', () => signal.removeEventListener('abort', onAbort));
+      }
+    }
     outgoing.setTimeout(idleTimeoutMs, () => {
       outgoing.destroy(new Error(`the model sent nothing for ${idleTimeoutMs} ms`));
     });

@@ -21,9 +21,17 @@ export const PART_BATCHES: unique symbol = Symbol.for('hermes.partBatches');
 
 /**
  * The batch reader of a model stream whose source offers one, taken instead of a `getReader()`: the stream itself
- * is then locked, as it would be by a reader, so the two are never both read. Null for any other stream.
+ * is then locked, as it would be by a reader, so the two are never both read. Null for any other stream. Given a
+ * `doStream` result, the result's own batch reader is taken when it has one (the lean stream's: its `ReadableStream`
+ * is then never made, ADR 0108), else its stream's.
  */
-export function partBatchesOf(stream: ReadableStream<LanguageModelV3StreamPart>): PartBatches | null {
-  const take = (stream as { [PART_BATCHES]?: () => PartBatches | null })[PART_BATCHES];
-  return typeof take === 'function' ? take.call(stream) : null;
+export function partBatchesOf(
+  source: ReadableStream<LanguageModelV3StreamPart> | { stream: ReadableStream<LanguageModelV3StreamPart> },
+): PartBatches | null {
+  const take = (source as { [PART_BATCHES]?: () => PartBatches | null })[PART_BATCHES];
+  if (typeof take === 'function') return take.call(source);
+  const stream = (source as { stream?: unknown }).stream;
+  return typeof stream === 'object' && stream !== null
+    ? partBatchesOf(stream as ReadableStream<LanguageModelV3StreamPart>)
+    : null;
 }
