@@ -1,3 +1,5 @@
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { HermesError } from '../../src/errors.js';
 import {
@@ -111,5 +113,80 @@ describe('recordTurn calls made together (SQLite)', () => {
     await expect(store.recordTurn(sessionId(), { rows: [], usage: scriptedUsage })).rejects.toMatchObject({
       code: 'store_closed',
     });
+  });
+});
+
+// What a header-less turn and its usage write, read back from the file (ADR 0108 tried running these statements on
+// the driver directly and did not keep it; the columns must stay what drizzle writes).
+describe('the columns a header-less turn and its usage write (SQLite)', () => {
+  it('are the values the store was given, encoded as the ORM encodes them', async () => {
+    const path = join(temporaryDirectory(), 'store.db');
+    const store = await openTestStore(path);
+    const created = sessionId();
+    await store.createSession({ id: created, source: 'cli', hidden: true, modelConfig: { toolsets: ['files'] } });
+    const derived = sessionId();
+    await store.recordTurn(derived, {
+      create: { source: 'api_server' },
+      rows: [user('question'), assistant('answer')],
+      usage: { ...scriptedUsage, costUsd: 0.25, costStatus: 'actual' },
+    });
+    // A second call of the same model, estimated: the row adds up, its status and the session's become the weaker.
+    await store.recordUsage(derived, { ...scriptedUsage, costUsd: 0.5, costStatus: 'estimated' });
+    await store.recordUsage(derived, { ...scriptedUsage, model: 'other', costUsd: 0, costStatus: 'actual' });
+    await store.close();
+    const sqlite = new Database(path, { readonly: true });
+    try {
+      const session = (id: string) =>
+        sqlite
+          .prepare(
+            `SELECT source, kind, title, hidden, model_config, message_count, tool_call_count, api_call_count,
+              input_tokens, output_tokens, estimated_cost_usd, cost_status, ended_at, rewind_count FROM sessions WHERE id = ?`,
+          )
+          .get(id);
+      expect(session(created)).toEqual({
+        source: 'cli',
+        kind: 'root',
+        title: null,
+        hidden: 1,
+        model_config: '{"toolsets":["files"]}',
+        message_count: 0,
+        tool_call_count: 0,
+        api_call_count: 0,
+        input_tokens: 0,
+        output_tokens: 0,
+        estimated_cost_usd: 0,
+        cost_status: 'unknown',
+        ended_at: null,
+        rewind_count: 0,
+      });
+      expect(session(derived)).toEqual({
+        source: 'api_server',
+        kind: 'root',
+        title: null,
+        hidden: 0,
+        model_config: '{}',
+        message_count: 2,
+        tool_call_count: 0,
+        api_call_count: 3,
+        input_tokens: 30,
+        output_tokens: 15,
+        estimated_cost_usd: 0.75,
+        cost_status: 'estimated',
+        ended_at: null,
+        rewind_count: 0,
+      });
+      expect(
+        sqlite
+          .prepare(
+            'SELECT model, task, api_calls, input_tokens, cost_usd, cost_status FROM usage_by_model WHERE session_id = ? ORDER BY model',
+          )
+          .all(derived),
+      ).toEqual([
+        { model: 'fake', task: 'main', api_calls: 2, input_tokens: 20, cost_usd: 0.75, cost_status: 'estimated' },
+        { model: 'other', task: 'main', api_calls: 1, input_tokens: 10, cost_usd: 0, cost_status: 'actual' },
+      ]);
+    } finally {
+      sqlite.close();
+    }
   });
 });
