@@ -30,16 +30,20 @@ export const BENCH_KEY = 'bench-key-0123456789abcdefghij';
 /**
  * Starts apps/server on port 0 with `home` as HERMES_HOME and the model at `modelUrl`, plus `env`;
  * resolves with the child and its URL. `group` is the CPU group it runs in. `profileDir` writes a CPU profile there when it exits on SIGTERM.
+ * `entry` is another build's `apps/server/dist/main.js` (side-by-side.ts); by default the workspace's.
  */
 export async function startBenchServer(options: {
   home: string;
+  entry?: string;
   modelUrl: string;
   env?: Record<string, string>;
   profileDir?: string;
   /** The CPU group the server runs in (cgroups.ts); it is moved there as soon as it is spawned. */
   group?: CpuGroup | null;
 }): Promise<{ child: ChildProcess; url: string }> {
-  const entry = join(dirname(createRequire(import.meta.url).resolve('@hermes/server/package.json')), 'dist', 'main.js');
+  const entry =
+    options.entry ??
+    join(dirname(createRequire(import.meta.url).resolve('@hermes/server/package.json')), 'dist', 'main.js');
   const profile = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [];
   const child = spawn(process.execPath, [...agentNodeArguments(), ...profile, entry], {
     env: {

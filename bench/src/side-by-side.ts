@@ -8,7 +8,7 @@
  * (default 12) of 200 turns per server; the estimate is the median of the groups' B/A ratios. `--session` sends a new
  * `X-Hermes-Session-Id` each turn instead of none. ADR 0090, 0093 and 0106 measured this way with scratch scripts.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -17,7 +17,7 @@ import { step, text } from '@hermes/core/testing';
 import { cpuMeter, setUpIsolation } from './cgroups.js';
 import { send } from './http-load.js';
 import { startRemoteModel } from './remote-model.js';
-import { BENCH_KEY, stopChild } from './server-process.js';
+import { startBenchServer, stopChild } from './server-process.js';
 import { median } from './stats.js';
 
 const BLOCK_TURNS = 20;
@@ -53,36 +53,12 @@ console.log(`isolation: ${isolation.description}`);
 const model = await startRemoteModel({ repeat: true });
 await model.push(step(text('abcdefghijklmnopqrst', 2)));
 
-/** Starts one build as the turn-cost section starts its servers (auto-titles off); its URL from the stderr banner. */
+/** Starts one build as the turn-cost section starts its servers (auto-titles off). */
 async function start(entry: string, label: string): Promise<Arm> {
   const home = mkdtempSync(join(tmpdir(), 'hermes-side-by-side-'));
   writeFileSync(join(home, 'config.yaml'), 'session:\n  auto_title: false\n');
   const group = isolation.serverGroup(`side-by-side ${label}`, null);
-  const child = spawn(process.execPath, [entry], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: home,
-      HERMES_HOME: home,
-      API_SERVER_PORT: '0',
-      API_SERVER_KEY: BENCH_KEY,
-      HERMES_LOG_LEVEL: 'info',
-      HERMES_MODEL: 'custom:bench',
-      HERMES_BASE_URL: model.baseURL,
-    },
-    // The access log goes to a pipe that is read, as in the bench's own sections.
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  if (group && child.pid !== undefined) group.add(child.pid);
-  child.stdout?.resume();
-  const url = await new Promise<string>((resolve, reject) => {
-    let banner = '';
-    child.stderr?.on('data', (chunk: Buffer) => {
-      banner += chunk.toString();
-      const found = /listening on (http:\/\/[^\s)]+)/.exec(banner);
-      if (found?.[1]) resolve(found[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`${entry} exited with ${code}`)));
-  });
+  const { child, url } = await startBenchServer({ entry, home, modelUrl: model.baseURL, group });
   return {
     label,
     child,
