@@ -289,11 +289,11 @@ class HostImpl implements HostContext {
       loading = this.createModel(this.resolveRoute(spec)).supportedUrls;
     } catch {
       // The first turn resolves and loads the model again, and reports what is wrong with it.
-      this.prepareStoreStatements();
       return;
+    } finally {
+      // The store's per-turn statements too (ADR 0102), compiled while the package's file is read.
+      this.prepareStoreStatements();
     }
-    // The store's per-turn statements too (ADR 0102), compiled while the package's file is read.
-    this.prepareStoreStatements();
     try {
       await loading;
       // The AI SDK builds each request's headers with the fetch API's `Headers`; node loads undici on its first use.

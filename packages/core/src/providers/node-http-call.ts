@@ -65,21 +65,17 @@ export function plainRequest(input: string | URL | Request, init: RequestInit | 
   return { url, method: init?.method ?? 'GET', headers, body: body ?? undefined, signal: init?.signal ?? undefined };
 }
 
-/** The last URL text parsed, and its URL: every call of a model goes to the same one (ADR 0093). */
-let lastUrl: { text: string; url: URL } | null = null;
-
 /**
- * The request options of the URLs this module parsed (never handed out to be changed), made once: node:http turns a
- * URL it is given into these on every request (ADR 0108).
+ * The last URL text parsed, its URL, and the request options node:http would make of that URL on every request, made
+ * once (ADR 0093, ADR 0108): every call of a model goes to the same URL. The options are never handed out to be changed.
  */
-const urlOptions = new WeakMap<URL, ReturnType<typeof urlToHttpOptions>>();
+let lastUrl: { text: string; url: URL; options: ReturnType<typeof urlToHttpOptions> } | null = null;
 
 /** `new URL(text)`, the last one kept (node:http only reads the URL it is given). */
 function parsedUrl(text: string): URL {
   if (lastUrl?.text !== text) {
     const url = new URL(text);
-    urlOptions.set(url, urlToHttpOptions(url));
-    lastUrl = { text, url };
+    lastUrl = { text, url, options: urlToHttpOptions(url) };
   }
   return lastUrl.url;
 }
@@ -102,7 +98,7 @@ export function send(request: PlainRequest, idleTimeoutMs = IDLE_TIMEOUT_MS): Pr
       headers['content-length'] = String(body.reduce((total, piece) => total + piece.byteLength, 0));
     // The options node:http makes of a URL, then the request's own, as it merges them itself.
     const outgoing = (https ? httpsRequest : httpRequest)({
-      ...(urlOptions.get(request.url) ?? urlToHttpOptions(request.url)),
+      ...(request.url === lastUrl?.url ? lastUrl.options : urlToHttpOptions(request.url)),
       method: request.method,
       headers,
       agent: https ? httpsAgent : httpAgent,
